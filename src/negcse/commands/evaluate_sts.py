@@ -1,0 +1,47 @@
+"""``negcse evaluate-sts``: STS12-16, STS-B and SICK-R for any model and pooler."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from negcse.encoder import Encoder
+from negcse.evaluate_sts import evaluate_sts
+from negcse.io_utils import write_json
+from negcse.poolers import POOLERS
+from negcse.sts_data import PROTOCOLS, STS_TASKS
+
+NAME = "evaluate-sts"
+HELP = "Spearman x100 on STS12-16, STS-B test and SICK-R test for a model (path or hub id)"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="trained folder, mirror name or hub id")
+    p.add_argument("--pooler", default="cls_before_pooler", help=f"one of {sorted(POOLERS)}")
+    p.add_argument("--out", required=True, help="JSON file to write")
+    p.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="senteval",
+        help="senteval: SimCSE's processed files (default); mteb: raw text as MTEB",
+    )
+    p.add_argument("--tasks", nargs="+", default=list(STS_TASKS), choices=STS_TASKS)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
+
+
+def run(args: argparse.Namespace) -> int:
+    encoder = Encoder.load(args.model, args.pooler, mirror=args.mirror)
+    result = evaluate_sts(
+        lambda s: encoder.encode(s, args.batch_size, progress=True),
+        tasks=args.tasks,
+        protocol=args.protocol,
+        mirror=args.mirror,
+    )
+    result = {"model": args.model, "pooler": args.pooler, **result}
+    write_json(args.out, result)
+    summary = "  ".join(f"{t}={result[t]:.2f}" for t in [*args.tasks, "avg"])
+    logger.info("%s", summary)
+    print(summary)
+    return 0

@@ -1,0 +1,89 @@
+"""STS evaluation: cosine similarity against gold scores by Spearman, x100.
+
+STS12-16 report SentEval's three aggregates: ``all`` (subsets concatenated; the headline number,
+as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from negcse.sts_data import STS_TASKS, STSData, load_sts
+
+logger = logging.getLogger(__name__)
+
+EncodeFn = Callable[[Sequence[str]], np.ndarray]
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of two equally shaped matrices."""
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    num = (a * b).sum(axis=1)
+    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return num / np.maximum(den, 1e-12)
+
+
+def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
+    return float(spearmanr(pred, gold).statistic * 100.0)
+
+
+def score_task(data: STSData, encode: EncodeFn) -> dict[str, Any]:
+    """Spearman of one task; unique sentences are encoded once."""
+    unique = list(dict.fromkeys([*data.sent1, *data.sent2]))
+    index = {s: i for i, s in enumerate(unique)}
+    emb = encode(unique)
+    e1 = emb[[index[s] for s in data.sent1]]
+    e2 = emb[[index[s] for s in data.sent2]]
+    sims = cosine_rows(e1, e2)
+    gold = data.gold
+    per_subset = {name: spearman100(sims[sl], gold[sl]) for name, sl in data.subsets.items()}
+    sizes = np.array([sl.stop - sl.start for sl in data.subsets.values()], dtype=np.float64)
+    values = np.array(list(per_subset.values()))
+    return {
+        "all": spearman100(sims, gold),
+        "mean": float(values.mean()),
+        "wmean": float((values * sizes).sum() / sizes.sum()),
+        "subsets": per_subset,
+        "n": len(data),
+    }
+
+
+def evaluate_sts(
+    encode: EncodeFn,
+    tasks: Iterable[str] = STS_TASKS,
+    protocol: str = "senteval",
+    mirror: str | None = None,
+) -> dict[str, Any]:
+    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``."""
+    start = time.perf_counter()
+    result: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    for task in tasks:
+        scores = score_task(load_sts(task, protocol, mirror), encode)
+        result[task] = scores["all"]
+        details[task] = scores
+        logger.info("%s: %.2f (n=%d)", task, scores["all"], scores["n"])
+    result["avg"] = float(np.mean([result[t] for t in details]))
+    result["details"] = details
+    result["protocol"] = protocol
+    result["seconds"] = time.perf_counter() - start
+    return result
+
+
+def dev_scorer(
+    protocol: str = "senteval", mirror: str | None = None
+) -> Callable[[EncodeFn], float]:
+    """STS-B dev Spearman (x100), the model-selection metric; data loaded once."""
+    data = load_sts("STSBenchmark-dev", protocol, mirror)
+
+    def score(encode: EncodeFn) -> float:
+        return float(score_task(data, encode)["all"])
+
+    return score

@@ -1,0 +1,87 @@
+"""What a method is: the views it encodes, its loss, its poolers and its parameters.
+
+The trainer knows nothing about any method. For each step it asks the method which *views* to
+encode (a view = a text column, an optional prompt pooler, an optional dropout), encodes them,
+and hands the embeddings to the method's loss. Extra text columns (negations, TF-IDF negatives,
+SAN samples, paraphrases) come from generator artifacts aligned line by line with the corpus.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+
+@dataclass(frozen=True)
+class View:
+    """One encoding of a batch: ``column`` feeds ``pooler``; ``dropout`` overrides the model's."""
+
+    name: str
+    column: str = "sentence"
+    pooler: str = "train"
+    dropout: float | None = None
+
+
+@dataclass
+class StepContext:
+    """What a loss may look at beyond the embeddings."""
+
+    step: int
+    model: torch.nn.Module
+    backbone: str
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LossOutput:
+    loss: Tensor
+    logs: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodParams:
+    """Base for a method's hyperparameters; subclasses add fields (all with defaults)."""
+
+    temperature: float = 0.05
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any], where: str) -> MethodParams:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise KeyError(
+                f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))} for "
+                f"{cls.__name__}; known: {', '.join(sorted(known))}"
+            )
+        return cls(**values)
+
+
+class Method(ABC):
+    """A training method. Subclasses set ``name``, ``Params`` and implement ``loss``."""
+
+    name: ClassVar[str]
+    Params: ClassVar[type[MethodParams]] = MethodParams
+    #: generator artifacts (name -> column) the method needs besides the corpus
+    columns: ClassVar[tuple[str, ...]] = ()
+    #: pooler used on training views ("cls_mlp": [CLS] + MLP head, as SimCSE's mlp_only_train)
+    train_pooler: ClassVar[str] = "cls_mlp"
+    #: pooler used for evaluation and saved with the checkpoint
+    eval_pooler: ClassVar[str] = "cls_before_pooler"
+
+    def __init__(self, params: MethodParams, backbone: str) -> None:
+        self.params = params
+        self.backbone = backbone
+
+    def views(self, step: int) -> list[View]:
+        """Views to encode at ``step``; the default is SimCSE's two dropout views."""
+        return [View("anchor"), View("positive")]
+
+    def attach(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
+        """Called once before training (e.g. to remember initial weights)."""
+
+    @abstractmethod
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput: ...

@@ -1,0 +1,40 @@
+"""Name -> method class. A new method is a module that calls ``register``; nothing else changes."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from negcse.methods.base import Method
+
+METHODS: dict[str, type[Method]] = {}
+
+
+def register(cls: type[Method]) -> type[Method]:
+    if cls.name in METHODS and METHODS[cls.name] is not cls:
+        raise ValueError(f"method '{cls.name}' registered twice")
+    METHODS[cls.name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    import negcse.methods as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name not in ("base", "registry"):
+            importlib.import_module(f"negcse.methods.{info.name}")
+
+
+def method_class(name: str) -> type[Method]:
+    _load_all()
+    if name not in METHODS:
+        raise KeyError(
+            f"unknown method implementation '{name}'; known: {', '.join(sorted(METHODS))}"
+        )
+    return METHODS[name]
+
+
+def build_method(name: str, params: dict[str, Any], backbone: str, where: str = "params") -> Method:
+    cls = method_class(name)
+    return cls(cls.Params.from_dict(params, where), backbone)

@@ -1,0 +1,18 @@
+"""Unsupervised SimCSE: dropout positives, in-batch negatives, InfoNCE."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from negcse.losses import info_nce
+from negcse.methods.base import LossOutput, Method, StepContext
+from negcse.methods.registry import register
+
+
+@register
+class SimCSE(Method):
+    name = "simcse"
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        loss = info_nce(emb["anchor"], emb["positive"], self.params.temperature)
+        return LossOutput(loss, {"infonce": float(loss.detach())})

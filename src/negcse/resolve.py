@@ -1,0 +1,186 @@
+"""Find models and data: a local path, the offline mirror, the local cache, then the network.
+
+The mirror (``NEGCSE_MIRROR`` or the ``mirror`` config key) is laid out like ``shared/mirror``:
+``models/<hub id>`` (or ``models/<name>``) in Hugging Face layout and ``data/<relative path>``.
+Every data file is checked against the sha256 in ``resources/datasets.tsv``; a corrupted file is
+refused. When nothing has a file, the error names it and every place that was tried.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+MIRROR_ENV = "NEGCSE_MIRROR"
+CACHE_ENV = "NEGCSE_CACHE"
+OFFLINE_ENV = "NEGCSE_OFFLINE"
+
+
+class ResolveError(FileNotFoundError):
+    """A model or data file was found nowhere; the message lists every place tried."""
+
+
+class ChecksumError(ValueError):
+    """A data file does not have the sha256 the registry pins."""
+
+
+@dataclass(frozen=True)
+class DataFile:
+    relative_path: str
+    sha256: str | None
+    lines: int
+    url: str
+
+
+def mirror_root(mirror: str | os.PathLike[str] | None = None) -> Path | None:
+    """The mirror folder: the explicit argument, else ``$NEGCSE_MIRROR``, else none."""
+    value = mirror if mirror not in (None, "") else os.environ.get(MIRROR_ENV)
+    if not value:
+        return None
+    root = Path(value).expanduser().resolve()
+    if not root.is_dir():
+        raise ResolveError(f"mirror {root} (from {MIRROR_ENV} or the 'mirror' key) is not a folder")
+    return root
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "negcse")).expanduser()
+
+
+def offline() -> bool:
+    return os.environ.get(OFFLINE_ENV, "0") not in ("", "0", "false") or os.environ.get(
+        "HF_HUB_OFFLINE", "0"
+    ) not in ("", "0")
+
+
+@cache
+def registry() -> dict[str, DataFile]:
+    """The pinned data files, keyed by their path under a mirror's ``data/``."""
+    text = resources.files("negcse.resources").joinpath("datasets.tsv").read_text("utf-8")
+    rows = csv.DictReader(
+        (ln for ln in text.splitlines() if not ln.startswith("#")), delimiter="\t"
+    )
+    return {
+        r["relative_path"]: DataFile(
+            r["relative_path"], r["sha256"] or None, int(r["lines"]), r["url"]
+        )
+        for r in rows
+    }
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify(path: Path, entry: DataFile) -> None:
+    """Refuse a file whose sha256 differs from the registry's (no check where none is pinned)."""
+    if entry.sha256 is None:
+        return
+    actual = sha256_of(path)
+    if actual != entry.sha256:
+        raise ChecksumError(
+            f"{path}: sha256 {actual} does not match the pinned {entry.sha256} for "
+            f"'{entry.relative_path}'; the file is corrupted or a different version. "
+            "Delete it (or fix the mirror) and fetch it again."
+        )
+
+
+def _download(url: str, dest: Path, entry: DataFile, retries: int = 3) -> None:
+    """Download to a temporary file, verify it, then move it into place (no partial file)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    last: Exception | None = None
+    for attempt in range(1, retries + 1):
+        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as resp:
+                shutil.copyfileobj(resp, out)
+            verify(tmp, entry)
+            tmp.replace(dest)
+            return
+        except ChecksumError:
+            tmp.unlink(missing_ok=True)
+            raise
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            tmp.unlink(missing_ok=True)
+            last = exc
+            logger.warning("download of %s failed (attempt %d/%d): %s", url, attempt, retries, exc)
+    raise OSError(f"could not download {url}: {last}")
+
+
+def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = None) -> Path:
+    """The verified local path of a registered data file (mirror, then cache, then download)."""
+    reg = registry()
+    if relative_path not in reg:
+        raise KeyError(f"'{relative_path}' is not a registered data file (resources/datasets.tsv)")
+    entry = reg[relative_path]
+    tried: list[str] = []
+    root = mirror_root(mirror)
+    if root is not None:
+        candidate = root / "data" / relative_path
+        if candidate.is_file():
+            verify(candidate, entry)
+            return candidate
+        tried.append(f"mirror: {candidate} (missing)")
+    cached = cache_root() / "data" / relative_path
+    if cached.is_file():
+        verify(cached, entry)
+        return cached
+    tried.append(f"cache: {cached} (missing)")
+    if offline():
+        tried.append(f"network: {entry.url} (skipped: {OFFLINE_ENV}/HF_HUB_OFFLINE is set)")
+    else:
+        try:
+            _download(entry.url, cached, entry)
+            return cached
+        except OSError as exc:
+            tried.append(f"network: {entry.url} ({exc})")
+    raise ResolveError(f"data file '{relative_path}' not found. Tried:\n  " + "\n  ".join(tried))
+
+
+def resolve_model(name_or_path: str, mirror: str | os.PathLike[str] | None = None) -> str:
+    """A local folder for a model given by path or hub id (mirror, then HF cache, then the hub)."""
+    local = Path(name_or_path).expanduser()
+    if local.is_dir():
+        return str(local.resolve())
+    tried: list[str] = [f"local path: {local} (not a folder)"]
+    root = mirror_root(mirror)
+    if root is not None:
+        names = [name_or_path, name_or_path.split("/")[-1]]
+        for name in dict.fromkeys(names):
+            candidate = root / "models" / name
+            if (candidate / "config.json").is_file():
+                return str(candidate)
+            tried.append(f"mirror: {candidate} (no config.json)")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(name_or_path, local_files_only=True)
+    except Exception as exc:  # the hub client raises several unrelated types here
+        tried.append(f"Hugging Face cache: {name_or_path} ({type(exc).__name__})")
+    if offline():
+        tried.append(f"Hugging Face hub: {name_or_path} (skipped: offline mode)")
+    else:
+        try:
+            from huggingface_hub import snapshot_download
+
+            return snapshot_download(name_or_path)
+        except Exception as exc:
+            tried.append(f"Hugging Face hub: {name_or_path} ({type(exc).__name__}: {exc})"[:300])
+    raise ResolveError(f"model '{name_or_path}' not found. Tried:\n  " + "\n  ".join(tried))

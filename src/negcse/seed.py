@@ -1,0 +1,48 @@
+"""The one seed helper: every random draw in negcse goes through here."""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def seed_everything(seed: int, deterministic: bool = True) -> None:
+    """Seed python, numpy and torch (CPU and CUDA); optionally ask torch for determinism."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    os.environ.setdefault("PYTHONHASHSEED", str(seed))
+    if deterministic:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+
+
+def numpy_rng(seed: int, *stream: int) -> np.random.Generator:
+    """An independent numpy generator for a named sub-stream (e.g. data order, negatives)."""
+    return np.random.default_rng([seed, *stream])
+
+
+def rng_state() -> dict[str, Any]:
+    """Everything needed to continue every random stream exactly where it stopped."""
+    state: dict[str, Any] = {
+        "python": random.getstate(),
+        "numpy": np.random.get_state(),
+        "torch": torch.get_rng_state(),
+    }
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
