@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+from pathlib import Path
 
 from negcse.encoder import Encoder
 from negcse.evaluate_sts import evaluate_sts
@@ -18,7 +20,12 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="trained folder, mirror name or hub id")
-    p.add_argument("--pooler", default="cls_before_pooler", help=f"one of {sorted(POOLERS)}")
+    p.add_argument(
+        "--pooler",
+        default="auto",
+        help=f"one of {sorted(POOLERS)}, or auto: the one saved in negcse.json "
+        "(cls_before_pooler when there is none)",
+    )
     p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument(
         "--protocol",
@@ -31,7 +38,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
 
 
+def saved_pooler(model: str) -> str:
+    meta = Path(model) / "negcse.json"
+    if meta.is_file():
+        return str(json.loads(meta.read_text())["eval_pooler"])
+    return "cls_before_pooler"
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.pooler == "auto":
+        args.pooler = saved_pooler(args.model)
     encoder = Encoder.load(args.model, args.pooler, mirror=args.mirror)
     result = evaluate_sts(
         lambda s: encoder.encode(s, args.batch_size, progress=True),

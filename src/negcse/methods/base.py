@@ -15,6 +15,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
+from negcse.poolers import Pooler, get_pooler
+
 
 @dataclass(frozen=True)
 class View:
@@ -67,8 +69,10 @@ class Method(ABC):
     Params: ClassVar[type[MethodParams]] = MethodParams
     #: generator artifacts (name -> column) the method needs besides the corpus
     columns: ClassVar[tuple[str, ...]] = ()
-    #: pooler used on training views ("cls_mlp": [CLS] + MLP head, as SimCSE's mlp_only_train)
-    train_pooler: ClassVar[str] = "cls_mlp"
+    #: pooler of training views whose ``View.pooler`` is "train"
+    train_pooler: ClassVar[str] = "cls_before_pooler"
+    #: the MLP head (dense + tanh) on top of training views (SimCSE's mlp_only_train)
+    use_mlp: ClassVar[bool] = True
     #: pooler used for evaluation and saved with the checkpoint
     eval_pooler: ClassVar[str] = "cls_before_pooler"
 
@@ -79,6 +83,10 @@ class Method(ABC):
     def views(self, step: int) -> list[View]:
         """Views to encode at ``step``; the default is SimCSE's two dropout views."""
         return [View("anchor"), View("positive")]
+
+    def pooler(self, key: str, tokenizer: Any) -> Pooler:
+        """The pooler of a view (``View.pooler``): "train" or a registered pooler name."""
+        return get_pooler(self.train_pooler if key == "train" else key, tokenizer=tokenizer)
 
     def attach(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """Called once before training (e.g. to remember initial weights)."""

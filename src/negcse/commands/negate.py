@@ -1,0 +1,88 @@
+"""``negcse negate``: one sentence per line in, its negation on the same line out."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from negcse.io_utils import write_lines
+
+NAME = "negate"
+HELP = "negate each line of a text file (SNCSE rules or OssCSE root insertion), line for line"
+logger = logging.getLogger(__name__)
+STYLES = ("sncse", "osscse")  # mirrors negcse.generators.negation.STYLES (spaCy imported lazily)
+
+
+class InputError(ValueError):
+    """An input file that cannot be read as UTF-8 text, with the file (and line) named."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input", required=True, type=Path, help="UTF-8 text, one sentence per line")
+    p.add_argument("--output", required=True, type=Path, help="file to write (atomically)")
+    p.add_argument(
+        "--style", choices=STYLES, default="sncse", help="negation rules (default sncse)"
+    )
+    p.add_argument(
+        "--reference-quirks",
+        action="store_true",
+        help="SNCSE only: reproduce the released trainer's lookup, which turns every sentence "
+        "without final punctuation into 'Not <sentence> .'",
+    )
+    p.add_argument("--n-process", type=int, default=1, help="spaCy worker processes (default 1)")
+    p.add_argument("--batch-size", type=int, default=256, help="sentences per spaCy batch")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def read_sentences(path: Path) -> list[str]:
+    """Lines of ``path`` split on ``\\n`` only (a trailing ``\\r`` is dropped), decoded as UTF-8.
+
+    Raises :class:`InputError` naming the file, and the line for a line that is not UTF-8.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"{path}: cannot read input ({err.strerror or err})") from err
+    raw_lines = data.split(b"\n")
+    if raw_lines[-1] == b"":
+        raw_lines.pop()  # the final newline ends the last line, it does not start a new one
+    sentences = []
+    for number, raw in enumerate(raw_lines, 1):
+        try:
+            sentences.append(raw.removesuffix(b"\r").decode("utf-8"))
+        except UnicodeDecodeError as err:
+            raise InputError(
+                f"{path}: line {number} is not valid UTF-8 (byte {err.start} of the line)"
+            ) from err
+    return sentences
+
+
+def run(args: argparse.Namespace) -> int:
+    from negcse.generators.negation import negate  # imports spaCy: only when this command runs
+
+    if args.reference_quirks and args.style != "sncse":
+        logger.error("--reference-quirks applies to --style sncse only")
+        return 2
+    try:
+        sentences = read_sentences(args.input)
+    except InputError as err:
+        logger.error("%s", err)
+        return 2
+    negations = negate(
+        sentences,
+        style=args.style,
+        reference_quirks=args.reference_quirks,
+        n_process=args.n_process,
+        batch_size=args.batch_size,
+        progress=not args.no_progress,
+    )
+    write_lines(args.output, negations)
+    logger.info(
+        "negated %d lines (%s%s) -> %s",
+        len(negations),
+        args.style,
+        ", reference quirks" if args.reference_quirks else "",
+        args.output,
+    )
+    return 0

@@ -1,0 +1,110 @@
+"""``negcse train``: one method x backbone x seed run (what the Snakemake train rule calls)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import platform
+from pathlib import Path
+
+import torch
+import transformers
+
+from negcse import __version__
+from negcse.config import TrainSettings
+from negcse.evaluate_sts import dev_scorer
+from negcse.io_utils import read_lines
+from negcse.methods.registry import build_method
+from negcse.model import SentenceEncoder, torch_threads
+from negcse.resolve import resolve_model
+from negcse.seed import seed_everything
+from negcse.trainer import TrainData, Trainer
+
+NAME = "train"
+HELP = "train one method on one backbone with one seed; resumes from --checkpoint-dir"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--run",
+        required=True,
+        help="JSON of the resolved run (negcse.config.resolve_method) or a path to it",
+    )
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--corpus", required=True, help="prepared corpus, one sentence per line")
+    p.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="a generator output aligned with the corpus (repeatable)",
+    )
+    p.add_argument("--out", required=True, help="output folder (written atomically)")
+    p.add_argument("--checkpoint-dir", required=True, help="resumable state (kept until success)")
+    p.add_argument("--mirror", default=None)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--eval-protocol", default="senteval")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    text = args.run if args.run.lstrip().startswith("{") else Path(args.run).read_text()
+    spec = json.loads(text)
+    torch_threads(args.threads)
+    settings = TrainSettings.from_dict(spec["train"])
+    method = build_method(
+        spec["implementation"],
+        spec["params"],
+        spec["backbone"],
+        where=f"methods.{spec['method']}.params",
+    )
+    columns = {"sentence": read_lines(args.corpus)}
+    for item in args.column:
+        name, _, path = item.partition("=")
+        if not path:
+            raise SystemExit(f"--column expects NAME=FILE, got '{item}'")
+        columns[name] = read_lines(path)
+    data = TrainData(columns)
+    seed_everything(args.seed)  # the MLP head's initialisation draws from the seeded RNG
+    model = SentenceEncoder.from_pretrained(
+        resolve_model(spec["backbone"], args.mirror), settings.dropout
+    )
+    trainer = Trainer(
+        method,
+        model,
+        data,
+        settings,
+        args.seed,
+        dev_scorer(args.eval_protocol, args.mirror),
+        Path(args.checkpoint_dir),
+        progress=not args.no_progress,
+    )
+    logger.info(
+        "%s on %s, seed %d: %d sentences, %d steps",
+        spec["method"],
+        spec["backbone"],
+        args.seed,
+        len(data),
+        trainer.total_steps,
+    )
+    state = trainer.train()
+    meta = {
+        **spec,
+        "seed": args.seed,
+        "eval_pooler": method.eval_pooler,
+        "best_step": state.best_step,
+        "best_stsb_dev": state.best_score,
+        "steps": state.step,
+        "corpus_sentences": len(data),
+        "versions": {
+            "negcse": __version__,
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "python": platform.python_version(),
+        },
+    }
+    trainer.save(Path(args.out), meta)
+    logger.info("best STS-B dev %.2f at step %d -> %s", state.best_score, state.best_step, args.out)
+    return 0

@@ -1,0 +1,146 @@
+"""The experiment config (params.yaml): validation and per-run resolution.
+
+Precedence for a run of method m on backbone b (later wins): ``train`` < ``methods.m.train``
+< ``methods.m.backbones.b.train`` < ``train_overrides``. Method parameters: ``methods.m.params``
+< ``methods.m.backbones.b.params``, checked against the method's Params dataclass.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import asdict, dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from negcse.methods.registry import build_method
+
+
+class ConfigError(ValueError):
+    """The config is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    epochs: int
+    batch_size: int
+    learning_rate: float
+    max_seq_len: int
+    dropout: float
+    scheduler: str
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float | None
+    max_steps: int | None
+    eval_steps: int
+    checkpoint_steps: int
+    precision: str
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def schema() -> dict[str, Any]:
+    text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
+    return yaml.safe_load(text)
+
+
+def schema_path() -> str:
+    return str(Path(str(resources.files("negcse.schemas"))) / "config.schema.yaml")
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "<top level>"
+
+
+def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """JSON-schema validation with messages that name the offending key."""
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = []
+        for err in errors:
+            where = _key_path(err)
+            if err.validator == "additionalProperties":
+                extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+                for key in extra:
+                    full = f"{where}.{key}" if where != "<top level>" else key
+                    lines.append(f"unknown key '{full}' (misspelt?)")
+            else:
+                lines.append(f"key '{where}': {err.message}")
+        raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
+
+
+def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and deep-merge config files (later files override), then validate everything."""
+    merged: dict[str, Any] = {}
+    for p in (path, *more):
+        with open(p, encoding="utf-8") as fh:
+            merged = deep_merge(merged, yaml.safe_load(fh) or {})
+    check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
+    return merged
+
+
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Schema, then cross-checks: grid methods are configured, method params are known."""
+    validate_schema(config, source)
+    for method in config["grid"]["methods"]:
+        if method not in config["methods"]:
+            raise ConfigError(
+                f"{source}: grid.methods lists '{method}' but methods.{method} is missing"
+            )
+        for backbone in config["grid"]["backbones"]:
+            try:
+                resolve_method(config, method, backbone)
+            except KeyError as exc:
+                raise ConfigError(f"{source}: {exc.args[0]}") from None
+
+
+def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
+    entry = config["methods"][method]
+    params = dict(entry.get("params") or {})
+    params.update((entry.get("backbones") or {}).get(backbone, {}).get("params") or {})
+    return params
+
+
+def train_settings(config: dict[str, Any], method: str, backbone: str) -> TrainSettings:
+    entry = config["methods"][method]
+    values = dict(config["train"])
+    values.update(entry.get("train") or {})
+    values.update((entry.get("backbones") or {}).get(backbone, {}).get("train") or {})
+    values.update(config.get("train_overrides") or {})
+    return TrainSettings.from_dict(values)
+
+
+def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
+    """Everything that determines one training run (also what Snakemake compares for reruns)."""
+    entry = config["methods"][method]
+    params = method_params(config, method, backbone)
+    impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
+    return {
+        "method": method,
+        "implementation": entry["implementation"],
+        "backbone": backbone,
+        "params": asdict(impl.params),
+        "train": train_settings(config, method, backbone).to_dict(),
+        "generators": entry.get("generators") or {},
+    }

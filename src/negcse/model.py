@@ -1,0 +1,164 @@
+"""The trainable sentence encoder: a Hugging Face backbone plus SimCSE's MLP head.
+
+Saving writes one folder that both ``transformers.AutoModel.from_pretrained`` and
+``sentence_transformers.SentenceTransformer`` load with the evaluation pooler: the trained MLP
+goes into the backbone's pooler weights (so ``cls`` = [CLS] + MLP, as SimCSE's conversion
+script does) and the sentence-transformers module files describe the pooler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+from negcse.encoder import model_inputs
+from negcse.poolers import Pooler
+
+logger = logging.getLogger(__name__)
+
+
+class MLPHead(nn.Module):
+    """Dense + tanh over the pooled vector (SimCSE's MLPLayer)."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.activation = nn.Tanh()
+        nn.init.normal_(self.dense.weight, std=0.02)
+        nn.init.zeros_(self.dense.bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.activation(self.dense(x))
+
+
+class SentenceEncoder(nn.Module):
+    def __init__(self, backbone: Any, tokenizer: Any) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.tokenizer = tokenizer
+        self.mlp = MLPHead(backbone.config.hidden_size)
+
+    @classmethod
+    def from_pretrained(cls, path: str, dropout: float) -> SentenceEncoder:
+        config = AutoConfig.from_pretrained(path)
+        for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
+            if hasattr(config, key):
+                setattr(config, key, dropout)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        backbone = AutoModel.from_pretrained(path, config=config)
+        return cls(backbone, tokenizer)
+
+    def embed(
+        self, texts: list[str], pooler: Pooler, max_len: int, mlp: bool, device: torch.device
+    ) -> Tensor:
+        batch = pooler.tokenize(self.tokenizer, texts, max_len)
+        batch = {k: v.to(device) for k, v in batch.items()}
+        outputs = self.backbone(**model_inputs(batch), return_dict=True)
+        pooled = pooler.pool(outputs, batch)
+        return self.mlp(pooled) if mlp else pooled
+
+    def save(self, out: Path, eval_pooler: Pooler, max_seq_len: int, meta: dict[str, Any]) -> None:
+        """Hugging Face + sentence-transformers layout, MLP stored as the backbone's pooler."""
+        pooler_layer = getattr(self.backbone, "pooler", None)
+        if pooler_layer is not None and hasattr(pooler_layer, "dense"):
+            pooler_layer.dense.load_state_dict(self.mlp.dense.state_dict())
+        self.backbone.save_pretrained(out, safe_serialization=True)
+        self.tokenizer.save_pretrained(out)
+        write_sentence_transformers_files(
+            out, eval_pooler, self.backbone.config.hidden_size, max_seq_len
+        )
+        if eval_pooler.name == "cls":
+            save_dense_weights(out, self.mlp)
+        (out / "negcse.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+
+
+def write_sentence_transformers_files(
+    out: Path, pooler: Pooler, hidden: int, max_seq_len: int
+) -> None:
+    """modules.json etc. so SentenceTransformer(out) reproduces the evaluation pooler."""
+    if pooler.st_mode is None:
+        logger.warning(
+            "pooler %s has no sentence-transformers equivalent; not writing one", pooler.name
+        )
+        return
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {
+            "idx": 1,
+            "name": "1",
+            "path": "1_Pooling",
+            "type": "sentence_transformers.models.Pooling",
+        },
+    ]
+    pooling = {
+        "word_embedding_dimension": hidden,
+        "pooling_mode_cls_token": pooler.st_mode == "cls",
+        "pooling_mode_mean_tokens": pooler.st_mode == "mean",
+        "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False,
+    }
+    (out / "1_Pooling").mkdir(parents=True, exist_ok=True)
+    (out / "1_Pooling" / "config.json").write_text(json.dumps(pooling, indent=2), encoding="utf-8")
+    if pooler.name == "cls":  # [CLS] + the trained dense+tanh, as a Dense module
+        modules.append(
+            {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"}
+        )
+        dense_dir = out / "2_Dense"
+        dense_dir.mkdir(exist_ok=True)
+        cfg = {
+            "in_features": hidden,
+            "out_features": hidden,
+            "bias": True,
+            "activation_function": "torch.nn.modules.activation.Tanh",
+        }
+        (dense_dir / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    (out / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
+    st_cfg = {"max_seq_length": max_seq_len, "do_lower_case": False}
+    (out / "sentence_bert_config.json").write_text(json.dumps(st_cfg), encoding="utf-8")
+
+
+def save_dense_weights(out: Path, mlp: MLPHead) -> None:
+    """Weights of the 2_Dense module (only written for the ``cls`` pooler)."""
+    from safetensors.torch import save_file
+
+    dense = {
+        "linear.weight": mlp.dense.weight.detach().cpu(),
+        "linear.bias": mlp.dense.bias.detach().cpu(),
+    }
+    save_file(dense, str(out / "2_Dense" / "model.safetensors"))
+
+
+@contextlib.contextmanager
+def dropout_rate(module: nn.Module, p: float | None) -> Iterator[None]:
+    """Temporarily set every dropout rate in ``module`` (nn.Dropout and SDPA attention)."""
+    if p is None:
+        yield
+        return
+    saved: list[tuple[Any, str, float]] = []
+    for sub in module.modules():
+        if isinstance(sub, nn.Dropout):
+            saved.append((sub, "p", sub.p))
+            sub.p = p
+        if isinstance(getattr(sub, "dropout_prob", None), float):
+            saved.append((sub, "dropout_prob", sub.dropout_prob))
+            sub.dropout_prob = p
+    try:
+        yield
+    finally:
+        for obj, attr, value in saved:
+            setattr(obj, attr, value)
+
+
+def torch_threads(n: int | None) -> None:
+    if n:
+        torch.set_num_threads(n)
+        os.environ["OMP_NUM_THREADS"] = str(n)

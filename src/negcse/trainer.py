@@ -1,0 +1,292 @@
+"""One trainer for every method.
+
+Per step the method names the views to encode; views sharing a pooler and a dropout rate are
+encoded in one forward pass; the method's loss gets the embeddings. STS-B dev is scored every
+``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full state (weights,
+optimizer, scheduler, grad scaler, every RNG, best score, curve) is written atomically, so a
+killed run restarted with the same arguments resumes and ends with the same metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
+
+from negcse.config import TrainSettings
+from negcse.encoder import default_device
+from negcse.evaluate_sts import EncodeFn
+from negcse.io_utils import atomic_dir, write_json
+from negcse.methods.base import Method, StepContext, View
+from negcse.model import SentenceEncoder, dropout_rate
+from negcse.poolers import Pooler
+from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
+
+logger = logging.getLogger(__name__)
+
+DevScorer = Callable[[EncodeFn], float]
+
+
+@dataclass
+class TrainData:
+    """The corpus and the generator columns aligned with it, line by line."""
+
+    columns: dict[str, list[str]]
+
+    def __post_init__(self) -> None:
+        n = len(self.columns["sentence"])
+        for name, values in self.columns.items():
+            if len(values) != n:
+                raise ValueError(
+                    f"column '{name}' has {len(values)} lines but the corpus has {n}; "
+                    "generator outputs must be aligned line by line with the corpus"
+                )
+
+    def __len__(self) -> int:
+        return len(self.columns["sentence"])
+
+
+@dataclass
+class TrainState:
+    step: int = 0
+    best_score: float = -math.inf
+    best_step: int = -1
+    curve: list[dict[str, float]] = field(default_factory=list)
+
+
+def _precision(name: str, device: torch.device) -> torch.dtype | None:
+    if name == "auto":
+        return torch.float16 if device.type == "cuda" else None
+    return {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+class Trainer:
+    def __init__(
+        self,
+        method: Method,
+        model: SentenceEncoder,
+        data: TrainData,
+        settings: TrainSettings,
+        seed: int,
+        dev_scorer: DevScorer,
+        checkpoint_dir: Path,
+        device: torch.device | None = None,
+        progress: bool = True,
+    ) -> None:
+        missing = [c for c in method.columns if c not in data.columns]
+        if missing:
+            raise ValueError(
+                f"method '{method.name}' needs column(s) {missing}; got {sorted(data.columns)}"
+            )
+        self.method = method
+        self.model = model
+        self.data = data
+        self.s = settings
+        self.seed = seed
+        self.dev_scorer = dev_scorer
+        self.ckpt_dir = Path(checkpoint_dir)
+        self.device = device or default_device()
+        self.progress = progress
+        self.poolers: dict[str, Pooler] = {}
+        self.eval_pooler = method.pooler(method.eval_pooler, model.tokenizer)
+        self.steps_per_epoch = math.ceil(len(data) / settings.batch_size)
+        total = self.steps_per_epoch * settings.epochs
+        self.total_steps = min(total, settings.max_steps) if settings.max_steps else total
+        self.state = TrainState()
+
+    # -- data order ---------------------------------------------------------------------------
+    def batch_indices(self, step: int) -> np.ndarray:
+        """The examples of a global step: a seeded permutation per epoch, sliced."""
+        epoch, pos = divmod(step, self.steps_per_epoch)
+        order = numpy_rng(self.seed, 1, epoch).permutation(len(self.data))
+        return order[pos * self.s.batch_size : (pos + 1) * self.s.batch_size]
+
+    # -- encoding -----------------------------------------------------------------------------
+    def _pooler(self, key: str) -> Pooler:
+        if key not in self.poolers:
+            self.poolers[key] = self.method.pooler(key, self.model.tokenizer)
+        return self.poolers[key]
+
+    def encode_views(self, views: Sequence[View], idx: np.ndarray) -> dict[str, torch.Tensor]:
+        groups: dict[tuple[str, float | None], list[View]] = defaultdict(list)
+        for view in views:
+            groups[(view.pooler, view.dropout)].append(view)
+        out: dict[str, torch.Tensor] = {}
+        for (pooler_key, p), members in groups.items():
+            texts = [self.data.columns[v.column][i] for v in members for i in idx]
+            with dropout_rate(self.model.backbone, p):
+                emb = self.model.embed(
+                    texts,
+                    self._pooler(pooler_key),
+                    self.s.max_seq_len,
+                    self.method.use_mlp,
+                    self.device,
+                )
+            for k, view in enumerate(members):
+                out[view.name] = emb[k * len(idx) : (k + 1) * len(idx)]
+        return out
+
+    @torch.no_grad()
+    def encode_eval(self, sentences: Sequence[str], batch_size: int = 128) -> np.ndarray:
+        """Evaluation embeddings (eval pooler; ``cls`` means [CLS] + the MLP head)."""
+        was_training = self.model.training
+        self.model.eval()
+        chunks = []
+        use_mlp = self.eval_pooler.name == "cls"
+        pooler = self.method.pooler("cls_before_pooler", None) if use_mlp else self.eval_pooler
+        for start in range(0, len(sentences), batch_size):
+            chunk = list(sentences[start : start + batch_size])
+            emb = self.model.embed(chunk, pooler, 512, use_mlp, self.device)
+            chunks.append(emb.float().cpu().numpy())
+        self.model.train(was_training)
+        return np.concatenate(chunks)
+
+    # -- checkpoints --------------------------------------------------------------------------
+    def _save_state(self, optimizer: Any, scheduler: Any, scaler: Any) -> None:
+        payload = {
+            "model": self.model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict() if scaler is not None else None,
+            "rng": rng_state(),
+            "state": self.state.__dict__,
+            "settings": self.s.to_dict(),
+            "seed": self.seed,
+        }
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.ckpt_dir / "last.pt.tmp"
+        torch.save(payload, tmp)
+        os.replace(tmp, self.ckpt_dir / "last.pt")
+
+    def _save_best(self) -> None:
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.ckpt_dir / "best.pt.tmp"
+        torch.save(self.model.state_dict(), tmp)
+        os.replace(tmp, self.ckpt_dir / "best.pt")
+
+    def _try_resume(self, optimizer: Any, scheduler: Any, scaler: Any) -> bool:
+        path = self.ckpt_dir / "last.pt"
+        if not path.is_file():
+            return False
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+        if payload["settings"] != self.s.to_dict() or payload["seed"] != self.seed:
+            logger.warning("checkpoint %s is from other settings; starting from scratch", path)
+            return False
+        self.model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+        scheduler.load_state_dict(payload["scheduler"])
+        if scaler is not None and payload["scaler"] is not None:
+            scaler.load_state_dict(payload["scaler"])
+        self.state = TrainState(**payload["state"])
+        set_rng_state(payload["rng"])
+        logger.info("resumed from %s at step %d/%d", path, self.state.step, self.total_steps)
+        return True
+
+    # -- loop ---------------------------------------------------------------------------------
+    def evaluate(self) -> float:
+        score = self.dev_scorer(self.encode_eval)
+        self.state.curve.append({"step": self.state.step, "stsb_dev": score})
+        if score > self.state.best_score:
+            self.state.best_score, self.state.best_step = score, self.state.step
+            self._save_best()
+        logger.info(
+            "step %d: STS-B dev %.2f (best %.2f at %d)",
+            self.state.step,
+            score,
+            self.state.best_score,
+            self.state.best_step,
+        )
+        return score
+
+    def train(self) -> TrainState:
+        seed_everything(self.seed)
+        self.model.to(self.device)
+        self.method.attach(self.model)
+        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+        named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+        groups = [
+            {
+                "params": [p for n, p in named if not n.endswith(no_decay)],
+                "weight_decay": self.s.weight_decay,
+            },
+            {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0},
+        ]
+        optimizer = torch.optim.AdamW(groups, lr=self.s.learning_rate)
+        warmup = int(self.s.warmup_ratio * self.total_steps)
+        if self.s.scheduler == "linear":
+            scheduler = get_linear_schedule_with_warmup(optimizer, warmup, self.total_steps)
+        else:
+            scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
+        dtype = _precision(self.s.precision, self.device)
+        scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
+        resumed = self._try_resume(optimizer, scheduler, scaler)
+        if not resumed:
+            shutil.rmtree(self.ckpt_dir, ignore_errors=True)
+        self.model.train()
+        ctx_factory = (
+            (lambda: torch.autocast(self.device.type, dtype=dtype))
+            if dtype is not None
+            else nullcontext
+        )
+        bar = tqdm(
+            total=self.total_steps,
+            initial=self.state.step,
+            desc=f"train {self.method.name}",
+            disable=not self.progress,
+            mininterval=2.0,
+        )
+        t0 = time.perf_counter()
+        while self.state.step < self.total_steps:
+            step = self.state.step
+            idx = self.batch_indices(step)
+            with ctx_factory():
+                emb = self.encode_views(self.method.views(step), idx)
+                out = self.method.loss(emb, StepContext(step, self.model, self.method.backbone))
+            optimizer.zero_grad(set_to_none=True)
+            if scaler is not None:
+                scaler.scale(out.loss).backward()
+                scaler.unscale_(optimizer)
+            else:
+                out.loss.backward()
+            if self.s.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.s.max_grad_norm)
+            if scaler is not None:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
+            scheduler.step()
+            self.state.step += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{out.loss.item():.4f}")
+            done = self.state.step == self.total_steps
+            if self.state.step % self.s.eval_steps == 0 or done:
+                self.evaluate()
+            if self.state.step % self.s.checkpoint_steps == 0 and not done:
+                self._save_state(optimizer, scheduler, scaler)
+        bar.close()
+        elapsed = time.perf_counter() - t0
+        self.state.curve.append({"step": self.state.step, "seconds": elapsed})
+        best = self.ckpt_dir / "best.pt"
+        self.model.load_state_dict(torch.load(best, map_location="cpu", weights_only=True))
+        return self.state
+
+    def save(self, out_dir: Path, meta: dict[str, Any]) -> None:
+        """Write the best model atomically, then drop the resumable state."""
+        with atomic_dir(out_dir) as tmp:
+            self.model.cpu().save(tmp, self.eval_pooler, self.s.max_seq_len, meta)
+            write_json(tmp / "train_log.json", {"curve": self.state.curve, **meta})
+        shutil.rmtree(self.ckpt_dir, ignore_errors=True)
