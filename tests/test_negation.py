@@ -276,6 +276,16 @@ def test_deterministic_across_runs_processes_and_batches(wiki):
     assert negate(sample, style="osscse", n_process=2, batch_size=64) == osscse
 
 
+@pytest.mark.parametrize("style", ["sncse", "osscse"])
+def test_fast_path_equals_full_pipeline(wiki, style):
+    # negate_raw skips the parser for "not" sentences and runs attribute_ruler + lemmatizer on a
+    # window around the one token whose lemma a rule needs; the full pipeline runs everything.
+    sample = [s.strip() for s in wiki[:400]]
+    full = [negate_doc(doc, style) for doc in load_nlp().pipe(sample)]
+    assert negate_raw(sample, style=style, batch_size=64) == full
+    assert sum(" not " in f or f.startswith("Not ") for f in full) > 300
+
+
 def test_command_end_to_end(wiki, tmp_path, caplog):
     rows = [
         line(wiki, 41, "This research supports the mere-exposure effect."),

@@ -172,17 +172,23 @@ def _check_style(style: str) -> str:
 def _lazy_lemma(nlp: Language) -> LemmaFn:
     """Lemma of one token, running attribute_ruler + lemmatizer only where a rule asks for it.
 
-    Same result as the full pipeline: the ruler runs on the whole (parsed) Doc, then a lemma it
-    set is kept and any other token is lemmatized as the lemmatizer would (it skips set lemmas).
-    The rules ask for at most one lemma per Doc, so this saves both components on most Docs.
+    Same result as the full pipeline.  The ruler's patterns span at most ``width`` tokens, so every
+    match that covers the token lies in the window of ``width - 1`` tokens either side: the ruler
+    is matched on that window only, its matches applied in its own order; a lemma it set is kept,
+    otherwise the token is lemmatized as the lemmatizer would (it skips lemmas already set).  The
+    rules ask for at most one lemma per Doc, so most Docs never see either component.
     """
     ruler = nlp.get_pipe(_LAZY_COMPONENTS[0])
     lemmatizer = nlp.get_pipe(_LAZY_COMPONENTS[1])
+    width = max(len(p) for entry in ruler.patterns for p in entry["patterns"])
 
     def lemma(token: Token) -> str:
-        if not token.doc.user_data.get(_RULED_KEY):
-            ruler(token.doc)
-            token.doc.user_data[_RULED_KEY] = True
+        doc = token.doc
+        if doc.user_data.get(_RULED_KEY) != token.i:
+            lo, hi = max(token.i - width + 1, 0), min(token.i + width, len(doc))
+            matches = [(a, m, s + lo, e + lo) for a, m, s, e in ruler.match(doc[lo:hi])]
+            ruler.set_annotations(doc, matches)
+            doc.user_data[_RULED_KEY] = token.i
         return token.lemma_ if token.lemma != 0 else lemmatizer.lemmatize(token)[0]
 
     return lemma
