@@ -10,15 +10,20 @@ SNCSE (Wang et al. 2022, rules as in their ``generate_soft_negative_samples.py``
 
 Tokens are joined by single spaces (spaCy's whitespace tokens included, as in the release).
 
-The released trainer does not use the generator's output directly: it appends `` .`` to an anchor
-without final ASCII punctuation *before* looking its negation up in the table keyed by the
-stripped line, so those sentences miss and get ``"Not " + sentence + " ."``; any negation that
-lacks final punctuation then gets `` .``.  :func:`negate` returns that training text.  With
-``reference_quirks=True`` it reproduces the released lookup exactly (same table over the given
-sentences, same misses); by default the lookup uses the stripped sentence itself, so every
-sentence gets its rule-based negation, and the `` .`` suffix rule is kept.
+The released trainer (``train_SNCSE.py``) does not use the generator's output directly: it appends
+`` .`` to a corpus line without final ASCII punctuation *before* looking its negation up in the
+generator's table (keyed by the stripped line), so every such line misses and gets
+``"Not " + line + " ."`` (so does a line with surrounding whitespace: ``"Not " + line``); any
+negation that lacks final punctuation then gets `` .``.  :func:`negate` returns that training text:
 
-OssCSE (Zhang et al. 2023, no released code): "insert the negative word based on the pos tag of
+- ``reference_quirks=True``: the released lookup exactly (table = the given sentences, same keys,
+  same misses, including a line whose ``<line> .`` happens to be another line);
+- default (the fix): the key is the stripped line itself, so every line gets its rule-based
+  negation; the `` .`` suffix for a negation without final punctuation is kept.
+
+Lines with final punctuation and no surrounding whitespace get the same text in both modes.
+
+OssCSE (paper in ``papers/osscse.txt``, no released code): "insert the negative word based on the pos tag of
 the root word" (``likes`` -> ``does not like``).  Our reading, sharing the SNCSE machinery but
 anchored at the first ROOT rather than at the first auxiliary anywhere:
 
