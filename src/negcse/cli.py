@@ -1,7 +1,9 @@
 """``python -m negcse <command>``: thin entry points that Snakemake rules call.
 
-Each module in ``negcse.commands`` is one command: it defines ``NAME``, ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> int``; this file discovers them.
+Each module in ``negcse.commands`` is one command named after the module (``evaluate_sts`` ->
+``evaluate-sts``): it defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+``run(args) -> int``. Only the module of the command being run is imported (torch is slow to
+import), except for ``--help``, which lists them all.
 """
 
 from __future__ import annotations
@@ -16,20 +18,31 @@ from collections.abc import Sequence
 import negcse.commands as commands_pkg
 
 
-def _commands() -> dict[str, object]:
+def command_names() -> dict[str, str]:
+    """Command name -> module name, without importing anything."""
+    infos = sorted(pkgutil.iter_modules(commands_pkg.__path__), key=lambda i: i.name)
+    return {info.name.replace("_", "-"): info.name for info in infos}
+
+
+def _commands(only: str | None = None) -> dict[str, object]:
     found = {}
-    for info in sorted(pkgutil.iter_modules(commands_pkg.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"negcse.commands.{info.name}")
-        if hasattr(module, "NAME"):
-            found[module.NAME] = module
+    for name, module_name in command_names().items():
+        if only is not None and name != only:
+            continue
+        module = importlib.import_module(f"negcse.commands.{module_name}")
+        if getattr(module, "NAME", None) != name:
+            raise RuntimeError(f"negcse.commands.{module_name} must define NAME = '{name}'")
+        found[name] = module
     return found
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
-    modules = _commands()
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    chosen = words[0] if words and words[0] in command_names() else None
+    modules = _commands(chosen)
     for name, module in modules.items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)  # type: ignore[attr-defined]
         module.add_arguments(p)  # type: ignore[attr-defined]
@@ -37,7 +50,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, modules = build_parser()
+    parser, modules = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import shutil
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence

@@ -10,6 +10,7 @@ from pathlib import Path
 from negcse.encoder import Encoder
 from negcse.evaluate_sts import evaluate_sts
 from negcse.io_utils import write_json
+from negcse.model import torch_threads
 from negcse.poolers import POOLERS
 from negcse.sts_data import PROTOCOLS, STS_TASKS
 
@@ -36,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", nargs="+", default=list(STS_TASKS), choices=STS_TASKS)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
+    p.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE",
+                   help="recorded in the output (e.g. method, backbone, seed)")
+    p.add_argument("--threads", type=int, default=None)
 
 
 def saved_pooler(model: str) -> str:
@@ -46,6 +50,7 @@ def saved_pooler(model: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    torch_threads(args.threads)
     if args.pooler == "auto":
         args.pooler = saved_pooler(args.model)
     encoder = Encoder.load(args.model, args.pooler, mirror=args.mirror)
@@ -55,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
         protocol=args.protocol,
         mirror=args.mirror,
     )
-    result = {"model": args.model, "pooler": args.pooler, **result}
+    tags = dict(t.partition("=")[::2] for t in args.tag)
+    result = {**tags, "model": args.model, "pooler": args.pooler, **result}
     write_json(args.out, result)
     summary = "  ".join(f"{t}={result[t]:.2f}" for t in [*args.tasks, "avg"])
     logger.info("%s", summary)

@@ -20,7 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src.add_argument("--input", help="any local file")
     p.add_argument("--out", required=True)
     p.add_argument("--stats", help="JSON with counts of kept and skipped lines")
-    p.add_argument("--max-sentences", type=int, default=None)
+    p.add_argument("--max-sentences", type=int, default=0, help="keep at most N (0: all)")
     p.add_argument("--max-chars", type=int, default=2000)
     p.add_argument("--on-bad-line", choices=("skip", "fail"), default="skip")
     p.add_argument("--mirror", default=None)
@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = resolve_data(args.source, args.mirror) if args.source else args.input
-    sentences, stats = read_corpus(path, args.max_sentences, args.max_chars, args.on_bad_line)
+    sentences, stats = read_corpus(path, args.max_sentences or None, args.max_chars, args.on_bad_line)
     write_lines(args.out, sentences)
     if args.stats:
         write_json(args.stats, {"source": str(path), **stats.to_dict()})

@@ -1,0 +1,21 @@
+# negcse: unsupervised sentence embeddings with synthetic negatives, one workflow for five papers.
+# Run `snakemake --profile profiles/default` (paper grid) or `--profile profiles/smoke` (CPU smoke).
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "params.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/train.smk"
+include: "rules/evaluate.smk"
+include: "rules/tables.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_targets(),

@@ -1,0 +1,94 @@
+# Helpers and input functions shared by the rule files; the config is validated here.
+import json
+import re
+from pathlib import Path
+
+from snakemake.utils import validate
+
+from negcse.config import check_config, resolve_method, schema_path
+
+# Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
+PACKAGE_SRC = Path(workflow.basedir) / "src"
+shell.prefix(f"export PYTHONPATH='{PACKAGE_SRC}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
+
+validate(config, schema_path(), set_default=True)
+check_config(config, source="params.yaml (merged with any --configfile)")
+
+METHODS = config["grid"]["methods"]
+BACKBONES = config["grid"]["backbones"]
+SEEDS = config["grid"]["seeds"]
+CORPUS = config["corpus"]["name"]
+
+
+def _alternation(values):
+    return "|".join(re.escape(str(v)) for v in values)
+
+
+wildcard_constraints:
+    method=_alternation(config["methods"]),
+    backbone=_alternation(BACKBONES),
+    seed=r"\d+",
+    corpus=r"[A-Za-z0-9_.-]+",
+
+
+def mirror_arg():
+    """`--mirror DIR` when the config names a mirror (else $NEGCSE_MIRROR applies)."""
+    return f"--mirror {config['mirror']}" if config.get("mirror") else ""
+
+
+def run_spec(wildcards):
+    """Everything that determines one training run; a change here reruns exactly that run."""
+    return json.dumps(
+        resolve_method(config, wildcards.method, wildcards.backbone), sort_keys=True
+    )
+
+
+def sts_evals():
+    trained = expand(
+        "results/eval/sts/{method}/{backbone}/seed{seed}.json",
+        method=METHODS,
+        backbone=BACKBONES,
+        seed=SEEDS,
+    )
+    baseline = (
+        expand("results/eval/sts/untrained/{backbone}.json", backbone=BACKBONES)
+        if config["evaluation"]["baseline"]
+        else []
+    )
+    return trained + baseline
+
+
+def all_targets():
+    return [
+        "results/tables/sts.tex",
+        "results/tables/sts.csv",
+        "results/tables/sts.md",
+    ]
+
+
+# Generator outputs a method's columns come from: column name -> function(wildcards) -> path.
+# Rule files that add generators register their columns here.
+COLUMN_FILES = {}
+
+
+def method_columns(method):
+    from negcse.methods.registry import method_class
+
+    return method_class(config["methods"][method]["implementation"]).columns
+
+
+def train_inputs(wildcards):
+    inputs = {"corpus": f"results/data/corpus/{CORPUS}.txt"}
+    for column in method_columns(wildcards.method):
+        if column not in COLUMN_FILES:
+            raise ValueError(
+                f"no rule produces column '{column}' (method {wildcards.method})"
+            )
+        inputs[column] = COLUMN_FILES[column](wildcards)
+    return inputs
+
+
+def column_args(wildcards, input):
+    return " ".join(
+        f"--column {c}={input[c]}" for c in method_columns(wildcards.method)
+    )

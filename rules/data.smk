@@ -1,0 +1,43 @@
+# Data: evaluation sets and the training corpus, from the mirror or their canonical sources,
+# every file sha256-verified against src/negcse/resources/datasets.tsv.
+
+
+rule sts_data:
+    output:
+        "results/data/sts_manifest.tsv",
+    log:
+        "logs/data/sts_data.log",
+    benchmark:
+        "benchmarks/rules/data/sts_data.tsv"
+    retries: 2
+    conda:
+        "../envs/negcse.yaml"
+    params:
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse fetch-data --files 'senteval/STS/*' 'senteval/SICK/*' 'raw/*' "
+        "--manifest {output} {params.mirror} 2> {log}"
+
+
+rule corpus:
+    output:
+        corpus="results/data/corpus/{corpus}.txt",
+        stats="results/data/corpus/{corpus}.stats.json",
+    log:
+        "logs/data/corpus_{corpus}.log",
+    benchmark:
+        "benchmarks/rules/data/corpus_{corpus}.tsv"
+    retries: 2
+    conda:
+        "../envs/negcse.yaml"
+    params:
+        source=config["corpus"]["source"],
+        max_sentences=config["corpus"]["max_sentences"] or 0,
+        max_chars=config["corpus"]["max_chars"],
+        on_bad_line=config["corpus"]["on_bad_line"],
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse prepare-corpus --source {params.source:q} --out {output.corpus} "
+        "--stats {output.stats} --max-chars {params.max_chars} "
+        "--on-bad-line {params.on_bad_line} --max-sentences {params.max_sentences} "
+        "{params.mirror} 2> {log}"

@@ -1,0 +1,19 @@
+# Tables: our numbers (mean +- std over seeds) beside the papers', regenerated from results.
+
+
+rule sts_table:
+    input:
+        sts_evals(),
+    output:
+        tex=report(
+            "results/tables/sts.tex", caption="../report/sts_table.rst", category="STS"
+        ),
+        csv="results/tables/sts.csv",
+        md="results/tables/sts.md",
+    log:
+        "logs/tables/sts.log",
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse table-sts --evals {input} --tex {output.tex} --csv {output.csv} "
+        "--md {output.md} 2> {log}"

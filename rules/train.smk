@@ -1,0 +1,31 @@
+# Training: one job per method x backbone x seed. Resumable: a killed job rerun by the same
+# command continues from results/checkpoints/ (kept outside the declared output on purpose).
+
+
+rule train:
+    input:
+        unpack(train_inputs),
+    output:
+        directory("results/models/{method}/{backbone}/seed{seed}"),
+    log:
+        "logs/train/{method}/{backbone}/seed{seed}.log",
+    benchmark:
+        "benchmarks/rules/train/{method}/{backbone}/seed{seed}.tsv"
+    conda:
+        "../envs/negcse.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=360,
+    params:
+        run=run_spec,
+        columns=column_args,
+        checkpoints="results/checkpoints/{method}/{backbone}/seed{seed}",
+        protocol=config["evaluation"]["protocol"],
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse train --run {params.run:q} --seed {wildcards.seed} "
+        "--corpus {input.corpus} {params.columns} --out {output} "
+        "--checkpoint-dir {params.checkpoints} --eval-protocol {params.protocol} "
+        "--threads {threads} {params.mirror} 2> {log}"
