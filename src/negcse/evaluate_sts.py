@@ -60,8 +60,12 @@ def evaluate_sts(
     tasks: Iterable[str] = STS_TASKS,
     protocol: str = "senteval",
     mirror: str | None = None,
+    with_dev: bool = True,
 ) -> dict[str, Any]:
-    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``."""
+    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``.
+
+    ``stsb_dev`` (STS-B dev, the model-selection set) is recorded beside the average.
+    """
     start = time.perf_counter()
     result: dict[str, Any] = {}
     details: dict[str, Any] = {}
@@ -71,6 +75,10 @@ def evaluate_sts(
         details[task] = scores
         logger.info("%s: %.2f (n=%d)", task, scores["all"], scores["n"])
     result["avg"] = float(np.mean([result[t] for t in details]))
+    if with_dev:  # the model-selection set, reported beside (not inside) the average
+        dev = score_task(load_sts("STSBenchmark-dev", protocol, mirror), encode)
+        result["stsb_dev"] = dev["all"]
+        details["STSBenchmark-dev"] = dev
     result["details"] = details
     result["protocol"] = protocol
     result["seconds"] = time.perf_counter() - start
