@@ -1,0 +1,288 @@
+"""SentEval transfer tasks with SentEval's "test" protocol as SimCSE runs it (``kfold`` 10).
+
+- MR, CR, SUBJ, MPQA (no split): SentEval's ``InnerKFoldClassifier``. 10 outer stratified folds;
+  in each, the penalty is chosen by 10-fold inner CV on the outer training part, then a model
+  with that penalty is fitted on the outer training part and scored on the outer test fold; the
+  task's number is the mean of the 10 test accuracies. Fold seed 1111 (hard-coded in SentEval).
+- SST2: ``SplitClassifier``; one model per penalty on train, early-stopped and scored on dev; the
+  best dev accuracy picks the penalty, its model is scored on test.
+- TREC, MRPC: ``KFoldClassifier``; 10-fold CV on train (fold seed = ``seed``) picks the penalty,
+  then a model on all of train (5% held out for early stopping) is scored on test. MRPC features
+  are ``[|u - v|, u * v]``; MRPC also reports F1 of the paraphrase class.
+
+Rows are put in SentEval's order (``senteval_order``) before folds are drawn, which makes the
+folds SentEval's own. Accuracies are x100 and rounded to 2 decimals where SentEval rounds.
+Classifiers: ``sentevalish`` (default) reproduces SentEval's PyTorch logistic regression
+(``negcse.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from sklearn.metrics import f1_score
+from sklearn.model_selection import StratifiedKFold
+
+from negcse.transfer_classifier import (
+    FitJob,
+    Fitted,
+    LogRegConfig,
+    fit_logreg_batch,
+    fit_sklearn_batch,
+)
+from negcse.transfer_data import (
+    TRANSFER_TASKS,
+    LabelledSet,
+    TransferData,
+    load_transfer,
+    senteval_order,
+)
+
+logger = logging.getLogger(__name__)
+
+EncodeFn = Callable[[Sequence[str]], np.ndarray]
+CLASSIFIERS = ("sentevalish", "sklearn")
+INNER_KFOLD_SEED = 1111  # SentEval's InnerKFoldClassifier ignores its seed for the folds
+
+#: the penalty grids SentEval scans: L2 weight decay (PyTorch) or C (scikit-learn)
+PENALTIES = {
+    "sentevalish": {p: tuple(10.0**t for t in range(-5, -1)) for p in ("cv", "split", "kfold")},
+    "sklearn": {
+        "cv": tuple(2.0**t for t in range(-2, 4)),
+        "split": tuple(2.0**t for t in range(-2, 4)),
+        "kfold": tuple(2.0**t for t in range(-1, 6)),
+    },
+}
+
+
+def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
+    """SentEval's test accuracy: round(100 * accuracy, 2)."""
+    return round(100.0 * float(np.mean(np.asarray(pred) == np.asarray(gold))), 2)
+
+
+def f1_100(pred: np.ndarray, gold: np.ndarray) -> float:
+    """SentEval's MRPC F1 (positive class 1): round(100 * F1, 2)."""
+    return round(100.0 * float(f1_score(gold, pred)), 2)
+
+
+class _Prober:
+    """Fits the chosen classifier on many row sets of one feature matrix."""
+
+    def __init__(self, classifier: str, seed: int, config: LogRegConfig | None) -> None:
+        if classifier not in CLASSIFIERS:
+            raise ValueError(f"unknown classifier '{classifier}'; known: {', '.join(CLASSIFIERS)}")
+        self.classifier = classifier
+        self.seed = seed
+        self.config = replace(config or LogRegConfig(), seed=seed)
+
+    def fit(
+        self, x: np.ndarray, y: np.ndarray, jobs: list[FitJob], nclasses: int, desc: str
+    ) -> Fitted:
+        if self.classifier == "sklearn":
+            return fit_sklearn_batch(x, y, jobs, seed=self.seed, desc=desc)
+        return fit_logreg_batch(x, y, jobs, nclasses, self.config, desc=desc)
+
+
+def _stratified_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+    return list(skf.split(np.zeros((len(y), 1)), y))
+
+
+def _pick(scores: Sequence[float], penalties: Sequence[float]) -> tuple[int, float]:
+    """SentEval's choice: first penalty with the highest rounded score."""
+    best = int(np.argmax(scores))
+    return best, penalties[best]
+
+
+def inner_kfold(
+    x: np.ndarray, y: np.ndarray, nclasses: int, prober: _Prober, k: int, name: str
+) -> dict[str, Any]:
+    """SentEval's InnerKFoldClassifier (MR, CR, SUBJ, MPQA)."""
+    penalties = PENALTIES[prober.classifier]["cv"]
+    outer = _stratified_folds(y, k, INNER_KFOLD_SEED)
+    jobs = []
+    for train, _ in outer:
+        for in_train, in_test in _stratified_folds(y[train], k, INNER_KFOLD_SEED):
+            jobs.append(FitJob(train[in_train], train[in_test], penalties))
+    inner = prober.fit(x, y, jobs, nclasses, f"{name} inner CV")
+    dev_acc = inner.dev_accuracy.reshape(k, k, len(penalties))  # [outer, inner, penalty]
+    chosen = []
+    for f in range(k):
+        scores = [round(100.0 * float(np.mean(dev_acc[f, :, r])), 2) for r in range(len(penalties))]
+        chosen.append((*_pick(scores, penalties), max(scores)))
+    final_jobs = [FitJob(train, None, (chosen[f][1],)) for f, (train, _) in enumerate(outer)]
+    final = prober.fit(x, y, final_jobs, nclasses, f"{name} outer folds")
+    test_acc = [
+        accuracy100(final.predict(x[test], f, 0), y[test]) for f, (_, test) in enumerate(outer)
+    ]
+    return {
+        "acc": round(float(np.mean(test_acc)), 2),
+        "devacc": round(float(np.mean([c[2] for c in chosen])), 2),
+        "folds": [
+            {"n_train": len(tr), "n_test": len(te), "penalty": c[1], "devacc": c[2], "acc": a}
+            for (tr, te), c, a in zip(outer, chosen, test_acc, strict=True)
+        ],
+        "penalties": list(penalties),
+    }
+
+
+def split_classifier(
+    x: np.ndarray,
+    y: np.ndarray,
+    rows: dict[str, np.ndarray],
+    nclasses: int,
+    prober: _Prober,
+    name: str,
+) -> dict[str, Any]:
+    """SentEval's SplitClassifier (SST2): dev picks the penalty; its model is scored on test."""
+    penalties = PENALTIES[prober.classifier]["split"]
+    job = FitJob(rows["train"], rows["dev"], penalties)
+    fitted = prober.fit(x, y, [job], nclasses, f"{name} train/dev")
+    # sentevalish: dev is also the early-stopping set, so its best accuracy is the dev score
+    scores = [round(100.0 * float(a), 2) for a in fitted.dev_accuracy[0]]
+    r, penalty = _pick(scores, penalties)
+    # SentEval refits with the chosen penalty; with the same seed and data that fit is this one.
+    test = rows["test"]
+    return {
+        "acc": accuracy100(fitted.predict(x[test], 0, r), y[test]),
+        "devacc": max(scores),
+        "penalty": penalty,
+        "dev_scores": scores,
+        "penalties": list(penalties),
+    }
+
+
+def kfold_classifier(
+    x: np.ndarray,
+    y: np.ndarray,
+    rows: dict[str, np.ndarray],
+    nclasses: int,
+    prober: _Prober,
+    k: int,
+    name: str,
+) -> dict[str, Any]:
+    """SentEval's KFoldClassifier (TREC, MRPC): k-fold CV on train picks the penalty."""
+    penalties = PENALTIES[prober.classifier]["kfold"]
+    train, test = rows["train"], rows["test"]
+    folds = _stratified_folds(y[train], k, prober.seed)
+    jobs = [FitJob(train[tr], train[te], penalties) for tr, te in folds]
+    cv = prober.fit(x, y, jobs, nclasses, f"{name} CV")
+    scores = [
+        round(100.0 * float(np.mean(cv.dev_accuracy[:, r])), 2) for r in range(len(penalties))
+    ]
+    _, penalty = _pick(scores, penalties)
+    final = prober.fit(x, y, [FitJob(train, None, (penalty,))], nclasses, f"{name} train")
+    pred = final.predict(x[test], 0, 0)
+    return {
+        "acc": accuracy100(pred, y[test]),
+        "f1": f1_100(pred, y[test]) if nclasses == 2 else None,
+        "devacc": max(scores),
+        "penalty": penalty,
+        "cv_scores": scores,
+        "penalties": list(penalties),
+        "fold_sizes": [len(te) for _, te in folds],
+        "pred": pred,
+    }
+
+
+def _encode_task(data: TransferData, encode: EncodeFn) -> dict[str, np.ndarray]:
+    """Sentence embeddings per split; every distinct sentence of the task is encoded once."""
+    unique = list(dict.fromkeys(s for split in data.splits.values() for s in split.sentences()))
+    emb = np.asarray(encode(unique), dtype=np.float32)
+    if emb.shape[0] != len(unique):
+        raise ValueError(f"encode returned {emb.shape[0]} rows for {len(unique)} sentences")
+    index = {s: i for i, s in enumerate(unique)}
+    out = {}
+    for key, split in data.splits.items():
+        a = emb[[index[s] for s in split.a]]
+        if split.b is None:
+            out[key] = a
+        else:  # MRPC: SentEval's pair features
+            b = emb[[index[s] for s in split.b]]
+            out[key] = np.concatenate([np.abs(a - b), a * b], axis=1)
+    return out
+
+
+def _stack(
+    splits: dict[str, LabelledSet], feats: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """One feature matrix over all splits (each in SentEval order) and each split's rows."""
+    xs, ys, rows, start = [], [], {}, 0
+    for key, split in splits.items():
+        order = senteval_order(split)
+        xs.append(feats[key][order])
+        ys.append(split.labels[order])
+        rows[key] = np.arange(start, start + len(split))
+        start += len(split)
+    return np.concatenate(xs), np.concatenate(ys), rows
+
+
+def evaluate_task(
+    data: TransferData, encode: EncodeFn, prober: _Prober, kfold: int = 10
+) -> dict[str, Any]:
+    """Accuracy (x100) of one task and its details."""
+    t0 = time.perf_counter()
+    feats = _encode_task(data, encode)
+    t1 = time.perf_counter()
+    x, y, rows = _stack(data.splits, feats)
+    if data.protocol == "cv":
+        res = inner_kfold(x, y, data.nclasses, prober, kfold, data.name)
+    elif data.protocol == "split":
+        res = split_classifier(x, y, rows, data.nclasses, prober, data.name)
+    else:
+        res = kfold_classifier(x, y, rows, data.nclasses, prober, kfold, data.name)
+        res.pop("pred")
+    res["n"] = {key: len(split) for key, split in data.splits.items()}
+    res["protocol"] = data.protocol
+    res["kfold"] = kfold if data.protocol != "split" else None
+    res["feature_dim"] = int(x.shape[1])
+    res["encode_seconds"] = round(t1 - t0, 2)
+    res["fit_seconds"] = round(time.perf_counter() - t1, 2)
+    return res
+
+
+def evaluate_transfer(
+    encode: EncodeFn,
+    tasks: Iterable[str] = TRANSFER_TASKS,
+    mirror: str | None = None,
+    seed: int = 1111,
+    classifier: str = "sentevalish",
+    kfold: int = 10,
+    config: LogRegConfig | None = None,
+) -> dict[str, Any]:
+    """Accuracy x100 per task (``MRPC_f1`` too), ``avg`` over the task accuracies, ``details``.
+
+    ``seed`` is SentEval's: it seeds every classifier and TREC/MRPC's folds (the binary tasks'
+    folds use SentEval's fixed 1111). ``config`` changes the classifier's training settings
+    (its ``seed`` is replaced by ``seed``).
+    """
+    start = time.perf_counter()
+    prober = _Prober(classifier, seed, config)
+    result: dict[str, Any] = {}
+    details: dict[str, Any] = {}
+    for task in tasks:
+        data = load_transfer(task, mirror)
+        res = evaluate_task(data, encode, prober, kfold)
+        details[task] = res
+        result[task] = res["acc"]
+        if task == "MRPC":
+            result["MRPC_f1"] = res["f1"]
+        logger.info(
+            "%s: %.2f (dev %.2f; encode %.0fs, fit %.0fs)",
+            task,
+            res["acc"],
+            res["devacc"],
+            res["encode_seconds"],
+            res["fit_seconds"],
+        )
+    result["avg"] = round(float(np.mean([details[t]["acc"] for t in details])), 2)
+    result["details"] = details
+    result["classifier"] = classifier
+    result["seed"] = seed
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    return result
