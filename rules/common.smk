@@ -1,14 +1,18 @@
 # Helpers and input functions shared by the rule files; the config is validated here.
 import json
 import re
+import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
+# The workflow uses the package of its own checkout, installed or not.
+PACKAGE_SRC = Path(workflow.basedir) / "src"
+sys.path.insert(0, str(PACKAGE_SRC))
+
 from negcse.config import check_config, resolve_method, schema_path
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
-PACKAGE_SRC = Path(workflow.basedir) / "src"
 shell.prefix(f"export PYTHONPATH='{PACKAGE_SRC}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
 
 validate(config, schema_path(), set_default=True)

@@ -18,7 +18,9 @@ def test_mirror_prefix_drops_the_cut_off_line(mirror: Path) -> None:
     sentences, stats = read_corpus(mirror / HEAD)
     assert stats.lines_read == 11915  # 11,914 complete lines + the truncated one
     assert stats.skipped == {"cut off": 1}
-    assert len(sentences) == 11914 - sum(1 for s in (mirror / HEAD).read_bytes().split(b"\n")[:-1] if not s.strip())
+    assert len(sentences) == 11914 - sum(
+        1 for s in (mirror / HEAD).read_bytes().split(b"\n")[:-1] if not s.strip()
+    )
     with pytest.raises(CorpusError, match=r"head_1280000_bytes.txt:11915: .*cut off"):
         read_corpus(mirror / HEAD, on_bad_line="fail")
 
@@ -52,9 +54,20 @@ def test_command_fails_without_partial_output(tmp_path: Path) -> None:
     src.write_bytes(b"fine\n\xfe\xfe\n")
     out = tmp_path / "out.txt"
     proc = subprocess.run(
-        [sys.executable, "-m", "negcse", "prepare-corpus", "--input", str(src), "--out", str(out),
-         "--on-bad-line", "fail"],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "negcse",
+            "prepare-corpus",
+            "--input",
+            str(src),
+            "--out",
+            str(out),
+            "--on-bad-line",
+            "fail",
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode != 0
     assert "in.txt:2" in proc.stderr and "not valid UTF-8" in proc.stderr

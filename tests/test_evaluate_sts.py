@@ -87,13 +87,33 @@ def test_senteval_text_is_tokenized_and_lowercased() -> None:
 def test_all_minilm_reproduces_mteb_leaderboard(tmp_path: Path) -> None:
     """The public model's MTEB STS scores (model card / leaderboard, cosine Spearman x100)."""
     out = tmp_path / "minilm.json"
-    cmd = [sys.executable, "-m", "negcse", "evaluate-sts", "--model",
-           "sentence-transformers/all-MiniLM-L6-v2", "--pooler", "mean", "--protocol", "mteb",
-           "--out", str(out), "--batch-size", "256"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negcse",
+        "evaluate-sts",
+        "--model",
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "--pooler",
+        "mean",
+        "--protocol",
+        "mteb",
+        "--out",
+        str(out),
+        "--batch-size",
+        "256",
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     result = json.loads(out.read_text())
-    published = {"STS12": 72.37, "STS13": 80.60, "STS14": 75.59, "STS15": 85.39,
-                 "STS16": 78.99, "STSBenchmark": 82.03, "SICKRelatedness": 77.58}
+    published = {
+        "STS12": 72.37,
+        "STS13": 80.60,
+        "STS14": 75.59,
+        "STS15": 85.39,
+        "STS16": 78.99,
+        "STSBenchmark": 82.03,
+        "SICKRelatedness": 77.58,
+    }
     for task, value in published.items():
         assert result[task] == pytest.approx(value, abs=0.015), task
 

@@ -14,8 +14,9 @@ def _cos(u: list[float], v: list[float]) -> float:
     return dot / (math.sqrt(sum(a * a for a in u)) * math.sqrt(sum(b * b for b in v)))
 
 
-def _hand_infonce(h: list[list[float]], hp: list[list[float]], tau: float,
-                  hn: list[list[float]] | None = None) -> float:
+def _hand_infonce(
+    h: list[list[float]], hp: list[list[float]], tau: float, hn: list[list[float]] | None = None
+) -> float:
     total = 0.0
     for i in range(len(h)):
         logits = [_cos(h[i], hp[j]) / tau for j in range(len(hp))]

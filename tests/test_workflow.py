@@ -1,0 +1,207 @@
+"""The workflow end to end, in a throwaway copy of the repository: lint, the paper grid's dry
+run, the offline smoke grid through `dvc repro`, no-op reruns, params-driven reruns, a DVC
+round trip to a fresh clone, and a killed training job that resumes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.slow, pytest.mark.mirror]
+REPO = Path(__file__).resolve().parents[1]
+SMOKE = ["snakemake", "--profile", "profiles/smoke"]
+
+
+def sh(
+    cmd: list[str], cwd: Path, check: bool = True, timeout: int = 1800
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+        )
+    return proc
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The 'Job stats' table of a Snakemake run or dry run."""
+    counts: dict[str, int] = {}
+    block = output.split("Job stats:")[-1]
+    for line in block.splitlines():
+        m = re.match(r"^(\w+)\s+(\d+)\s*$", line.strip())
+        if m and m.group(1) != "total":
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def jobs_with_wildcards(output: str) -> list[tuple[str, str]]:
+    """(rule, wildcards) of every job in a dry run."""
+    jobs, rule = [], None
+    for line in output.splitlines():
+        m = re.match(r"^(?:localrule|rule) (\w+):", line)
+        if m:
+            rule = m.group(1)
+            jobs.append((rule, ""))
+        elif rule and line.strip().startswith("wildcards:"):
+            jobs[-1] = (rule, line.strip())
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A git repository holding the project's committed files (as a fresh clone would)."""
+    ws = tmp_path_factory.mktemp("ws") / "negcse"
+    files = sh(["git", "ls-files", "-z"], REPO).stdout.split("\0")
+    for rel in filter(None, files):
+        src = REPO / rel
+        if src.is_file():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, ws / rel)
+    params = ws / "params.yaml"
+    params.write_text(
+        params.read_text().replace("profile: profiles/default", "profile: profiles/smoke")
+    )
+    for cmd in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+    ):
+        sh(cmd, ws)
+    return ws
+
+
+def test_lint(workspace: Path) -> None:
+    out = sh(["snakemake", "--lint"], workspace)
+    assert "Congratulations" in out.stdout + out.stderr
+
+
+def test_paper_grid_dry_run_lists_every_train_job_quickly(workspace: Path) -> None:
+    config = yaml.safe_load((workspace / "params.yaml").read_text())
+    start = time.perf_counter()
+    out = sh(["snakemake", "-n", "--profile", "profiles/default"], workspace)
+    elapsed = time.perf_counter() - start
+    counts = job_counts(out.stdout)
+    grid = config["grid"]
+    assert counts["train"] == len(grid["methods"]) * len(grid["backbones"]) * len(grid["seeds"])
+    assert len(grid["backbones"]) == 4
+    assert elapsed < 20, f"paper-grid dry run took {elapsed:.1f} s"
+
+
+@pytest.fixture(scope="module")
+def smoke_run(workspace: Path) -> Path:
+    """The smoke grid, run the way a collaborator would: `dvc repro`."""
+    start = time.perf_counter()
+    sh(["dvc", "repro"], workspace)
+    (workspace / "smoke_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
+    return workspace
+
+
+def test_smoke_grid_beats_untrained_backbone(smoke_run: Path) -> None:
+    ws = smoke_run
+    base = json.loads((ws / "results/eval/sts/untrained/splade-tiny.json").read_text())
+    runs = [
+        json.loads(p.read_text())
+        for p in sorted((ws / "results/eval/sts/simcse/splade-tiny").glob("seed*.json"))
+    ]
+    assert len(runs) >= 2
+    mean = lambda key: sum(r[key] for r in runs) / len(runs)  # noqa: E731
+    assert mean("stsb_dev") > base["stsb_dev"]
+    assert mean("avg") > base["avg"]
+    tex = (ws / "results/tables/sts.tex").read_text()
+    assert "\\toprule" in tex and "simcse" in tex and "untrained" in tex
+    assert (ws / "results/tables/sts.csv").is_file() and (ws / "results/tables/sts.md").is_file()
+
+
+def test_second_run_does_nothing(smoke_run: Path) -> None:
+    out = sh([*SMOKE, "-n"], smoke_run)
+    assert "Nothing to be done" in out.stdout + out.stderr
+
+
+def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) -> None:
+    params = smoke_run / "params.yaml"
+    original = params.read_text()
+    config = yaml.safe_load(original)
+    config["methods"]["simcse"]["params"]["temperature"] = 0.06
+    try:
+        params.write_text(yaml.safe_dump(config, sort_keys=False))
+        out = sh([*SMOKE, "-n"], smoke_run).stdout
+    finally:
+        params.write_text(original)
+    jobs = jobs_with_wildcards(out)
+    rules = {rule for rule, _ in jobs}
+    assert rules <= {"train", "evaluate_sts", "sts_table", "all"}, rules
+    model_jobs = [w for r, w in jobs if r in ("train", "evaluate_sts")]
+    seeds = len(
+        yaml.safe_load((smoke_run / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
+    )
+    assert len(model_jobs) == 2 * seeds
+    assert all("method=simcse," in w for w in model_jobs)
+
+
+def test_dvc_round_trip_to_a_fresh_clone(smoke_run: Path, tmp_path: Path) -> None:
+    ws = smoke_run
+    sh(["dvc", "remote", "add", "-f", "-d", "local", str(tmp_path / "remote")], ws)
+    sh(["dvc", "push"], ws)
+    sh(["git", "add", "-A"], ws)
+    sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results"], ws)
+    clone = tmp_path / "clone"
+    sh(["git", "clone", "-q", str(ws), str(clone)], tmp_path)
+    sh(["dvc", "pull"], clone)
+    assert (clone / "results/tables/sts.tex").read_text() == (
+        ws / "results/tables/sts.tex"
+    ).read_text()
+    sh([*SMOKE, "--touch"], clone)
+    out = sh([*SMOKE, "-n"], clone)
+    assert "Nothing to be done" in out.stdout + out.stderr
+    assert "changed" not in sh(["dvc", "status"], clone).stdout
+
+
+def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> None:
+    ws = smoke_run
+    model = "results/models/simcse/splade-tiny/seed1"
+    before_eval = json.loads((ws / "results/eval/sts/simcse/splade-tiny/seed1.json").read_text())
+    before_curve = json.loads((ws / model / "train_log.json").read_text())["curve"]
+    proc = subprocess.Popen(
+        [*SMOKE, "--forcerun", "train", "--", model],
+        cwd=ws,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = ws / "results/checkpoints/simcse/splade-tiny/seed1/last.pt"
+    deadline = time.time() + 600
+    while not state.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert state.exists(), "the training job wrote no checkpoint"
+    pids = sh(
+        ["pgrep", "-f", "checkpoint-dir results/checkpoints/simcse/splade-tiny/seed1"], ws
+    ).stdout.split()
+    for pid in pids:
+        os.kill(int(pid), signal.SIGKILL)
+    assert proc.wait(timeout=120) != 0
+    sh(SMOKE, ws)  # the same command as before: reruns what failed
+    log = (ws / "logs/train/simcse/splade-tiny/seed1.log").read_text()
+    assert "resumed from" in log
+    after_curve = json.loads((ws / model / "train_log.json").read_text())["curve"]
+    assert after_curve[:-1] == before_curve[:-1]
+    after_eval = json.loads((ws / "results/eval/sts/simcse/splade-tiny/seed1.json").read_text())
+    for key in (
+        "STS12",
+        "STS13",
+        "STS14",
+        "STS15",
+        "STS16",
+        "STSBenchmark",
+        "SICKRelatedness",
+        "avg",
+        "stsb_dev",
+    ):
+        assert after_eval[key] == before_eval[key], key
