@@ -18,13 +18,25 @@ import torch
 from negcse.config import TrainSettings
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder
-from negcse.trainer import Trainer, TrainData
+from negcse.trainer import TrainData, Trainer
 
 pytestmark = pytest.mark.mirror
 
-SETTINGS = dict(epochs=1, batch_size=16, learning_rate=1e-4, max_seq_len=32, dropout=0.1,
-                scheduler="linear", warmup_ratio=0.0, weight_decay=0.0, max_grad_norm=1.0,
-                max_steps=12, eval_steps=4, checkpoint_steps=4, precision="fp32")
+SETTINGS = dict(
+    epochs=1,
+    batch_size=16,
+    learning_rate=1e-4,
+    max_seq_len=32,
+    dropout=0.1,
+    scheduler="linear",
+    warmup_ratio=0.0,
+    weight_decay=0.0,
+    max_grad_norm=1.0,
+    max_steps=12,
+    eval_steps=4,
+    checkpoint_steps=4,
+    precision="fp32",
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +56,17 @@ def _train(splade: Path, sentences: list[str], ckpt: Path, seed: int = 3):
     torch.manual_seed(seed)
     model = SentenceEncoder.from_pretrained(str(splade), 0.1)
     method = build_method("simcse", {"temperature": 0.05}, "splade-tiny")
-    trainer = Trainer(method, model, TrainData({"sentence": sentences}), TrainSettings(**SETTINGS),
-                      seed, _dev, ckpt, device=torch.device("cpu"), progress=False)
+    trainer = Trainer(
+        method,
+        model,
+        TrainData({"sentence": sentences}),
+        TrainSettings(**SETTINGS),
+        seed,
+        _dev,
+        ckpt,
+        device=torch.device("cpu"),
+        progress=False,
+    )
     return trainer, trainer.train()
 
 
@@ -58,13 +79,22 @@ def test_same_seed_same_run(splade_tiny: Path, sentences: list[str], tmp_path: P
     assert [c["step"] for c in s1.curve[:-1]] == [4, 8, 12]
 
 
-def test_batches_cover_the_corpus_once_per_epoch(splade_tiny: Path, sentences: list[str],
-                                                 tmp_path: Path) -> None:
+def test_batches_cover_the_corpus_once_per_epoch(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path
+) -> None:
     model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
     method = build_method("simcse", {}, "splade-tiny")
     settings = TrainSettings(**{**SETTINGS, "max_steps": None})
-    tr = Trainer(method, model, TrainData({"sentence": sentences[:50]}), settings, 1, _dev,
-                 tmp_path, progress=False)
+    tr = Trainer(
+        method,
+        model,
+        TrainData({"sentence": sentences[:50]}),
+        settings,
+        1,
+        _dev,
+        tmp_path,
+        progress=False,
+    )
     assert tr.total_steps == 4  # ceil(50 / 16)
     seen = np.concatenate([tr.batch_indices(s) for s in range(4)])
     assert sorted(seen.tolist()) == list(range(50))
@@ -76,13 +106,34 @@ def test_misaligned_column_is_rejected() -> None:
 
 
 def _train_cmd(tmp: Path, corpus: Path, out: str, ckpt: str) -> list[str]:
-    run = {"method": "simcse", "implementation": "simcse", "backbone": "splade-tiny",
-           "params": {"temperature": 0.05}, "generators": {},
-           "train": {**SETTINGS, "max_steps": 40, "eval_steps": 10, "checkpoint_steps": 5}}
+    run = {
+        "method": "simcse",
+        "implementation": "simcse",
+        "backbone": "splade-tiny",
+        "params": {"temperature": 0.05},
+        "generators": {},
+        "train": {**SETTINGS, "max_steps": 40, "eval_steps": 10, "checkpoint_steps": 5},
+    }
     (tmp / "run.json").write_text(json.dumps(run))
-    return [sys.executable, "-m", "negcse", "train", "--run", str(tmp / "run.json"), "--seed", "7",
-            "--corpus", str(corpus), "--out", str(tmp / out), "--checkpoint-dir", str(tmp / ckpt),
-            "--threads", "1", "--no-progress"]
+    return [
+        sys.executable,
+        "-m",
+        "negcse",
+        "train",
+        "--run",
+        str(tmp / "run.json"),
+        "--seed",
+        "7",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(tmp / out),
+        "--checkpoint-dir",
+        str(tmp / ckpt),
+        "--threads",
+        "1",
+        "--no-progress",
+    ]
 
 
 @pytest.mark.slow
@@ -92,8 +143,9 @@ def test_kill_9_then_resume_equals_uninterrupted(sentences: list[str], tmp_path:
     subprocess.run(_train_cmd(tmp_path, corpus, "full", "ck_full"), check=True, capture_output=True)
 
     cmd = _train_cmd(tmp_path, corpus, "resumed", "ck_res")
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     state = tmp_path / "ck_res" / "last.pt"
     deadline = time.time() + 300
     while not state.exists() and time.time() < deadline and proc.poll() is None:
