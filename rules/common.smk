@@ -47,6 +47,19 @@ def run_spec(wildcards):
     )
 
 
+def prefetch_models():
+    """Every model the config names: backbones, and generator models (e.g. an MLM)."""
+    names = list(BACKBONES)
+    for settings in (config.get("generators") or {}).values():
+        if isinstance(settings, dict):
+            names += [
+                v
+                for k, v in settings.items()
+                if k in ("model", "mlm") and isinstance(v, str)
+            ]
+    return " ".join(dict.fromkeys(names))
+
+
 def sts_evals():
     trained = expand(
         "results/eval/sts/{method}/{backbone}/seed{seed}.json",

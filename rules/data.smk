@@ -41,3 +41,22 @@ rule corpus:
         "--stats {output.stats} --max-chars {params.max_chars} "
         "--on-bad-line {params.on_bad_line} --max-sentences {params.max_sentences} "
         "{params.mirror} 2> {log}"
+
+
+rule prefetch:
+    """On a networked machine: every registered data file and every model the config names,
+    sha256-verified, laid out as a mirror in results/mirror (copy it to the air-gapped side and
+    point NEGCSE_MIRROR at it)."""
+    output:
+        directory("results/mirror"),
+    log:
+        "logs/data/prefetch.log",
+    retries: 2
+    conda:
+        "../envs/negcse.yaml"
+    params:
+        models=prefetch_models(),
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse fetch-data --fill-mirror {output} --models {params.models} "
+        "--manifest {output}/MANIFEST.negcse.tsv {params.mirror} 2> {log}"

@@ -1,0 +1,63 @@
+"""Tables: mean +- std over seeds, the paper's value and the difference, best in bold."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from negcse.tables import collect, render_latex, render_markdown, summarize
+
+KEYS = ["STS12", "avg"]
+
+
+def _write(tmp: Path, name: str, **values) -> Path:
+    path = tmp / f"{name}.json"
+    path.write_text(json.dumps(values))
+    return path
+
+
+@pytest.fixture
+def evals(tmp_path: Path) -> list[Path]:
+    return [
+        _write(tmp_path, "a1", method="simcse", backbone="b", seed="1", STS12=60.0, avg=70.0),
+        _write(tmp_path, "a2", method="simcse", backbone="b", seed="2", STS12=62.0, avg=73.0),
+        _write(tmp_path, "a3", method="simcse", backbone="b", seed="3", STS12=64.0, avg=70.0),
+        _write(tmp_path, "u", method="untrained", backbone="b", STS12=65.0, avg=50.0),
+    ]
+
+
+def test_mean_std_and_paper_difference(evals: list[Path]) -> None:
+    paper = {("simcse", "b"): 76.25}
+    summary = summarize(collect(evals, KEYS), KEYS, lambda m, b: paper.get((m, b)))
+    row = summary[summary.method == "simcse"].iloc[0]
+    assert row["STS12_mean"] == pytest.approx(62.0)
+    assert row["STS12_std"] == pytest.approx(statistics.stdev([60.0, 62.0, 64.0]))
+    assert row["avg_mean"] == pytest.approx(71.0)
+    assert row["seeds"] == 3
+    assert row["paper"] == pytest.approx(76.25)
+    assert row["diff"] == pytest.approx(71.0 - 76.25)
+    base = summary[summary.method == "untrained"].iloc[0]
+    assert base["STS12_std"] == 0.0 and base["seeds"] == 1
+
+
+def test_latex_is_booktabs_with_best_in_bold(evals: list[Path]) -> None:
+    summary = summarize(collect(evals, KEYS), KEYS, lambda m, b: 76.25 if m == "simcse" else None)
+    tex = render_latex(summary, KEYS, "cap", "tab:x")
+    assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
+    simcse = next(line for line in tex.splitlines() if line.startswith("simcse"))
+    untrained = next(line for line in tex.splitlines() if line.startswith("untrained"))
+    assert "\\textbf{65.00}" in untrained  # best STS12 mean
+    assert "\\textbf{71.00 $\\pm$ 1.73}" in simcse  # best avg, std of 70, 73, 70
+    assert "76.25 & -5.25" in simcse
+    assert untrained.endswith("-- & -- \\\\")
+    md = render_markdown(summary, KEYS)
+    assert "**71.00 ± 1.73**" in md
+
+
+def test_missing_tag_is_a_clear_error(tmp_path: Path) -> None:
+    bad = _write(tmp_path, "x", STS12=1.0, avg=1.0)
+    with pytest.raises(KeyError, match="no 'method' recorded"):
+        collect([bad], KEYS)
