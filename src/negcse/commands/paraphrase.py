@@ -1,0 +1,69 @@
+"""``negcse paraphrase``: one paraphrase per corpus line (UNA's positives), cached."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+from negcse.encoder import default_device
+from negcse.generators.paraphrase import (
+    GenerationSettings,
+    Paraphraser,
+    open_cache,
+    paraphrase_corpus,
+)
+from negcse.io_utils import read_lines, write_lines
+from negcse.model import torch_threads
+from negcse.resolve import resolve_model
+
+NAME = "paraphrase"
+HELP = "paraphrase every corpus line with a seq2seq model (PEGASUS), reusing a cache"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", required=True, help="one sentence per line")
+    p.add_argument("--output", required=True, help="paraphrases, aligned with --corpus")
+    p.add_argument("--cache", required=True, help="SQLite file of earlier paraphrases")
+    p.add_argument("--model", default="tuner007/pegasus_paraphrase", help="hub id or folder")
+    p.add_argument("--num-beams", type=int, default=10)
+    p.add_argument("--max-length", type=int, default=60, help="input and output tokens")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    p.add_argument("--mirror", default=None)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    torch_threads(args.threads)
+    start = time.perf_counter()
+    settings = GenerationSettings(
+        model=args.model,
+        num_beams=args.num_beams,
+        max_length=args.max_length,
+        precision=args.precision,
+    )
+    sentences = read_lines(args.corpus)
+    with open_cache(args.cache, settings) as cache:
+        result, stats = paraphrase_corpus(
+            sentences,
+            cache,
+            lambda: Paraphraser.load(
+                resolve_model(args.model, args.mirror), settings, default_device()
+            ),
+            args.batch_size,
+            progress=not args.no_progress,
+        )
+    write_lines(args.output, result)
+    logger.info(
+        "wrote %s: %d lines (%d from the cache, %d generated, %d empty outputs) in %.1f s",
+        args.output,
+        stats.sentences,
+        stats.cached,
+        stats.generated,
+        stats.empty_outputs,
+        time.perf_counter() - start,
+    )
+    return 0
