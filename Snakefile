@@ -10,6 +10,8 @@ configfile: "params.yaml"
 
 include: "rules/common.smk"
 include: "rules/data.smk"
+include: "rules/features.smk"
+include: "rules/negatives_una.smk"
 include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/tables.smk"
