@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -166,8 +167,11 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
     model = "results/models/simcse/splade-tiny/seed1"
     before_eval = json.loads((ws / "results/eval/sts/simcse/splade-tiny/seed1.json").read_text())
     before_curve = json.loads((ws / model / "train_log.json").read_text())["curve"]
+    # as in a first run: the model and what depends on it do not exist yet
+    shutil.rmtree(ws / model)
+    (ws / "results/eval/sts/simcse/splade-tiny/seed1.json").unlink()
     proc = subprocess.Popen(
-        [*SMOKE, "--forcerun", "train", "--", model],
+        SMOKE,
         cwd=ws,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -183,7 +187,7 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
     for pid in pids:
         os.kill(int(pid), signal.SIGKILL)
     assert proc.wait(timeout=120) != 0
-    sh(SMOKE, ws)  # the same command as before: reruns what failed
+    sh(SMOKE, ws)  # the same command again: reruns what failed, resuming the training
     log = (ws / "logs/train/simcse/splade-tiny/seed1.log").read_text()
     assert "resumed from" in log
     after_curve = json.loads((ws / model / "train_log.json").read_text())["curve"]
