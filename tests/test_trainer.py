@@ -190,3 +190,28 @@ def test_checkpoint_loads_in_transformers_and_sentence_transformers(
         out = hf(**tok(probe, padding=True, return_tensors="pt"))
     got = out.pooler_output if pooler == "cls" else out.last_hidden_state[:, 0]
     np.testing.assert_allclose(got.numpy(), ours, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_mixed_precision_training_on_gpu(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path, precision: str
+) -> None:
+    """Autocast (and the fp16 grad scaler) on CUDA: the loss falls and the model stays finite."""
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    method = build_method("simcse", {}, "splade-tiny")
+    settings = TrainSettings(**{**SETTINGS, "precision": precision, "max_steps": 20})
+    trainer = Trainer(
+        method,
+        model,
+        TrainData({"sentence": sentences}),
+        settings,
+        1,
+        _dev,
+        tmp_path,
+        device=torch.device("cuda"),
+        progress=False,
+    )
+    state = trainer.train()
+    assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
+    assert state.best_step > 0
