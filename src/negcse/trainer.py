@@ -247,7 +247,7 @@ class Trainer:
             initial=self.state.step,
             desc=f"train {self.method.name}",
             disable=not self.progress,
-            mininterval=2.0,
+            mininterval=2.0 if sys.stderr.isatty() else 30.0,
         )
         t0 = time.perf_counter()
         while self.state.step < self.total_steps:
