@@ -1,0 +1,53 @@
+"""``negcse pos-lexicon``: SAN's POS lexicon (token_id, token, pos, score) of an MLM vocabulary."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+from negcse.io_utils import write_json
+
+NAME = "pos-lexicon"
+HELP = "tag every vocabulary entry of an MLM tokenizer with spaCy and score it (SAN Table 2)"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mlm", required=True, help="model name or folder whose tokenizer is tagged")
+    p.add_argument("--output", required=True, help="TSV table to write (atomically)")
+    p.add_argument("--stats", default=None, help="optional JSON: tokens and share per tag")
+    p.add_argument(
+        "--scale", type=float, default=20.0, help="scale of the logged mean mask probability"
+    )
+    p.add_argument("--mirror", default=None)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    from transformers import AutoTokenizer
+
+    from negcse.generators.pos_lexicon import build_lexicon, log_distribution
+    from negcse.resolve import resolve_model
+
+    start = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model(args.mlm, args.mirror))
+    lexicon = build_lexicon(tokenizer, progress=not args.no_progress)
+    lexicon.write_tsv(args.output)
+    log_distribution(lexicon, args.scale)
+    if args.stats:
+        write_json(
+            args.stats,
+            {
+                "mlm": args.mlm,
+                "vocabulary": len(lexicon),
+                "distribution": lexicon.distribution(),
+                "mean_mask_probability": {
+                    str(s): lexicon.mean_mask_probability(s) for s in (10, 20, 30, 40)
+                },
+            },
+        )
+    logger.info(
+        "wrote %s (%d tokens) in %.1f s", args.output, len(lexicon), time.perf_counter() - start
+    )
+    return 0
