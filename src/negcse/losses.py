@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -45,3 +47,61 @@ def symmetric_info_nce(first: Tensor, second: Tensor, temperature: float) -> Ten
     logits = logits.masked_fill(self_mask, float("-inf"))
     partner = torch.arange(2 * n, device=logits.device).roll(n)
     return F.cross_entropy(logits, partner)
+
+
+def margin_band_loss(
+    anchor: Tensor, closer: Tensor, farther: Tensor, alpha: float, beta: float
+) -> Tensor:
+    """Keep cos(h, closer) - cos(h, farther) within [alpha, beta], row by row; batch mean.
+
+    With delta = cos(h, farther) - cos(h, closer): ReLU(delta + alpha) + ReLU(-delta - beta).
+    Zero (and zero gradient) inside the band, linear outside.
+    """
+    delta = F.cosine_similarity(anchor, farther, dim=-1) - F.cosine_similarity(
+        anchor, closer, dim=-1
+    )
+    return (F.relu(delta + alpha) + F.relu(-delta - beta)).float().mean()
+
+
+def bidirectional_margin_loss(
+    anchor: Tensor, positive: Tensor, soft_negative: Tensor, alpha: float, beta: float
+) -> Tensor:
+    """SNCSE's BML (eq. 4-5): delta = cos(h, h#) - cos(h, h+); ReLU(delta + alpha) +
+    ReLU(-delta - beta), mean over the batch."""
+    return margin_band_loss(anchor, positive, soft_negative, alpha, beta)
+
+
+def two_way_margin_loss(
+    anchor: Tensor, paraphrase: Tensor, negation: Tensor, alpha: float, beta: float
+) -> Tensor:
+    """OssCSE's two-way max margin (eq. 3): max(sim(h, h_n) - sim(h, h_p) + alpha, 0) +
+    max(sim(h, h_p) - sim(h, h_n) - beta, 0), mean over the batch (the same band as BML)."""
+    return margin_band_loss(anchor, paraphrase, negation, alpha, beta)
+
+
+def info_nce_paired_negative(
+    anchor: Tensor, positive: Tensor, negative: Tensor, temperature: float
+) -> Tensor:
+    """InfoNCE with one extra logit per row: row i's own negative only (SNCSE eq. 9, "NL").
+
+    Unlike :func:`info_nce` with ``hard_negatives`` (every row's negative is a column for every
+    anchor), anchor i sees cos(h_i, h#_i) and no other row's negative.
+    """
+    logits = cosine_matrix(anchor, positive) / temperature
+    own = F.cosine_similarity(anchor, negative, dim=-1) / temperature
+    logits = torch.cat([logits, own[:, None]], dim=1)
+    labels = torch.arange(anchor.size(0), device=anchor.device)
+    return F.cross_entropy(logits.float(), labels)
+
+
+def recall_loss(parameters: Sequence[Tensor], initial: Sequence[Tensor], gamma: float) -> Tensor:
+    """gamma / 2 * sum_i (theta_i - theta0_i)^2 (RecAdam's quadratic penalty, OssCSE eq. 4).
+
+    ``initial`` holds detached copies of ``parameters`` taken before training; the gradient with
+    respect to theta is gamma * (theta - theta0).
+    """
+    if len(parameters) != len(initial):
+        raise ValueError(f"{len(parameters)} parameters but {len(initial)} initial values")
+    pairs = zip(parameters, initial, strict=True)
+    total = torch.stack([(p - p0).float().pow(2).sum() for p, p0 in pairs])
+    return 0.5 * gamma * total.sum()

@@ -7,10 +7,14 @@ name to a factory; methods add their own (e.g. prompt pooling) without touching 
 
 from __future__ import annotations
 
+import functools
 import logging
+import string
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch import Tensor
 
 logger = logging.getLogger(__name__)
@@ -81,11 +85,131 @@ class MeanPooler(Pooler):
         return (outputs.last_hidden_state * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
 
+@dataclass(frozen=True)
+class _PromptIds:
+    """A template tokenized for one tokenizer."""
+
+    prefix: list[int]
+    suffix: list[int]
+    mask_offset: int  # position of the mask token inside ``suffix``
+    head: int  # special tokens the tokenizer puts before a sequence ([CLS] / <s>)
+    lead: str  # text put before the sentence (the template's space, if any)
+
+
+class PromptPooler(Pooler):
+    """The hidden state at the mask token of a prompt that wraps the sentence (PromptBERT style).
+
+    ``template`` holds ``{sentence}`` and ``{mask}`` (the tokenizer's own mask token goes in).
+    The prompt is built at token level, as SNCSE's released trainer does: the template pieces are
+    tokenized once, the sentence on its own (literal special-token text inside it stays plain
+    text) and cut so that ``[CLS] prefix sentence suffix [SEP]`` fits ``max_length``; the
+    template is never cut. A space before ``{sentence}`` is tokenized with the sentence, so
+    byte-level BPE (RoBERTa) gets ``Ġword`` as in the untruncated full text. ``punctuate`` adds
+    `` .`` to a sentence whose last character is not ASCII punctuation (SNCSE's released code
+    does so in training and evaluation). The mask position of each row goes in ``mask_index``.
+    """
+
+    st_mode = None
+
+    def __init__(
+        self, tokenizer: Any = None, *, name: str, template: str, punctuate: bool = False, **_: Any
+    ) -> None:
+        super().__init__(tokenizer)
+        if template.count("{sentence}") != 1 or template.count("{mask}") != 1:
+            raise ValueError(
+                f"a prompt template needs one {{sentence}} and one {{mask}}: {template!r}"
+            )
+        if template.index("{mask}") < template.index("{sentence}"):
+            raise ValueError(f"the mask must follow the sentence in the template: {template!r}")
+        self.name = name
+        self.template = template
+        self.punctuate = punctuate
+        self._cached: tuple[Any, _PromptIds] | None = None
+
+    def template_ids(self, tokenizer: Any) -> _PromptIds:
+        """The template's token ids for ``tokenizer`` (computed once per tokenizer)."""
+        if self._cached is not None and self._cached[0] is tokenizer:
+            return self._cached[1]
+        if tokenizer.mask_token is None:
+            raise ValueError(f"pooler {self.name} needs a tokenizer with a mask token")
+        prefix, suffix = self.template.split("{sentence}")
+        lead = " " if prefix.endswith(" ") else ""
+        suffix = suffix.replace("{mask}", tokenizer.mask_token)
+        pre = tokenizer(prefix.removesuffix(" "), add_special_tokens=False)["input_ids"]
+        suf = tokenizer(suffix, add_special_tokens=False)["input_ids"]
+        if suf.count(tokenizer.mask_token_id) != 1:
+            raise ValueError(f"template suffix {suffix!r} does not give one mask token")
+        head = tokenizer.build_inputs_with_special_tokens([-1]).index(-1)
+        ids = _PromptIds(pre, suf, suf.index(tokenizer.mask_token_id), head, lead)
+        self._cached = (tokenizer, ids)
+        return ids
+
+    def prepare(self, sentence: str) -> str:
+        """The sentence as it goes into the template (stripped; `` .`` added if ``punctuate``)."""
+        text = sentence.strip()
+        if self.punctuate and (not text or text[-1] not in string.punctuation):
+            text += " ."
+        return text
+
+    def tokenize(
+        self, tokenizer: Any, sentences: Sequence[str], max_length: int
+    ) -> dict[str, Tensor]:
+        t = self.template_ids(tokenizer)
+        budget = (
+            max_length
+            - tokenizer.num_special_tokens_to_add(pair=False)
+            - len(t.prefix)
+            - len(t.suffix)
+        )
+        if budget < 1:
+            raise ValueError(
+                f"max_length {max_length} leaves no room for the sentence in prompt {self.name}"
+            )
+        texts = [t.lead + self.prepare(s) for s in sentences]
+        encoded = tokenizer(texts, add_special_tokens=False, split_special_tokens=True)
+        rows = [
+            tokenizer.build_inputs_with_special_tokens(t.prefix + ids[:budget] + t.suffix)
+            for ids in encoded["input_ids"]
+        ]
+        lengths = torch.tensor([len(r) for r in rows])
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(rows), int(lengths.max())), pad, dtype=torch.long)
+        for i, r in enumerate(rows):
+            input_ids[i, : len(r)] = torch.tensor(r)
+        attention = (torch.arange(input_ids.size(1)) < lengths[:, None]).long()
+        # mask position = specials before + prefix + kept sentence tokens + offset in the suffix
+        body = torch.tensor([min(len(ids), budget) for ids in encoded["input_ids"]])
+        batch = {"input_ids": input_ids, "attention_mask": attention}
+        if "token_type_ids" in tokenizer.model_input_names:
+            batch["token_type_ids"] = torch.zeros_like(input_ids)
+        batch["mask_index"] = t.head + len(t.prefix) + body + t.mask_offset
+        return batch
+
+    def pool(self, outputs: Any, batch: dict[str, Tensor]) -> Tensor:
+        hidden = outputs.last_hidden_state
+        rows = torch.arange(hidden.size(0), device=hidden.device)
+        return hidden[rows, batch["mask_index"].to(hidden.device)]
+
+
+# Prompts of SNCSE's released code (anchor, and positive / soft negative; it evaluates with the
+# anchor prompt) and of OssCSE's paper, which follows PromptBERT's `"X" means [MASK].` spacing.
+PROMPTS: dict[str, tuple[str, bool]] = {
+    "prompt_sncse_anchor": ('This sentence : " {sentence} " means {mask} .', True),
+    "prompt_sncse_positive": ('This sentence of " {sentence} " means {mask} .', True),
+    "prompt_osscse_anchor": ('This sentence : "{sentence}" means {mask}.', False),
+    "prompt_osscse_positive": ('This sentence of "{sentence}" means {mask}.', False),
+}
+
+
 POOLERS: dict[str, Callable[..., Pooler]] = {
     "cls": ClsPooler,
     "cls_before_pooler": ClsBeforePooler,
     "mean": MeanPooler,
 }
+for _name, (_template, _punctuate) in PROMPTS.items():
+    POOLERS[_name] = functools.partial(
+        PromptPooler, name=_name, template=_template, punctuate=_punctuate
+    )
 
 
 def get_pooler(name: str, **kwargs: Any) -> Pooler:

@@ -1,0 +1,29 @@
+"""``negcse surface-edits``: offline stand-in for back-translation candidates (OssCSE)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from negcse.generators.backtranslation import surface_edits
+from negcse.io_utils import read_lines, write_lines
+
+NAME = "surface-edits"
+HELP = "EDA-style random word deletions and swaps per line (offline paraphrase candidates)"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", required=True, help="one sentence per line")
+    p.add_argument("--output", required=True, help="edited lines, aligned with --corpus")
+    p.add_argument("--rate", type=float, default=0.15, help="per-word deletion rate; swaps too")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    sentences = read_lines(args.corpus)
+    write_lines(args.output, surface_edits(sentences, args.rate, args.seed))
+    logger.info(
+        "wrote %s: %d lines (rate %g, seed %d)", args.output, len(sentences), args.rate, args.seed
+    )
+    return 0

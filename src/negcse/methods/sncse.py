@@ -1,0 +1,105 @@
+"""SNCSE (Wang et al. 2022): negations as soft negatives through the bidirectional margin loss.
+
+Three prompt views per sentence, each pooled at the mask token (MLP + tanh on top in training):
+the anchor ``This sentence : " X " means [MASK] .``, the dropout positive ``This sentence of " X "
+means [MASK] .`` and the soft negative, the negation of X in the positive's prompt. Evaluation
+uses the anchor prompt, as the released evaluation scripts do. Loss (eq. 7): InfoNCE over anchor
+and positive + lambda * BML(delta = cos(h, h#) - cos(h, h+)).
+
+Table 3's ablations, each its own method: ``sncse_pl`` (the negation as a pure positive, eq. 8),
+``sncse_nl`` (as a pure negative of its own anchor, eq. 9) and ``sncse_infonce`` (negation
+ignored; the prompts stay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import Tensor
+
+from negcse.losses import bidirectional_margin_loss, info_nce, info_nce_paired_negative
+from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.registry import register
+
+ANCHOR_PROMPT = "prompt_sncse_anchor"
+POSITIVE_PROMPT = "prompt_sncse_positive"
+NEGATION_COLUMN = "negation_sncse"
+
+
+@dataclass(frozen=True)
+class SNCSEParams(MethodParams):
+    alpha: float = 0.1  # lower bound of cos(h, h+) - cos(h, h#)
+    beta: float = 0.3  # upper bound
+    bml_weight: float = 1e-3  # lambda: 1e-3 for BERT, 5e-4 for RoBERTa (per backbone in params)
+
+
+class _SNCSEBase(Method):
+    """Prompt views shared by SNCSE and its ablations."""
+
+    columns = (NEGATION_COLUMN,)
+    eval_pooler = ANCHOR_PROMPT
+
+    def views(self, step: int) -> list[View]:
+        views = [
+            View("anchor", "sentence", ANCHOR_PROMPT),
+            View("positive", "sentence", POSITIVE_PROMPT),
+        ]
+        if self.columns:
+            views.append(View("negation", NEGATION_COLUMN, POSITIVE_PROMPT))
+        return views
+
+
+@register
+class SNCSE(_SNCSEBase):
+    name = "sncse"
+    Params = SNCSEParams
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        p = self.params
+        assert isinstance(p, SNCSEParams)
+        nce = info_nce(emb["anchor"], emb["positive"], p.temperature)
+        bml = bidirectional_margin_loss(
+            emb["anchor"], emb["positive"], emb["negation"], p.alpha, p.beta
+        )
+        loss = nce + p.bml_weight * bml
+        return LossOutput(loss, {"infonce": float(nce.detach()), "bml": float(bml.detach())})
+
+
+@register
+class SNCSEPositiveLoss(_SNCSEBase):
+    """Ablation PL (eq. 8): InfoNCE(h, h+) + InfoNCE(h, h#), in-batch negations as negatives."""
+
+    name = "sncse_pl"
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        tau = self.params.temperature
+        nce = info_nce(emb["anchor"], emb["positive"], tau)
+        nce_neg = info_nce(emb["anchor"], emb["negation"], tau)
+        return LossOutput(
+            nce + nce_neg, {"infonce": float(nce.detach()), "infonce_neg": float(nce_neg.detach())}
+        )
+
+
+@register
+class SNCSENegativeLoss(_SNCSEBase):
+    """Ablation NL (eq. 9): the negation of sentence i as one extra negative of anchor i."""
+
+    name = "sncse_nl"
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        loss = info_nce_paired_negative(
+            emb["anchor"], emb["positive"], emb["negation"], self.params.temperature
+        )
+        return LossOutput(loss, {"infonce": float(loss.detach())})
+
+
+@register
+class SNCSEInfoNCE(_SNCSEBase):
+    """Ablation InfoNCE (Table 3, "w.o. BML" in Table 2): the prompts without the negation."""
+
+    name = "sncse_infonce"
+    columns = ()
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        loss = info_nce(emb["anchor"], emb["positive"], self.params.temperature)
+        return LossOutput(loss, {"infonce": float(loss.detach())})
