@@ -72,3 +72,13 @@ def test_command_fails_without_partial_output(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "in.txt:2" in proc.stderr and "not valid UTF-8" in proc.stderr
     assert not out.exists() and not list(tmp_path.glob(".out.txt*"))
+
+
+def test_read_lines_keeps_unicode_line_breaks_inside_a_line(tmp_path: Path) -> None:
+    from negcse.io_utils import read_lines, write_lines
+
+    path = tmp_path / "x.txt"
+    write_lines(path, ["a\u2028b", "c\x85d", "e"])
+    assert read_lines(path) == ["a\u2028b", "c\x85d", "e"]
+    path.write_bytes(b"one\r\ntwo\n")
+    assert read_lines(path) == ["one", "two"]

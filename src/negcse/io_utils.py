@@ -43,8 +43,14 @@ def write_lines(path: str | os.PathLike[str], lines: list[str]) -> None:
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[str]:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read().splitlines()
+    """Lines split on "\n" only (not on Unicode line breaks such as U+2028), "\r" dropped,
+    so files written line by line stay aligned with each other."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        text = fh.read()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 @contextlib.contextmanager
