@@ -1,0 +1,115 @@
+"""``negcse san-negatives``: one SAN sample per corpus line (POS-weighted MLM mask-predict)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+from negcse.io_utils import atomic_open, read_lines, write_json
+
+NAME = "san-negatives"
+HELP = "SAN negatives: iterated POS-weighted mask-predict with an MLM, aligned with the corpus"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--corpus", required=True, help="one sentence per line")
+    p.add_argument("--lexicon", required=True, help="table from `negcse pos-lexicon` (same MLM)")
+    p.add_argument("--mlm", required=True, help="masked language model (name or folder)")
+    p.add_argument("--output", required=True, help="samples, aligned with --corpus")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--scale", type=float, default=20.0, help="mask probability = score / scale")
+    p.add_argument("--iterations", type=int, default=4, help="mask-predict passes")
+    p.add_argument(
+        "--reference-quirks",
+        action="store_true",
+        help="the released loop: greedy fill of every position, decode and re-tokenize per pass",
+    )
+    p.add_argument(
+        "--no-fallback",
+        action="store_true",
+        help="keep degenerate samples instead of replacing them by the SNCSE negation",
+    )
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--max-tokens", type=int, default=128, help="MLM window (default mode)")
+    p.add_argument(
+        "--chunk-size", type=int, default=2048, help="lines per random stream (fixes the output)"
+    )
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    p.add_argument("--stats", default=None, help="optional JSON of counts")
+    p.add_argument("--mirror", default=None)
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from negcse.generators.pos_lexicon import PosLexicon
+    from negcse.generators.san import MaskPredictor, SanGenerator, SanParams, SanStats
+    from negcse.model import torch_threads
+
+    torch_threads(args.threads)
+    start = time.perf_counter()
+    params = SanParams(
+        iterations=args.iterations,
+        scale=args.scale,
+        reference_quirks=args.reference_quirks,
+        max_tokens=args.max_tokens,
+        batch_size=args.batch_size,
+    )
+    lexicon = PosLexicon.read_tsv(args.lexicon)
+    device = torch.device(args.device) if args.device else None
+    predictor = MaskPredictor.load(args.mlm, lexicon, params.scale, args.mirror, device)
+    sentences = read_lines(args.corpus)  # the trainer's reader: same line count
+    logger.info(
+        "%d lines, MLM %s on %s, %s",
+        len(sentences),
+        args.mlm,
+        predictor.device,
+        params,
+    )
+    stats = SanStats()
+    generator = SanGenerator(predictor, params)
+    with atomic_open(args.output) as fh:
+        for sample in generator.iter_generate(
+            sentences,
+            args.seed,
+            chunk_size=args.chunk_size,
+            fallback=not args.no_fallback,
+            stats=stats,
+            progress=not args.no_progress,
+            total=len(sentences),
+        ):
+            fh.write(" ".join(sample.splitlines()) + "\n")
+    elapsed = time.perf_counter() - start
+    logger.info(
+        "wrote %s: %d samples in %.1f s (%.1f/s); %d mask draws; %d of %d tokens changed, "
+        "%d sentences unchanged, %d truncated; %d degenerate samples, %d replaced by the "
+        "SNCSE negation",
+        args.output,
+        stats.sentences,
+        elapsed,
+        stats.sentences / max(elapsed, 1e-9),
+        stats.masked,
+        stats.changed_tokens,
+        stats.tokens,
+        stats.unchanged_sentences,
+        stats.truncated,
+        stats.degenerate,
+        stats.fallbacks,
+    )
+    if args.stats:
+        write_json(
+            args.stats,
+            {
+                **stats.__dict__,
+                "changed_by_score": {str(k): v for k, v in stats.changed_by_score.items()},
+                "seconds": elapsed,
+                "params": params.__dict__,
+                "mlm": args.mlm,
+                "seed": args.seed,
+            },
+        )
+    return 0

@@ -1,0 +1,299 @@
+"""SAN mask-predict negatives with a real MLM (the mirror's splade-tiny, uncased BERT vocabulary)
+on real Wikipedia lines: token count kept, changes concentrated on high-score tokens at the rate
+the formula allows, the released greedy-fill quirk, the degenerate-output fallback, determinism,
+the command, and the workflow settings."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from negcse.cli import main
+from negcse.generators.negation import negate
+from negcse.generators.pos_lexicon import PosLexicon, build_lexicon
+from negcse.generators.san import (
+    PUNCTUATION,
+    MaskPredictor,
+    SanGenerator,
+    SanParams,
+    SanStats,
+    _splice,
+    apply_fallback,
+    is_degenerate,
+)
+from negcse.generators.san_workflow import (
+    san_cli_args,
+    san_samples_input,
+    san_settings,
+    san_variant,
+)
+
+# -- pure helpers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", True),
+        ("   ", True),
+        ("-., p.", True),  # the paper's example: 4 punctuation / (4 + 1 space)
+        ("a, b c", True),  # 1 / (1 + 2) = 0.33 >= 0.3
+        (", a b c d", False),  # 1 / (1 + 4) = 0.2
+        ("a. b. c. d e f g h", True),  # 3 / (3 + 7) = 0.3 exactly
+        ("a. b. c. d e f g h i", False),  # 3 / (3 + 8)
+        ("abc", False),  # neither punctuation nor spaces
+        ("." * 51, False),  # longer than 50 characters always passes
+        ("the cat sat on the mat.", False),
+    ],
+)
+def test_is_degenerate_by_hand(text: str, expected: bool) -> None:
+    assert is_degenerate(text) is expected
+
+
+def test_splice_keeps_untouched_text_and_separates_words() -> None:
+    text = "High School. Playing"
+    # tokens: high(0,4) school(5,11) .(11,12) play(13,17) ##ing(17,20)
+    offsets = [(0, 4), (5, 11), (11, 12), (13, 17), (17, 20)]
+    words = [True, True, True, True, False]
+    assert _splice(text, offsets, [None] * 5, words) == text
+    # "." -> a word: a space keeps it a separate word
+    assert _splice(text, offsets, [None, None, "brothers", None, None], words) == (
+        "High School brothers Playing"
+    )
+    # a word -> another word, and a continuation piece -> another piece
+    assert _splice(text, offsets, ["low", None, None, None, "ed"], words) == "low School. Played"
+    # a word -> punctuation needs no space
+    assert _splice(text, offsets, [None, ",", None, None, None], words) == "High ,. Playing"
+
+
+def test_fallback_replaces_only_degenerate_samples() -> None:
+    sentences = ["Stafford acting General Secretary.", "He is at home.", "The cat sat."]
+    samples = ["-., p.", "she was at school.", ""]
+    out, n = apply_fallback(samples, sentences)
+    assert n == 2
+    negations = negate([sentences[0], sentences[2]], style="sncse")
+    assert out == [negations[0], "she was at school.", negations[1]]
+
+
+# -- with the MLM ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Single-threaded torch: on a shared 2-core machine, two threads run several times slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def lexicon(splade_tiny: Path) -> PosLexicon:
+    from transformers import AutoTokenizer
+
+    return build_lexicon(AutoTokenizer.from_pretrained(str(splade_tiny)), progress=False)
+
+
+@pytest.fixture(scope="module")
+def sentences(mirror: Path) -> list[str]:
+    path = mirror / "data/unlabeled/wiki1m/wiki1m_random10k.txt"
+    return path.read_text(encoding="utf-8").splitlines()[:200]
+
+
+def _generator(splade: Path, lexicon: PosLexicon, **params) -> SanGenerator:
+    p = SanParams(**params)
+    return SanGenerator(MaskPredictor.load(str(splade), lexicon, p.scale), p)
+
+
+@pytest.fixture(scope="module")
+def default_run(splade_tiny: Path, lexicon: PosLexicon, sentences: list[str]):
+    gen = _generator(splade_tiny, lexicon)
+    stats = SanStats()
+    return gen, gen.generate(sentences, seed=1, fallback=False, stats=stats), stats
+
+
+@pytest.mark.mirror
+def test_token_count_kept(default_run, sentences: list[str], splade_tiny: Path, lexicon) -> None:
+    gen, out, _ = default_run
+    tok = gen.tok
+    # on token ids the length is kept exactly
+    seqs = tok(sentences[:50])["input_ids"]  # [CLS] ... [SEP]
+    new = gen.mask_predict_ids(seqs, np.random.default_rng(0))
+    assert [len(s) for s in new] == [len(s) for s in seqs]
+    # in the text: words (BERT's pre-tokenization) and MLM tokens, measured
+    pre = tok.backend_tokenizer.pre_tokenizer.pre_tokenize_str
+    same_words = np.mean([len(pre(a)) == len(pre(b)) for a, b in zip(sentences, out, strict=True)])
+    n_a = np.array([len(x) for x in tok(sentences, add_special_tokens=False)["input_ids"]])
+    n_b = np.array([len(x) for x in tok(out, add_special_tokens=False)["input_ids"]])
+    assert same_words >= 0.99
+    assert np.mean(n_a == n_b) >= 0.9 and np.abs(n_a - n_b).mean() < 0.15
+    # the released loop (greedy fill of every position, re-tokenized each pass) does not
+    quirky = _generator(splade_tiny, lexicon, reference_quirks=True).generate(
+        sentences, seed=1, fallback=False
+    )
+    assert (
+        np.mean([len(pre(a)) == len(pre(b)) for a, b in zip(sentences, quirky, strict=True)]) < 0.2
+    )
+
+
+@pytest.mark.mirror
+def test_changes_concentrate_on_high_score_tokens(default_run) -> None:
+    _, _, stats = default_run
+    rows = {s: (n, c) for s, (n, c) in stats.changed_by_score.items() if n >= 100}
+    assert {1, 5, 7, 8, 9} <= set(rows)
+    rate = {s: c / n for s, (n, c) in rows.items()}
+    # a position is masked at least once with probability 1 - (1 - s/20)^4 (it keeps its original
+    # token, and score, until first masked) and changes only if masked: that bounds the rate
+    for s, (n, _) in rows.items():
+        bound = 1 - (1 - s / 20) ** 4
+        assert rate[s] <= bound + 4 * np.sqrt(bound * (1 - bound) / n), s
+    scores = sorted(rate)
+    assert all(rate[a] < rate[b] for a, b in itertools.pairwise(scores))  # rises with the score
+    assert rate[9] > 4 * rate[1]
+    high_tokens = sum(n for s, (n, _) in stats.changed_by_score.items() if s >= 7)
+    high_changed = sum(c for s, (_, c) in stats.changed_by_score.items() if s >= 7)
+    assert high_changed / stats.changed_tokens > high_tokens / stats.tokens  # enriched
+    assert high_changed / stats.changed_tokens > 0.6
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize("scale", [20.0, 40.0])
+def test_first_pass_mask_rate_is_score_over_scale(
+    splade_tiny: Path, lexicon: PosLexicon, sentences: list[str], scale: float
+) -> None:
+    gen = _generator(splade_tiny, lexicon, iterations=1, scale=scale)
+    stats = SanStats()
+    gen.generate(sentences, seed=5, fallback=False, stats=stats)
+    ids = [t for x in gen.tok(sentences, add_special_tokens=False)["input_ids"] for t in x]
+    p = lexicon.mask_probabilities(scale)[ids]
+    expected, sd = p.sum(), np.sqrt((p * (1 - p)).sum())
+    assert abs(stats.masked - expected) < 4 * sd
+
+
+@pytest.mark.mirror
+def test_reference_quirks_fill_every_position(
+    splade_tiny: Path, lexicon: PosLexicon, sentences: list[str]
+) -> None:
+    # with (almost) no masks the default mode returns the text unchanged; the released loop still
+    # replaces every position by the MLM's argmax, lowercases and ends with punctuation
+    few = sentences[:60]
+    plain = _generator(splade_tiny, lexicon, scale=1e12).generate(few, seed=1, fallback=False)
+    assert plain == few
+    quirky = _generator(splade_tiny, lexicon, scale=1e12, reference_quirks=True).generate(
+        few, seed=1, fallback=False
+    )
+    assert all(
+        q == q.lower() and (not q or q[-1] in PUNCTUATION or q[-1].isalnum()) for q in quirky
+    )
+    assert np.mean([q != s.lower() for q, s in zip(quirky, few, strict=True)]) > 0.9
+
+
+@pytest.mark.mirror
+def test_fallback_in_the_generator(splade_tiny: Path, lexicon: PosLexicon) -> None:
+    gen = _generator(splade_tiny, lexicon)
+    sentences = ["", "Stafford acting General Secretary.", "The museum opened in 1928."]
+    stats = SanStats()
+    raw = gen.generate(sentences, seed=3, fallback=False)
+    out = gen.generate(sentences, seed=3, fallback=True, stats=stats)
+    bad = [i for i, r in enumerate(raw) if is_degenerate(r)]
+    assert 0 in bad  # an empty line gives an empty sample
+    assert stats.fallbacks == stats.degenerate == len(bad)
+    expected = negate([sentences[i] for i in bad], style="sncse")
+    assert [out[i] for i in bad] == expected
+    assert all(out[i] == raw[i] for i in range(3) if i not in bad)
+
+
+@pytest.mark.mirror
+def test_deterministic_and_batch_independent(
+    splade_tiny: Path, lexicon: PosLexicon, sentences: list[str]
+) -> None:
+    few = sentences[:60]
+    gen = _generator(splade_tiny, lexicon)
+    first = gen.generate(few, seed=1, fallback=False)
+    assert gen.generate(few, seed=1, fallback=False) == first
+    small_batches = _generator(splade_tiny, lexicon, batch_size=7)
+    assert small_batches.generate(few, seed=1, fallback=False) == first
+    other = gen.generate(few, seed=2, fallback=False)
+    assert np.mean([a != b for a, b in zip(first, other, strict=True)]) > 0.8
+
+
+@pytest.mark.mirror
+def test_lexicon_must_match_the_tokenizer(splade_tiny: Path, lexicon: PosLexicon) -> None:
+    short = PosLexicon(lexicon.tokens[:100], lexicon.pos[:100], lexicon.scores[:100])
+    with pytest.raises(ValueError, match="build the lexicon from this MLM"):
+        MaskPredictor.load(str(splade_tiny), short, 20)
+
+
+@pytest.mark.mirror
+def test_command(
+    splade_tiny: Path,
+    lexicon: PosLexicon,
+    sentences: list[str],
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join([*sentences[:40], ""]) + "\n", encoding="utf-8")
+    lexicon.write_tsv(tmp_path / "lexicon.tsv")
+    args = [
+        "san-negatives",
+        "--corpus",
+        str(corpus),
+        "--lexicon",
+        str(tmp_path / "lexicon.tsv"),
+        "--mlm",
+        str(splade_tiny),
+        "--output",
+        str(tmp_path / "san.txt"),
+        "--stats",
+        str(tmp_path / "stats.json"),
+        "--seed",
+        "4",
+        "--no-progress",
+    ]
+    with caplog.at_level(logging.INFO):
+        assert main(args) == 0
+    lines = (tmp_path / "san.txt").read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 42 and lines[-1] == ""  # 41 samples, one per line
+    assert lines[40]  # the empty line got its negation
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["sentences"] == 41 and stats["fallbacks"] >= 1
+    assert "degenerate samples" in caplog.text
+
+
+# -- workflow settings ----------------------------------------------------------------------------
+
+
+def _config(**method_san) -> dict:
+    return {
+        "generators": {"san": {"mlm": "splade-tiny"}},
+        "methods": {"m": {"implementation": "simcse_san", "generators": {"san": method_san}}},
+    }
+
+
+def test_settings_layers_and_variant() -> None:
+    settings = san_settings(_config(scale=10), "m")
+    assert settings["mlm"] == "splade-tiny" and settings["scale"] == 10
+    assert san_variant(settings) == "splade-tiny_s10_i4_t128_c2048"
+    quirky = san_settings(_config(reference_quirks=True, fallback=True), "m")
+    assert san_variant(quirky).endswith("_ref_fb")
+    assert "--reference-quirks" in san_cli_args(quirky)
+    assert "--no-fallback" in san_cli_args(settings)
+    path = san_samples_input(_config(), "wiki")(type("W", (), {"method": "m", "seed": "3"})())
+    assert path == "results/negatives/san/wiki/splade-tiny_s20_i4_t128_c2048/seed3.txt"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [({"sclae": 10}, "unknown setting"), ({"scale": 0}, "scale"), ({"fallback": "yes"}, "true")],
+)
+def test_bad_settings(override: dict, message: str) -> None:
+    with pytest.raises((KeyError, ValueError), match=message):
+        san_settings(_config(**override), "m")
