@@ -1,0 +1,75 @@
+# MTEB reranking (MAP, MRR@10) and classification (accuracy) of every trained model, through the
+# pinned mteb library. Part of the paper grid; off in the offline smoke grid
+# (evaluation.mteb: false), whose mirror has no MTEB data: mteb_targets() logs the skip when the
+# DAG is built. The datasets live in the Hugging Face cache ($HF_HOME), filled by mteb_data.
+
+
+rule mteb_data:
+    """Fill the Hugging Face cache with one group's MTEB datasets (needs network unless they
+    are cached already; runs on the submitting host) and list dataset ids and revisions.
+    """
+    output:
+        "results/data/mteb/{group}.json",
+    log:
+        "logs/data/mteb_{group}.log",
+    benchmark:
+        "benchmarks/rules/data/mteb_{group}.tsv"
+    wildcard_constraints:
+        group=MTEB_GROUP_PATTERN,
+    retries: 2
+    localrule: True
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse evaluate-mteb --prefetch --group {wildcards.group} --out {output} "
+        "2> {log}"
+
+
+rule evaluate_mteb:
+    """One model on one group's tasks, data from the local cache only (never the network)."""
+    input:
+        model="results/models/{method}/{backbone}/seed{seed}",
+        data="results/data/mteb/{group}.json",
+    output:
+        "results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.json",
+    log:
+        "logs/eval/mteb/{group}/{method}/{backbone}/seed{seed}.log",
+    benchmark:
+        "benchmarks/rules/eval/mteb/{group}/{method}/{backbone}/seed{seed}.tsv"
+    wildcard_constraints:
+        group=MTEB_GROUP_PATTERN,
+    conda:
+        "../envs/negcse.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=32000,
+        runtime=240,
+    params:
+        batch_size=config["evaluation"]["batch_size"],
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse evaluate-mteb --model {input.model} --pooler auto "
+        "--group {wildcards.group} --batch-size {params.batch_size} --out {output} "
+        "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
+        "--tag seed={wildcards.seed} --threads {threads} {params.mirror} 2> {log}"
+
+
+rule mteb_table:
+    input:
+        mteb_evals(),
+    output:
+        tex=report(
+            "results/tables/mteb.tex",
+            caption="../report/mteb_table.rst",
+            category="MTEB",
+        ),
+        csv="results/tables/mteb.csv",
+        md="results/tables/mteb.md",
+    log:
+        "logs/tables/mteb.log",
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse table-mteb --evals {input} --tex {output.tex} --csv {output.csv} "
+        "--md {output.md} 2> {log}"
