@@ -105,3 +105,25 @@ def recall_loss(parameters: Sequence[Tensor], initial: Sequence[Tensor], gamma: 
     pairs = zip(parameters, initial, strict=True)
     total = torch.stack([(p - p0).float().pow(2).sum() for p, p0 in pairs])
     return 0.5 * gamma * total.sum()
+
+
+def hierarchical_info_nce(
+    anchor: Tensor,
+    positive: Tensor,
+    temperature: float,
+    san: Tensor | None = None,
+    san_temperature: float | None = None,
+) -> Tensor:
+    """HiNCE (SAN paper eq. 2): InfoNCE whose denominator also holds every SAN sample at tau2.
+
+    Row i: -log( e^{s(h_i, h_i+)/tau1} / sum_j [e^{s(h_i, h_j+)/tau1} + e^{s(h_i, h_j-)/tau2}] ),
+    mean over the batch; ``san`` row j is h_j- (all SAN samples of the batch are negatives of
+    every anchor). Without ``san`` this is :func:`info_nce`.
+    """
+    logits = cosine_matrix(anchor, positive) / temperature
+    if san is not None:
+        if san_temperature is None:
+            raise ValueError("san_temperature (tau2) is required with SAN samples")
+        logits = torch.cat([logits, cosine_matrix(anchor, san) / san_temperature], dim=1)
+    labels = torch.arange(anchor.size(0), device=anchor.device)
+    return F.cross_entropy(logits.float(), labels)
