@@ -15,6 +15,7 @@ include: "rules/negatives_una.smk"
 include: "rules/negatives.smk"
 include: "rules/train.smk"
 include: "rules/evaluate.smk"
+include: "rules/mteb.smk"
 include: "rules/tables.smk"
 
 

@@ -109,3 +109,39 @@ def column_args(wildcards, input):
     return " ".join(
         f"--column {c}={input[c]}" for c in method_columns(wildcards.method)
     )
+
+
+# MTEB (rules/mteb.smk): reranking and classification of every trained model, paper grid only.
+MTEB_GROUPS = ["reranking", "classification"]
+MTEB_GROUP_PATTERN = _alternation(MTEB_GROUPS)
+
+
+def mteb_evals():
+    """Per-model MTEB outputs of both groups; none when evaluation.mteb is false."""
+    if not config["evaluation"]["mteb"]:
+        return []
+    return expand(
+        "results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.json",
+        group=MTEB_GROUPS,
+        method=METHODS,
+        backbone=BACKBONES,
+        seed=SEEDS,
+    )
+
+
+def mteb_targets():
+    """The MTEB table (and through it every MTEB evaluation); with evaluation.mteb false (the
+    offline smoke grid: the mirror has no MTEB data) nothing, and the skip is logged."""
+    if not config["evaluation"]["mteb"]:
+        from snakemake.logging import logger
+
+        logger.info(
+            "MTEB evaluation skipped: evaluation.mteb is false (the MTEB datasets are not in "
+            "the offline mirror; set it true where they are cached or can be downloaded)"
+        )
+        return []
+    return [
+        "results/tables/mteb.tex",
+        "results/tables/mteb.csv",
+        "results/tables/mteb.md",
+    ]
