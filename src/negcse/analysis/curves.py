@@ -1,0 +1,46 @@
+"""Training curves: STS-B dev Spearman against steps, from a model folder's ``train_log.json``."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Curve:
+    method: str
+    backbone: str
+    seed: int
+    steps: list[int]
+    stsb_dev: list[float]
+    best_step: int | None
+
+
+def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
+    """The ``curve`` list ({step, stsb_dev}) and run tags of a trained model folder."""
+    path = Path(model_dir) / "train_log.json"
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{path}: no training log (is {model_dir} a trained model?)"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    for key in ("curve", "method", "backbone", "seed"):
+        if key not in log:
+            raise KeyError(f"{path}: key '{key}' missing")
+    points = sorted(log["curve"], key=lambda p: p["step"])
+    for i, point in enumerate(points):
+        if "step" not in point or "stsb_dev" not in point:
+            raise KeyError(f"{path}: curve[{i}] needs 'step' and 'stsb_dev'")
+    return Curve(
+        method=str(log["method"]),
+        backbone=str(log["backbone"]),
+        seed=int(log["seed"]),
+        steps=[int(p["step"]) for p in points],
+        stsb_dev=[float(p["stsb_dev"]) for p in points],
+        best_step=log.get("best_step"),
+    )

@@ -1,0 +1,89 @@
+"""``negcse plot-analysis``: one analysis figure over many models, as PNG and PDF."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+
+NAME = "plot-analysis"
+HELP = "similarity distributions (SNCSE / SAN Figure 4) or training curves, per method"
+logger = logging.getLogger(__name__)
+KINDS = ("soft_negatives", "hard_positives", "training_curves")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", choices=KINDS, required=True)
+    p.add_argument(
+        "--inputs",
+        nargs="+",
+        required=True,
+        help="analyze-model JSON files (training_curves: trained model folders)",
+    )
+    p.add_argument("--png", required=True)
+    p.add_argument("--pdf", required=True)
+    p.add_argument("--title", default="")
+
+
+def _load(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        result = json.load(fh)
+    for key in ("method", "similarity"):
+        if key not in result:
+            raise KeyError(f"{path}: '{key}' missing (an analyze-model output with --tag method=?)")
+    return result
+
+
+def _pooled(results: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    import numpy as np
+
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        groups[r["method"]].extend(r["similarity"][key])
+    return {m: np.asarray(v) for m, v in groups.items()}
+
+
+def run(args: argparse.Namespace) -> int:
+    import matplotlib.pyplot as plt
+
+    from negcse.analysis.curves import read_curve
+    from negcse.analysis.figures import curves_figure, save_figure, similarity_figure
+
+    if args.kind == "training_curves":
+        curves: dict[str, list[Any]] = defaultdict(list)
+        for folder in args.inputs:
+            curve = read_curve(folder)
+            curves[curve.method].append(curve)
+        fig = curves_figure(curves, args.title or "STS-B dev during training")
+    else:
+        results = [_load(p) for p in args.inputs]
+        n = results[0]["similarity"]["n_sentences"]
+        if args.kind == "soft_negatives":
+            panels = [
+                (
+                    f"(a) soft negative pairs (sentence, negation), {n} STS sentences",
+                    _pooled(results, "soft_negative"),
+                ),
+                (
+                    "(b) negative pairs (sentence, random other sentence)",
+                    _pooled(results, "random"),
+                ),
+            ]
+            fig = similarity_figure(panels, args.title, positive_line=True)
+        else:
+            s = results[0]["settings"]
+            panels = [
+                (
+                    f"STS pairs with gold >= {s['min_gold']:g} and {s['overlap']} overlap "
+                    f"< {s['max_overlap']:g}",
+                    _pooled(results, "hard_positive"),
+                ),
+            ]
+            fig = similarity_figure(panels, args.title)
+    save_figure(fig, args.png)
+    save_figure(fig, args.pdf)
+    plt.close(fig)
+    logger.info("%s -> %s, %s", args.kind, args.png, args.pdf)
+    return 0
