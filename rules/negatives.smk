@@ -79,6 +79,8 @@ rule surface_edits:
         "results/negatives/osscse_paraphrase/{corpus}/surface_edits.txt",
     log:
         "logs/negatives/osscse_paraphrase/{corpus}/surface_edits.log",
+    benchmark:
+        "benchmarks/rules/negatives/osscse_paraphrase/{corpus}/surface_edits.tsv"
     conda:
         "../envs/negcse.yaml"
     params:
@@ -98,6 +100,8 @@ rule osscse_paraphrase:
         stats="results/negatives/osscse_paraphrase/{corpus}/stats.json",
     log:
         "logs/negatives/osscse_paraphrase/{corpus}/select.log",
+    benchmark:
+        "benchmarks/rules/negatives/osscse_paraphrase/{corpus}/select.tsv"
     conda:
         "../envs/negcse.yaml"
     params:
