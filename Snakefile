@@ -18,6 +18,7 @@ include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/mteb.smk"
 include: "rules/tables.smk"
+include: "rules/splits.smk"
 
 
 rule all:

@@ -145,3 +145,50 @@ def mteb_targets():
         "results/tables/mteb.csv",
         "results/tables/mteb.md",
     ]
+
+
+# OssCSE Cont./Oppn. splits and Appendix B probe (rules/splits.smk).
+
+
+def splits_args():
+    """`--datasets ...` when evaluation.splits.datasets names a reduced set (smoke); else all."""
+    settings = config["evaluation"].get("splits") or {}
+    datasets = settings.get("datasets")
+    return f"--datasets {' '.join(datasets)}" if datasets else ""
+
+
+def _osscse_evals(kind):
+    trained = expand(
+        "results/eval/{kind}/{method}/{backbone}/seed{seed}.json",
+        kind=[kind],
+        method=METHODS,
+        backbone=BACKBONES,
+        seed=SEEDS,
+    )
+    baseline = (
+        expand(
+            "results/eval/{kind}/untrained/{backbone}.json",
+            kind=[kind],
+            backbone=BACKBONES,
+        )
+        if config["evaluation"]["baseline"]
+        else []
+    )
+    return trained + baseline
+
+
+def splits_evals():
+    return _osscse_evals("splits")
+
+
+def probe_evals():
+    return _osscse_evals("probe")
+
+
+def osscse_analysis_targets():
+    """The splits and probe tables (and through them every model's evaluations)."""
+    return expand(
+        "results/tables/{name}.{ext}",
+        name=["splits", "probe"],
+        ext=["tex", "csv", "md"],
+    )
