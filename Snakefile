@@ -18,6 +18,8 @@ include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/mteb.smk"
 include: "rules/tables.smk"
+include: "rules/transfer.smk"
+include: "rules/analysis.smk"
 include: "rules/splits.smk"
 
 

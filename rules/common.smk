@@ -147,6 +147,108 @@ def mteb_targets():
     ]
 
 
+# Transfer tasks (rules/transfer.smk) and analyses (rules/analysis.smk).
+
+
+def transfer_args():
+    """Tasks, folds and classifier of evaluate-transfer (evaluation.transfer)."""
+    settings = config["evaluation"]["transfer"]
+    return (
+        f"--tasks {' '.join(settings['tasks'])} --kfold {settings['kfold']} "
+        f"--classifier {settings['classifier']}"
+    )
+
+
+def transfer_evals():
+    trained = expand(
+        "results/eval/transfer/{method}/{backbone}/seed{seed}.json",
+        method=METHODS,
+        backbone=BACKBONES,
+        seed=SEEDS,
+    )
+    baseline = (
+        expand("results/eval/transfer/untrained/{backbone}.json", backbone=BACKBONES)
+        if config["evaluation"]["baseline"]
+        else []
+    )
+    return trained + baseline
+
+
+def transfer_targets():
+    return [
+        "results/tables/transfer.tex",
+        "results/tables/transfer.csv",
+        "results/tables/transfer.md",
+    ]
+
+
+def analysis_negation_args():
+    """The SNCSE negation settings of the training data (generators.negation)."""
+    negation = (config.get("generators") or {}).get("negation") or {}
+    return "--reference-quirks" if negation.get("reference_quirks") else ""
+
+
+def analysis_args():
+    s = config["analysis"]
+    return (
+        f"--protocol {config['evaluation']['protocol']} --min-gold {s['min_gold']} "
+        f"--max-overlap {s['max_overlap']} --overlap {s['overlap']} "
+        f"--rank-tasks {' '.join(s['rank_tasks'])} --top-k {s['top_k']} --ties {s['ties']} "
+        f"--error-threshold {s['error_threshold']} --partner-seed {s['seed']}"
+    )
+
+
+def analysis_jsons(backbones=None):
+    return expand(
+        "results/analysis/{method}/{backbone}/seed{seed}/analysis.json",
+        method=METHODS,
+        backbone=backbones or BACKBONES,
+        seed=SEEDS,
+    )
+
+
+def analysis_jsons_of_backbone(wildcards):
+    return analysis_jsons([wildcards.backbone])
+
+
+def analysis_figure_inputs(wildcards):
+    if wildcards.figure == "training_curves":
+        return expand(
+            "results/models/{method}/{backbone}/seed{seed}",
+            method=METHODS,
+            backbone=[wildcards.backbone],
+            seed=SEEDS,
+        )
+    return analysis_jsons([wildcards.backbone])
+
+
+def analysis_targets():
+    figures = expand(
+        "results/figures/{backbone}/{figure}.{ext}",
+        backbone=BACKBONES,
+        figure=["soft_negatives", "hard_positives", "training_curves"],
+        ext=["png", "pdf"],
+    )
+    per_model = expand(
+        "results/analysis/{method}/{backbone}/seed{seed}/{name}.tex",
+        method=METHODS,
+        backbone=BACKBONES,
+        seed=SEEDS,
+        name=["rank_errors", "case_study"],
+    )
+    tables = expand("results/tables/case_study_{backbone}.tex", backbone=BACKBONES)
+    return (
+        figures
+        + per_model
+        + tables
+        + [
+            "results/tables/analysis.tex",
+            "results/tables/analysis.csv",
+            "results/tables/analysis.md",
+        ]
+    )
+
+
 # OssCSE Cont./Oppn. splits and Appendix B probe (rules/splits.smk).
 
 

@@ -176,6 +176,19 @@ def test_peak_of_a_density() -> None:
     assert GRID[0] == -1.0 and GRID[-1] == 1.0
 
 
+def test_read_curve_keeps_dev_scores_only(tmp_path: Path) -> None:
+    from negcse.analysis.curves import read_curve
+
+    curve = [{"step": 40, "stsb_dev": 61.0}, {"step": 20, "stsb_dev": 60.0}]
+    log = {"curve": [*curve, {"step": 40, "seconds": 9.5}], "method": "m", "backbone": "b"}
+    (tmp_path / "train_log.json").write_text(json.dumps({**log, "seed": 2}))
+    got = read_curve(tmp_path)
+    assert (got.steps, got.stsb_dev, got.seed) == ([20, 40], [60.0, 61.0], 2)
+    (tmp_path / "train_log.json").write_text(json.dumps({**log, "curve": [{"step": 1}]}))
+    with pytest.raises(KeyError, match="seed"):
+        read_curve(tmp_path)
+
+
 # --- end to end: analyze-model, figures and tables with the mirror's splade-tiny -------------
 
 
@@ -189,6 +202,7 @@ def test_commands_write_every_figure_and_table(tmp_path: Path, splade_tiny: Path
     for f in splade_tiny.iterdir():
         (model / f.name).symlink_to(f)
     curve = [{"step": 20, "stsb_dev": 60.0}, {"step": 40, "stsb_dev": 62.5}]
+    curve.append({"step": 40, "seconds": 12.0})  # the trainer's closing timing entry
     (model / "negcse.json").write_text(json.dumps({"eval_pooler": "cls_before_pooler"}))
     log = {"curve": curve, "method": "toy", "backbone": "splade-tiny", "seed": 1, "best_step": 40}
     (model / "train_log.json").write_text(json.dumps(log))

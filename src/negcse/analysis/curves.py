@@ -1,4 +1,8 @@
-"""Training curves: STS-B dev Spearman against steps, from a model folder's ``train_log.json``."""
+"""Training curves: STS-B dev Spearman against steps, from a model folder's ``train_log.json``.
+
+The trainer's ``curve`` list holds ``{step, stsb_dev}`` at every evaluation and other entries
+(``{step, seconds}`` when training ends), which are skipped.
+"""
 
 from __future__ import annotations
 
@@ -32,10 +36,13 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
     for key in ("curve", "method", "backbone", "seed"):
         if key not in log:
             raise KeyError(f"{path}: key '{key}' missing")
-    points = sorted(log["curve"], key=lambda p: p["step"])
-    for i, point in enumerate(points):
-        if "step" not in point or "stsb_dev" not in point:
-            raise KeyError(f"{path}: curve[{i}] needs 'step' and 'stsb_dev'")
+    for i, point in enumerate(log["curve"]):
+        if "step" not in point:
+            raise KeyError(f"{path}: curve[{i}] has no 'step'")
+    # the trainer also logs other entries (e.g. {step, seconds} at the end): dev scores only
+    points = sorted((p for p in log["curve"] if "stsb_dev" in p), key=lambda p: p["step"])
+    if not points:
+        raise ValueError(f"{path}: the curve has no 'stsb_dev' entry")
     return Curve(
         method=str(log["method"]),
         backbone=str(log["backbone"]),

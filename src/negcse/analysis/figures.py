@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import matplotlib
@@ -51,6 +51,18 @@ def _colors(n: int) -> list[tuple[float, float, float, float]]:
     return [cmap(i % cmap.N) for i in range(n)]
 
 
+def _xlim(groups: Iterable[np.ndarray], up_to_one: bool) -> tuple[float, float]:
+    """The range holding 99% of every group (and 1.0 when the positive line is drawn)."""
+    values = [np.asarray(v, dtype=np.float64) for v in groups if np.asarray(v).size]
+    if not values:
+        return -1.0, 1.02
+    lo = min(float(np.quantile(v, 0.005)) for v in values)
+    hi = max(float(np.quantile(v, 0.995)) for v in values)
+    pad = max(0.02, 0.1 * (hi - lo))
+    hi = max(hi + pad, 1.02) if up_to_one else hi + pad
+    return max(lo - pad, -1.0), min(hi, 1.02)
+
+
 def similarity_figure(
     panels: Sequence[tuple[str, Mapping[str, np.ndarray]]],
     title: str,
@@ -66,16 +78,16 @@ def similarity_figure(
                 density(values),
                 color=color,
                 lw=1.4,
-                label=f"{method} (peak {peak(values):.2f}, n={values.size})",
+                label=f"{method} (peak {peak(values):.3f}, n={values.size})",
             )
         if positive_line:
             ax.axvline(1.0, color="black", ls=":", lw=1.2, label="positive pairs (1.0)")
-        ax.set_xlim(-0.2, 1.05)
+        ax.set_xlim(*_xlim(groups.values(), positive_line))
         ax.set_xlabel("cosine similarity")
         ax.set_ylabel("density")
         ax.set_title(panel_title, fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6.5, loc="upper left", frameon=False)
+        ax.legend(fontsize=6.5, loc="best", frameon=False)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig

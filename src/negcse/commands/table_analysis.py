@@ -22,6 +22,8 @@ SUMMARY_KEYS = {
     "false_negative_rate": "FN",
 }
 
+COSINE_KEYS = ("soft_negative_peak", "random_peak", "hard_positive_mean", "hard_positive_std")
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--analyses", nargs="+", required=True, help="analyze-model JSON files")
@@ -35,11 +37,13 @@ def _summary(args: argparse.Namespace) -> None:
     from negcse.tables import collect, summarize, write_table
 
     long = collect(args.analyses, list(SUMMARY_KEYS))
+    cosine = long["metric"].isin(COSINE_KEYS)
+    long.loc[cosine, "value"] *= 100.0  # cosines x100, as every other table's scores
     long["metric"] = long["metric"].map(SUMMARY_KEYS)
     keys = list(SUMMARY_KEYS.values())
     summary = summarize(long, keys)
     caption = (
-        "Analyses, mean $\\pm$ std over seeds. Peaks: mode of the cosine-similarity density of "
+        "Analyses, mean $\\pm$ std over seeds; cosines $\\times$100. Peaks: mode of the cosine-similarity density of "
         "(sentence, SNCSE negation) and (sentence, random sentence) pairs of STS sentences "
         "(SNCSE Fig.~4); hard positives: cosine of STS pairs with gold $\\geq$ 4 and low lexical "
         "overlap (SAN Fig.~4); FP / FN: percentage of STS-B dev pairs whose median-normalized score is more "
