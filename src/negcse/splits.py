@@ -39,7 +39,7 @@ import numpy as np
 
 from negcse.evaluate_sts import EncodeFn, cosine_rows, spearman100
 from negcse.mer import Alignment, align, words
-from negcse.sts_data import _stsb_pairs, load_sts
+from negcse.sts_data import load_sts
 
 logger = logging.getLogger(__name__)
 
@@ -187,12 +187,10 @@ def candidate_pairs(
         for subset, sl in data.subsets.items():
             out[f"{year}-{subset}"] = (data.sent1[sl], data.sent2[sl], data.gold[sl])
     for split in STSB_SPLITS:
-        pairs = _stsb_pairs(split, protocol, mirror)  # load_sts has no STS-B train
-        out[f"STSB-{split}"] = (
-            [p[0] for p in pairs],
-            [p[1] for p in pairs],
-            np.array([p[2] for p in pairs], dtype=np.float64),
+        data = load_sts(
+            "STSBenchmark" if split == "test" else f"STSBenchmark-{split}", protocol, mirror
         )
+        out[f"STSB-{split}"] = (data.sent1, data.sent2, data.gold)
     return out
 
 

@@ -121,15 +121,16 @@ def _sick_pairs(split: str, protocol: str, mirror: str | None) -> list[tuple[str
 
 
 def load_sts(task: str, protocol: str = "senteval", mirror: str | None = None) -> STSData:
-    """One STS evaluation set; ``task`` is one of STS_TASKS or ``STSBenchmark-dev``."""
+    """One STS evaluation set; ``task`` is one of STS_TASKS, ``STSBenchmark-dev`` or
+    ``STSBenchmark-train``."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown STS protocol '{protocol}'; known: {', '.join(PROTOCOLS)}")
     data = STSData(task)
     if task in _SUBSETS:
         for subset in _SUBSETS[task]:
             data.add(subset, _year_pairs(task, subset, protocol, mirror))
-    elif task in ("STSBenchmark", "STSBenchmark-dev"):
-        split = "dev" if task.endswith("dev") else "test"
+    elif task in ("STSBenchmark", "STSBenchmark-dev", "STSBenchmark-train"):
+        split = task.partition("-")[2] or "test"
         data.add(split, _stsb_pairs(split, protocol, mirror))
     elif task == "SICKRelatedness":
         splits = ("train", "trial", "test_annotated") if protocol == "mteb" else ("test_annotated",)
