@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import gaussian_kde
 
-GRID = np.linspace(-1.0, 1.0, 801)  # cosine similarity axis, step 0.0025
+GRID = np.linspace(-1.0, 1.0, 2001)  # cosine similarity axis, step 0.001
 
 
 def density(values: np.ndarray, grid: np.ndarray = GRID) -> np.ndarray:

@@ -87,7 +87,9 @@ def similarity_figure(
         ax.set_ylabel("density")
         ax.set_title(panel_title, fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6.5, loc="best", frameon=False)
+        ax.legend(
+            fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2
+        )
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return fig
@@ -126,6 +128,6 @@ def curves_figure(curves: Mapping[str, Sequence[Curve]], title: str) -> plt.Figu
     ax.set_ylabel("STS-B dev Spearman x100")
     ax.set_title(title, fontsize=11)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, frameon=False, loc="lower right")
+    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     fig.tight_layout()
     return fig
