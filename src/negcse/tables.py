@@ -103,7 +103,7 @@ def render_latex(summary: pd.DataFrame, keys: Sequence[str], caption: str, label
     best = _best(summary, keys)
     has_paper = "paper" in summary
     cols = "ll" + "r" * len(keys) + ("rr" if has_paper else "")
-    header = ["Method", "Backbone", *[SHORT.get(k, k) for k in keys]]
+    header = ["Method", "Backbone", *[_latex_escape(SHORT.get(k, k)) for k in keys]]
     if has_paper:
         header += ["Paper", r"$\Delta$"]
     lines = [
