@@ -118,6 +118,22 @@ def test_smoke_grid_beats_untrained_backbone(smoke_run: Path) -> None:
     assert (ws / "results/tables/sts.csv").is_file() and (ws / "results/tables/sts.md").is_file()
 
 
+def test_html_report_holds_every_table_and_figure(smoke_run: Path) -> None:
+    report = smoke_run / "report.html"
+    sh([*SMOKE, "--report", str(report)], smoke_run)
+    html = report.read_text(errors="replace")
+    for name in (
+        "sts.tex",
+        "transfer.tex",
+        "splits.tex",
+        "probe.tex",
+        "analysis.tex",
+        "soft_negatives.png",
+        "training_curves.png",
+    ):
+        assert name in html, name
+
+
 def test_second_run_does_nothing(smoke_run: Path) -> None:
     out = sh([*SMOKE, "-n"], smoke_run)
     assert "Nothing to be done" in out.stdout + out.stderr
