@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from negcse.cli import main
-from negcse.generators.negation import negate
+from negcse.generators.negation import negate_raw
 from negcse.generators.pos_lexicon import PosLexicon, build_lexicon
 from negcse.generators.san import (
     PUNCTUATION,
@@ -76,7 +76,7 @@ def test_fallback_replaces_only_degenerate_samples() -> None:
     samples = ["-., p.", "she was at school.", ""]
     out, n = apply_fallback(samples, sentences)
     assert n == 2
-    negations = negate([sentences[0], sentences[2]], style="sncse")
+    negations = negate_raw([sentences[0], sentences[2]], style="sncse")
     assert out == [negations[0], "she was at school.", negations[1]]
 
 
@@ -205,7 +205,7 @@ def test_fallback_in_the_generator(splade_tiny: Path, lexicon: PosLexicon) -> No
     bad = [i for i, r in enumerate(raw) if is_degenerate(r)]
     assert 0 in bad  # an empty line gives an empty sample
     assert stats.fallbacks == stats.degenerate == len(bad)
-    expected = negate([sentences[i] for i in bad], style="sncse")
+    expected = negate_raw([sentences[i].strip() for i in bad], style="sncse")
     assert [out[i] for i in bad] == expected
     assert all(out[i] == raw[i] for i in range(3) if i not in bad)
 

@@ -107,13 +107,18 @@ def is_degenerate(text: str) -> bool:
 def apply_fallback(
     samples: Sequence[str], sentences: Sequence[str], progress: bool = False
 ) -> tuple[list[str], int]:
-    """Replace each degenerate sample by the SNCSE negation of its sentence; returns the count."""
+    """Replace each degenerate sample by the SNCSE negation of its sentence; returns the count.
+
+    The negation is the rule output for the stripped sentence (tabs as spaces), i.e. the
+    released ``neg_soft`` column that the released trainers substitute.
+    """
     bad = [i for i, s in enumerate(samples) if is_degenerate(s)]
     out = list(samples)
     if bad:
-        from negcse.generators.negation import negate  # spaCy: only when needed
+        from negcse.generators.negation import negate_raw  # spaCy: only when needed
 
-        negations = negate([sentences[i] for i in bad], style="sncse", progress=progress)
+        texts = [sentences[i].strip().replace("\t", " ") for i in bad]
+        negations = negate_raw(texts, style="sncse", progress=progress)
         for i, neg in zip(bad, negations, strict=True):
             out[i] = neg
     return out, len(bad)
