@@ -27,7 +27,7 @@ from negcse.evaluate_sts import evaluate_sts
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder
 from negcse.resolve import resolve_data, resolve_model
-from negcse.trainer import Trainer, TrainData
+from negcse.trainer import TrainData, Trainer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,14 +35,33 @@ REPO = Path(__file__).resolve().parents[1]
 def train_throughput(model_id: str, steps: int, batch: int, threads: int) -> float:
     torch.set_num_threads(threads)
     corpus = resolve_data("unlabeled/wiki1m/wiki1m_random10k.txt").read_text().splitlines()
-    settings = TrainSettings(epochs=1, batch_size=batch, learning_rate=3e-5, max_seq_len=32,
-                             dropout=0.1, scheduler="linear", warmup_ratio=0.0, weight_decay=0.0,
-                             max_grad_norm=1.0, max_steps=steps + 2, eval_steps=10**9,
-                             checkpoint_steps=10**9, precision="fp32")
+    settings = TrainSettings(
+        epochs=1,
+        batch_size=batch,
+        learning_rate=3e-5,
+        max_seq_len=32,
+        dropout=0.1,
+        scheduler="linear",
+        warmup_ratio=0.0,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        max_steps=steps + 2,
+        eval_steps=10**9,
+        checkpoint_steps=10**9,
+        precision="fp32",
+    )
     model = SentenceEncoder.from_pretrained(resolve_model(model_id), 0.1)
-    trainer = Trainer(build_method("simcse", {}, model_id), model, TrainData({"sentence": corpus}),
-                      settings, 1, lambda enc: 0.0, Path("/tmp/negcse-bench-ckpt"),
-                      device=torch.device("cpu"), progress=False)
+    trainer = Trainer(
+        build_method("simcse", {}, model_id),
+        model,
+        TrainData({"sentence": corpus}),
+        settings,
+        1,
+        lambda enc: 0.0,
+        Path("/tmp/negcse-bench-ckpt"),
+        device=torch.device("cpu"),
+        progress=False,
+    )
     method, opt = trainer.method, torch.optim.AdamW(model.parameters(), lr=3e-5)
     model.train()
     for step in range(2):  # warm-up
@@ -83,25 +102,51 @@ def main() -> None:
     rows = []
     for model_id in ("splade-tiny", "sentence-transformers/all-MiniLM-L6-v2"):
         sps = train_throughput(model_id, args.steps, 64, args.threads)
-        rows.append((f"SimCSE training throughput, {model_id}, batch 64, max_len 32, fp32, "
-                     f"{args.threads} threads", f"{sps:.0f} sentences/s",
-                     f"python benchmarks/base.py (train_throughput, {args.steps} steps)"))
-    for model_id, pooler in (("splade-tiny", "cls_before_pooler"),
-                             ("sentence-transformers/all-MiniLM-L6-v2", "mean")):
+        rows.append(
+            (
+                f"SimCSE training throughput, {model_id}, batch 64, max_len 32, fp32, "
+                f"{args.threads} threads",
+                f"{sps:.0f} sentences/s",
+                f"python benchmarks/base.py (train_throughput, {args.steps} steps)",
+            )
+        )
+    for model_id, pooler in (
+        ("splade-tiny", "cls_before_pooler"),
+        ("sentence-transformers/all-MiniLM-L6-v2", "mean"),
+    ):
         secs, avg = eval_seconds(model_id, pooler)
-        rows.append((f"STS evaluation (7 tasks + STS-B dev), {model_id}, {pooler}",
-                     f"{secs:.1f} s (avg {avg:.2f})",
-                     f"python -m negcse evaluate-sts --model {model_id} --pooler {pooler} --out X.json"))
+        rows.append(
+            (
+                f"STS evaluation (7 tasks + STS-B dev), {model_id}, {pooler}",
+                f"{secs:.1f} s (avg {avg:.2f})",
+                f"python -m negcse evaluate-sts --model {model_id} --pooler {pooler} --out X.json",
+            )
+        )
     secs = timed(["snakemake", "-n", "--profile", "profiles/default"], REPO)
-    rows.append(("Paper-grid dry run (4 backbones x 3 seeds)", f"{secs:.1f} s",
-                 "snakemake -n --profile profiles/default"))
+    rows.append(
+        (
+            "Paper-grid dry run (4 backbones x 3 seeds)",
+            f"{secs:.1f} s",
+            "snakemake -n --profile profiles/default",
+        )
+    )
     if args.workspace:
         secs = timed(["snakemake", "--profile", "profiles/smoke"], Path(args.workspace))
-        rows.append(("No-op rerun of the finished smoke grid", f"{secs:.1f} s",
-                     "snakemake --profile profiles/smoke  # second time"))
+        rows.append(
+            (
+                "No-op rerun of the finished smoke grid",
+                f"{secs:.1f} s",
+                "snakemake --profile profiles/smoke  # second time",
+            )
+        )
     if args.smoke_seconds:
-        rows.append(("Smoke grid, end to end from nothing (offline)", f"{args.smoke_seconds:.0f} s",
-                     "dvc repro  # params.yaml workflow.profile: profiles/smoke"))
+        rows.append(
+            (
+                "Smoke grid, end to end from nothing (offline)",
+                f"{args.smoke_seconds:.0f} s",
+                "dvc repro  # params.yaml workflow.profile: profiles/smoke",
+            )
+        )
 
     load = os.getloadavg()
     lines = [
