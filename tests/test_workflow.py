@@ -150,14 +150,19 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     finally:
         params.write_text(original)
     jobs = jobs_with_wildcards(out)
-    rules = {rule for rule, _ in jobs}
-    assert rules <= {"train", "evaluate_sts", "sts_table", "all"}, rules
-    model_jobs = [w for r, w in jobs if r in ("train", "evaluate_sts")]
     seeds = len(
         yaml.safe_load((smoke_run / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     )
-    assert len(model_jobs) == 2 * seeds
-    assert all("method=simcse," in w for w in model_jobs)
+    # every per-model job that reruns is SimCSE's ...
+    per_model = [(r, w) for r, w in jobs if "method=" in w]
+    assert per_model and all(re.search(r"method=simcse(,|$)", w) for _, w in per_model), per_model
+    assert sum(r == "train" for r, _ in per_model) == seeds
+    assert sum(r == "evaluate_sts" for r, _ in per_model) == seeds
+    # ... and nothing upstream of training or belonging to the untrained baseline reruns;
+    # only the tables and figures that aggregate over methods are rebuilt.
+    aggregates = [r for r, w in jobs if "method=" not in w]
+    assert all(r == "all" or r.endswith(("_table", "_figure")) for r in aggregates), aggregates
+    assert "sts_table" in aggregates
 
 
 def test_dvc_round_trip_to_a_fresh_clone(smoke_run: Path, tmp_path: Path) -> None:
