@@ -84,18 +84,21 @@ def run(args: argparse.Namespace) -> int:
         ):
             fh.write(" ".join(sample.splitlines()) + "\n")
     elapsed = time.perf_counter() - start
+    changes = (
+        "token changes not tracked (reference quirks)"
+        if params.reference_quirks
+        else f"{stats.changed_tokens} of {stats.tokens} tokens changed, "
+        f"{stats.unchanged_sentences} sentences unchanged"
+    )
     logger.info(
-        "wrote %s: %d samples in %.1f s (%.1f/s); %d mask draws; %d of %d tokens changed, "
-        "%d sentences unchanged, %d truncated; %d degenerate samples, %d replaced by the "
-        "SNCSE negation",
+        "wrote %s: %d samples in %.1f s (%.1f/s); %d mask draws; %s; %d truncated; "
+        "%d degenerate samples, %d replaced by the SNCSE negation",
         args.output,
         stats.sentences,
         elapsed,
         stats.sentences / max(elapsed, 1e-9),
         stats.masked,
-        stats.changed_tokens,
-        stats.tokens,
-        stats.unchanged_sentences,
+        changes,
         stats.truncated,
         stats.degenerate,
         stats.fallbacks,
