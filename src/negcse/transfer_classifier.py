@@ -12,7 +12,8 @@ the batch once all their models stopped. Per model, everything follows SentEval'
 - data order: a numpy ``RandomState(seed)`` (SentEval re-seeds the global numpy generator for
   every classifier); its first permutation makes the 5% validation split when no early-stopping
   set is given, then one permutation per pass orders the mini-batches;
-- loss: mean cross-entropy over the mini-batch; the last mini-batch of a pass may be short;
+- loss: mean cross-entropy over the mini-batch (SentEval's ``size_average = False``, set after
+  the loss is built, has no effect since PyTorch 0.4); the last mini-batch may be short;
 - early stopping: after every ``epoch_size`` passes the early-stopping accuracy is measured;
   the best weights are kept; training stops at the (tenacity+1)-th time it does not improve
   (SentEval never resets the counter) or once ``nepoch > max_epoch``.
