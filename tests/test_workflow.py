@@ -81,16 +81,14 @@ def test_lint(workspace: Path) -> None:
     assert "Congratulations" in out.stdout + out.stderr
 
 
-def test_paper_grid_dry_run_lists_every_train_job_quickly(workspace: Path) -> None:
+def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
+    """Its time is a benchmark figure (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
-    start = time.perf_counter()
     out = sh(["snakemake", "-n", "--profile", "profiles/default"], workspace)
-    elapsed = time.perf_counter() - start
     counts = job_counts(out.stdout)
     grid = config["grid"]
     assert counts["train"] == len(grid["methods"]) * len(grid["backbones"]) * len(grid["seeds"])
     assert len(grid["backbones"]) == 4
-    assert elapsed < 20, f"paper-grid dry run took {elapsed:.1f} s"
 
 
 @pytest.fixture(scope="module")
