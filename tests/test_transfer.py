@@ -221,7 +221,7 @@ def _compare_with_reference(x, y, jobs, res, cfg) -> None:
 
 def bow_encode(sentences, dim: int = 256) -> np.ndarray:
     """Hashed bag of words through a fixed random projection: cheap, deterministic features."""
-    proj = np.random.default_rng(0).normal(size=(4096, dim)).astype(np.float32) / 8
+    proj = np.random.default_rng(0).normal(size=(4096, dim)).astype(np.float32)
     out = np.zeros((len(sentences), dim), np.float32)
     for i, s in enumerate(sentences):
         ids = [zlib.crc32(w.lower().encode()) % 4096 for w in s.split()]
@@ -236,7 +236,7 @@ def test_end_to_end_trec_on_bag_of_words() -> None:
     majority = (
         100 * max(Counter(load_transfer("TREC", MIRROR).splits["test"].labels).values()) / 500
     )
-    assert res["TREC"] > majority + 25  # ~23% majority; bag of words gets ~68
+    assert res["TREC"] > majority + 25  # ~23% majority; bag of words gets ~71
     assert res["avg"] == res["TREC"]
     assert det["n"] == {"train": 5452, "test": 500} and sum(det["fold_sizes"]) == 5452
     assert det["penalty"] in det["penalties"] and det["devacc"] == max(det["cv_scores"])
@@ -277,7 +277,8 @@ def test_all_tasks_on_bag_of_words() -> None:
 
 @pytest.mark.slow
 def test_sklearn_classifier_runs_senteval_grid() -> None:
-    res = evaluate_transfer(bow_encode, ["TREC"], MIRROR, classifier="sklearn")
-    det = res["details"]["TREC"]
-    assert det["penalties"] == [2.0**t for t in range(-1, 6)]
-    assert res["TREC"] > 50
+    res = evaluate_transfer(bow_encode, ["MRPC"], MIRROR, classifier="sklearn", kfold=3)
+    det = res["details"]["MRPC"]
+    assert det["penalties"] == [2.0**t for t in range(-1, 6)]  # SentEval's C grid for k-fold
+    assert len(det["fold_sizes"]) == 3 and det["penalty"] in det["penalties"]
+    assert res["MRPC"] >= 66.5 and 0 < res["MRPC_f1"] <= 100
