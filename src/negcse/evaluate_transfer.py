@@ -11,7 +11,8 @@
   are ``[|u - v|, u * v]``; MRPC also reports F1 of the paraphrase class.
 
 Rows are put in SentEval's order (``senteval_order``) before folds are drawn, which makes the
-folds SentEval's own. Accuracies are x100 and rounded to 2 decimals where SentEval rounds.
+folds SentEval's own. Accuracies are x100 and rounded to 2 decimals where and as SentEval
+rounds (numpy's rounding for means, Python's for single scores), so ties pick the same penalty.
 Classifiers: ``sentevalish`` (default) reproduces SentEval's PyTorch logistic regression
 (``negcse.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
 """
@@ -61,13 +62,19 @@ PENALTIES = {
 
 
 def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
-    """SentEval's test accuracy: round(100 * accuracy, 2)."""
+    """SentEval's test accuracy: Python's round(100 * accuracy, 2)."""
     return round(100.0 * float(np.mean(np.asarray(pred) == np.asarray(gold))), 2)
 
 
 def f1_100(pred: np.ndarray, gold: np.ndarray) -> float:
-    """SentEval's MRPC F1 (positive class 1): round(100 * F1, 2)."""
-    return round(100.0 * float(f1_score(gold, pred)), 2)
+    """SentEval's MRPC F1 (positive class 1), 100 * F1 rounded as numpy rounds."""
+    return np_round2(100.0 * f1_score(gold, pred))
+
+
+def np_round2(value: float) -> float:
+    """``round(numpy_float, 2)`` as SentEval applies it to numpy means: numpy's rounding
+    (scale, round half to even, unscale), which can differ from Python's on x.xx5 values."""
+    return float(np.round(np.float64(value), 2))
 
 
 class _Prober:
@@ -113,7 +120,7 @@ def inner_kfold(
     dev_acc = inner.dev_accuracy.reshape(k, k, len(penalties))  # [outer, inner, penalty]
     chosen = []
     for f in range(k):
-        scores = [round(100.0 * float(np.mean(dev_acc[f, :, r])), 2) for r in range(len(penalties))]
+        scores = [np_round2(100.0 * np.mean(dev_acc[f, :, r])) for r in range(len(penalties))]
         chosen.append((*_pick(scores, penalties), max(scores)))
     final_jobs = [FitJob(train, None, (chosen[f][1],)) for f, (train, _) in enumerate(outer)]
     final = prober.fit(x, y, final_jobs, nclasses, f"{name} outer folds")
@@ -121,8 +128,8 @@ def inner_kfold(
         accuracy100(final.predict(x[test], f, 0), y[test]) for f, (_, test) in enumerate(outer)
     ]
     return {
-        "acc": round(float(np.mean(test_acc)), 2),
-        "devacc": round(float(np.mean([c[2] for c in chosen])), 2),
+        "acc": np_round2(np.mean(test_acc)),
+        "devacc": np_round2(np.mean([c[2] for c in chosen])),
         "folds": [
             {"n_train": len(tr), "n_test": len(te), "penalty": c[1], "devacc": c[2], "acc": a}
             for (tr, te), c, a in zip(outer, chosen, test_acc, strict=True)
@@ -172,9 +179,7 @@ def kfold_classifier(
     folds = _stratified_folds(y[train], k, prober.seed)
     jobs = [FitJob(train[tr], train[te], penalties) for tr, te in folds]
     cv = prober.fit(x, y, jobs, nclasses, f"{name} CV")
-    scores = [
-        round(100.0 * float(np.mean(cv.dev_accuracy[:, r])), 2) for r in range(len(penalties))
-    ]
+    scores = [np_round2(100.0 * np.mean(cv.dev_accuracy[:, r])) for r in range(len(penalties))]
     _, penalty = _pick(scores, penalties)
     final = prober.fit(x, y, [FitJob(train, None, (penalty,))], nclasses, f"{name} train")
     pred = final.predict(x[test], 0, 0)
