@@ -21,7 +21,7 @@ smoke: setup
 	source $(VENV)/bin/activate && NEGCSE_OFFLINE=1 snakemake --profile profiles/smoke
 
 paper-dry-run: setup
-	source $(VENV)/bin/activate && snakemake -n --profile profiles/default
+	source $(VENV)/bin/activate && snakemake -n --profile profiles/local
 
 lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \

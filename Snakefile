@@ -1,5 +1,5 @@
 # negcse: unsupervised sentence embeddings with synthetic negatives, one workflow for five papers.
-# Run `snakemake --profile profiles/default` (paper grid) or `--profile profiles/smoke` (CPU smoke).
+# Run `snakemake --profile profiles/local` (paper grid) or `--profile profiles/smoke` (CPU smoke).
 from snakemake.utils import min_version
 
 min_version("9.0")

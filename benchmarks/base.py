@@ -133,12 +133,12 @@ def main() -> None:
             )
         )
     if "dryrun" in args.parts:
-        secs = timed(["snakemake", "-n", "--profile", "profiles/default"], REPO)
+        secs = timed(["snakemake", "-n", "--profile", "profiles/local"], REPO)
         rows.append(
             (
                 "Paper-grid dry run (4 backbones x 3 seeds)",
                 f"{secs:.1f} s",
-                "snakemake -n --profile profiles/default",
+                "snakemake -n --profile profiles/local",
             )
         )
     if args.workspace:

@@ -1,6 +1,7 @@
 # The papers' analyses of every trained model: similarity distributions (SNCSE Figure 4, SAN
 # Figure 4), rank errors (SNCSE Table 4), GCSE's normalized case study (Appendix J, Table 8) and
-# STS-B dev training curves. Settings: analysis (params.yaml / the JSON schema).
+# STS-B dev training curves. Settings: analysis (params.yaml / the JSON schema). Each model's
+# analysis runs in its evaluation job (rules/evaluate.smk); here: inputs, figures, tables.
 
 
 rule analysis_sentences:
@@ -36,58 +37,6 @@ rule analysis_negations:
     shell:
         "python -m negcse negate --input {input} --output {output} --style sncse "
         "{params.quirks} --no-progress 2> {log}"
-
-
-rule analyze_model:
-    input:
-        model="results/models/{method}/{backbone}/seed{seed}",
-        sentences="results/analysis/sts_sentences.txt",
-        negations="results/analysis/sts_sentences.negation.txt",
-    output:
-        json="results/analysis/{method}/{backbone}/seed{seed}/analysis.json",
-        rank=report(
-            "results/analysis/{method}/{backbone}/seed{seed}/rank_errors.tex",
-            caption="../report/rank_errors.rst",
-            category="Analysis",
-            subcategory="Rank errors (SNCSE Table 4)",
-            labels={
-                "method": "{method}",
-                "backbone": "{backbone}",
-                "seed": "{seed}",
-            },
-        ),
-        case=report(
-            "results/analysis/{method}/{backbone}/seed{seed}/case_study.tex",
-            caption="../report/case_study.rst",
-            category="Analysis",
-            subcategory="Normalized errors (GCSE App. J)",
-            labels={
-                "method": "{method}",
-                "backbone": "{backbone}",
-                "seed": "{seed}",
-            },
-        ),
-    log:
-        "logs/analysis/{method}/{backbone}/seed{seed}.log",
-    benchmark:
-        "benchmarks/rules/analysis/{method}/{backbone}/seed{seed}.tsv"
-    conda:
-        "../envs/negcse.yaml"
-    threads: 2
-    resources:
-        gpu=1,
-        mem_mb=8000,
-    params:
-        settings=analysis_args(),
-        batch_size=config["evaluation"]["batch_size"],
-        mirror=mirror_arg(),
-    shell:
-        "python -m negcse analyze-model --model {input.model} --pooler auto "
-        "--sentences {input.sentences} --negations {input.negations} --out {output.json} "
-        "--rank-tex {output.rank} --case-tex {output.case} {params.settings} "
-        "--batch-size {params.batch_size} --tag method={wildcards.method} "
-        "--tag backbone={wildcards.backbone} --tag seed={wildcards.seed} "
-        "--threads {threads} {params.mirror} 2> {log}"
 
 
 rule analysis_figure:

@@ -1,55 +1,109 @@
-# Evaluation of every trained model (and each untrained backbone as a baseline row).
+# Evaluation of every trained model (and each untrained backbone as a baseline row): STS, the
+# SentEval transfer tasks, OssCSE's Cont./Oppn. splits and probe, and (trained models) the
+# papers' analyses. One job per model runs them as one `negcse batch`: torch is imported once,
+# the model loaded once, and each STS sentence encoded once for STS, splits and analyses
+# (each evaluation alone costs ~5 s of imports plus its own encoding pass; benchmarks/base.md).
 
 
-rule evaluate_sts:
+rule evaluate_model:
     input:
         model="results/models/{method}/{backbone}/seed{seed}",
-        data="results/data/sts_manifest.tsv",
+        sts="results/data/sts_manifest.tsv",
+        transfer="results/data/transfer_manifest.tsv",
+        sentences="results/analysis/sts_sentences.txt",
+        negations="results/analysis/sts_sentences.negation.txt",
     output:
-        "results/eval/sts/{method}/{backbone}/seed{seed}.json",
+        sts="results/eval/sts/{method}/{backbone}/seed{seed}.json",
+        transfer="results/eval/transfer/{method}/{backbone}/seed{seed}.json",
+        splits="results/eval/splits/{method}/{backbone}/seed{seed}.json",
+        probe="results/eval/probe/{method}/{backbone}/seed{seed}.json",
+        analysis="results/analysis/{method}/{backbone}/seed{seed}/analysis.json",
+        rank=report(
+            "results/analysis/{method}/{backbone}/seed{seed}/rank_errors.tex",
+            caption="../report/rank_errors.rst",
+            category="Analysis",
+            subcategory="Rank errors (SNCSE Table 4)",
+            labels={
+                "method": "{method}",
+                "backbone": "{backbone}",
+                "seed": "{seed}",
+            },
+        ),
+        case=report(
+            "results/analysis/{method}/{backbone}/seed{seed}/case_study.tex",
+            caption="../report/case_study.rst",
+            category="Analysis",
+            subcategory="Normalized errors (GCSE App. J)",
+            labels={
+                "method": "{method}",
+                "backbone": "{backbone}",
+                "seed": "{seed}",
+            },
+        ),
     log:
-        "logs/eval/sts/{method}/{backbone}/seed{seed}.log",
+        "logs/eval/{method}/{backbone}/seed{seed}.log",
     benchmark:
-        "benchmarks/rules/eval/sts/{method}/{backbone}/seed{seed}.tsv"
+        "benchmarks/rules/eval/{method}/{backbone}/seed{seed}.tsv"
     conda:
         "../envs/negcse.yaml"
     threads: 2
     resources:
         gpu=1,
-        mem_mb=8000,
+        mem_mb=16000,
     params:
+        common=lambda wildcards, threads: (
+            f"--model results/models/{wildcards.method}/{wildcards.backbone}/"
+            f"seed{wildcards.seed} --pooler auto --batch-size "
+            f"{config['evaluation']['batch_size']} --threads {threads} {mirror_arg()} "
+            f"--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
+            f"--tag seed={wildcards.seed}"
+        ),
         protocol=config["evaluation"]["protocol"],
-        batch_size=config["evaluation"]["batch_size"],
-        mirror=mirror_arg(),
+        transfer=transfer_args(),
+        splits=splits_args(),
+        analysis=analysis_args(),
     shell:
-        "python -m negcse evaluate-sts --model {input.model} --pooler auto "
-        "--protocol {params.protocol} --batch-size {params.batch_size} --out {output} "
-        "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
-        "--tag seed={wildcards.seed} --threads {threads} {params.mirror} 2> {log}"
+        "python -m negcse batch "
+        "evaluate-sts {params.common} --protocol {params.protocol} --out {output.sts} "
+        ":: evaluate-transfer {params.common} {params.transfer} --out {output.transfer} "
+        ":: evaluate-splits {params.common} --protocol {params.protocol} {params.splits} "
+        "--out {output.splits} --probe-out {output.probe} "
+        ":: analyze-model {params.common} {params.analysis} --sentences {input.sentences} "
+        "--negations {input.negations} --out {output.analysis} --rank-tex {output.rank} "
+        "--case-tex {output.case} 2> {log}"
 
 
-rule evaluate_sts_untrained:
+rule evaluate_untrained:
     input:
-        data="results/data/sts_manifest.tsv",
+        sts="results/data/sts_manifest.tsv",
+        transfer="results/data/transfer_manifest.tsv",
     output:
-        "results/eval/sts/untrained/{backbone}.json",
+        sts="results/eval/sts/untrained/{backbone}.json",
+        transfer="results/eval/transfer/untrained/{backbone}.json",
+        splits="results/eval/splits/untrained/{backbone}.json",
+        probe="results/eval/probe/untrained/{backbone}.json",
     log:
-        "logs/eval/sts/untrained/{backbone}.log",
+        "logs/eval/untrained/{backbone}.log",
     benchmark:
-        "benchmarks/rules/eval/sts/untrained/{backbone}.tsv"
+        "benchmarks/rules/eval/untrained/{backbone}.tsv"
     conda:
         "../envs/negcse.yaml"
     threads: 2
     resources:
         gpu=1,
-        mem_mb=8000,
+        mem_mb=16000,
     params:
-        pooler=config["evaluation"]["baseline_pooler"],
+        common=lambda wildcards, threads: (
+            f"--model {wildcards.backbone} --pooler {config['evaluation']['baseline_pooler']} "
+            f"--batch-size {config['evaluation']['batch_size']} --threads {threads} "
+            f"{mirror_arg()} --tag method=untrained --tag backbone={wildcards.backbone}"
+        ),
         protocol=config["evaluation"]["protocol"],
-        batch_size=config["evaluation"]["batch_size"],
-        mirror=mirror_arg(),
+        transfer=transfer_args(),
+        splits=splits_args(),
     shell:
-        "python -m negcse evaluate-sts --model {wildcards.backbone} --pooler {params.pooler} "
-        "--protocol {params.protocol} --batch-size {params.batch_size} --out {output} "
-        "--tag method=untrained --tag backbone={wildcards.backbone} "
-        "--threads {threads} {params.mirror} 2> {log}"
+        "python -m negcse batch "
+        "evaluate-sts {params.common} --protocol {params.protocol} --out {output.sts} "
+        ":: evaluate-transfer {params.common} {params.transfer} --out {output.transfer} "
+        ":: evaluate-splits {params.common} --protocol {params.protocol} {params.splits} "
+        "--out {output.splits} --probe-out {output.probe} 2> {log}"

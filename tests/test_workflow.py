@@ -65,7 +65,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(["tar", "-x", "-C", str(ws)], input=archive.stdout, check=True)
     params = ws / "params.yaml"
     params.write_text(
-        params.read_text().replace("profile: profiles/default", "profile: profiles/smoke")
+        params.read_text().replace("profile: profiles/local", "profile: profiles/smoke")
     )
     for cmd in (
         ["git", "init", "-q"],
@@ -84,7 +84,7 @@ def test_lint(workspace: Path) -> None:
 def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
     """Its time is a benchmark figure (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
-    out = sh(["snakemake", "-n", "--profile", "profiles/default"], workspace)
+    out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
     counts = job_counts(out.stdout)
     grid = config["grid"]
     assert counts["train"] == len(grid["methods"]) * len(grid["backbones"]) * len(grid["seeds"])
@@ -155,7 +155,7 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     per_model = [(r, w) for r, w in jobs if "method=" in w]
     assert per_model and all(re.search(r"method=simcse(,|$)", w) for _, w in per_model), per_model
     assert sum(r == "train" for r, _ in per_model) == seeds
-    assert sum(r == "evaluate_sts" for r, _ in per_model) == seeds
+    assert sum(r == "evaluate_model" for r, _ in per_model) == seeds
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
     # only the tables and figures that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,8 +20,28 @@ from negcse.resolve import resolve_model
 logger = logging.getLogger(__name__)
 
 
+# Set inside `shared_encoders()`: one loaded Encoder per (model, pooler, mirror, device, length).
+_SHARED: dict[tuple[str, ...], Encoder] | None = None
+
+
 def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@contextmanager
+def shared_encoders() -> Iterator[None]:
+    """Several evaluations of frozen models in one process (``negcse batch``).
+
+    Inside, ``Encoder.load`` loads each model once and every loaded encoder keeps the vector of
+    each sentence it has encoded: a sentence that several evaluations read (STS, its splits,
+    the analyses) is encoded once. Outside, nothing is cached.
+    """
+    global _SHARED
+    previous, _SHARED = _SHARED, {}
+    try:
+        yield
+    finally:
+        _SHARED = previous
 
 
 @dataclass
@@ -32,6 +53,7 @@ class Encoder:
     pooler: Pooler
     max_length: int = 512
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    memo: dict[str, np.ndarray] | None = None  # sentence -> vector, set by shared_encoders()
 
     @classmethod
     def load(
@@ -42,18 +64,39 @@ class Encoder:
         device: torch.device | None = None,
         max_length: int = 512,
     ) -> Encoder:
+        device = device or default_device()
+        key = (str(name_or_path), pooler, str(mirror), str(device), str(max_length))
+        if _SHARED is not None and key in _SHARED:
+            return _SHARED[key]
         path = resolve_model(name_or_path, mirror)
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModel.from_pretrained(path)
-        device = device or default_device()
         model.to(device).eval()
-        return cls(model, tokenizer, get_pooler(pooler, tokenizer=tokenizer), max_length, device)
+        pool = get_pooler(pooler, tokenizer=tokenizer)
+        encoder = cls(model, tokenizer, pool, max_length, device)
+        if _SHARED is not None:
+            encoder.memo = {}
+            _SHARED[key] = encoder
+        return encoder
 
-    @torch.no_grad()
     def encode(
         self, sentences: Sequence[str], batch_size: int = 128, progress: bool = False
     ) -> np.ndarray:
         """Embeddings in input order; sentences are length-sorted inside for speed."""
+        if self.memo is None:
+            return self._encode(sentences, batch_size, progress)
+        memo = self.memo
+        new = [s for s in dict.fromkeys(sentences) if s not in memo]
+        if new:
+            memo.update(zip(new, self._encode(new, batch_size, progress), strict=True))
+        if not sentences:
+            return self._encode([], batch_size)
+        return np.stack([memo[s] for s in sentences])
+
+    @torch.no_grad()
+    def _encode(
+        self, sentences: Sequence[str], batch_size: int, progress: bool = False
+    ) -> np.ndarray:
         order = np.argsort([-len(s) for s in sentences], kind="stable")
         chunks: list[np.ndarray] = []
         autocast = self.device.type == "cuda"
