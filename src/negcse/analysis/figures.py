@@ -88,9 +88,9 @@ def similarity_figure(
         ax.set_title(panel_title, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(
-            fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2
+            fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.36), ncol=2
         )
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(f"{title} (n: pairs pooled over seeds)", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -128,6 +128,6 @@ def curves_figure(curves: Mapping[str, Sequence[Curve]], title: str) -> plt.Figu
     ax.set_ylabel("STS-B dev Spearman x100")
     ax.set_title(title, fontsize=11)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     fig.tight_layout()
     return fig
