@@ -8,6 +8,7 @@ import logging
 from negcse.analysis.overlap import OVERLAP_KINDS
 from negcse.analysis.rank_errors import TIE_METHODS
 from negcse.io_utils import atomic_open, read_lines, write_json
+from negcse.model_cli import add_model_arguments, header, load_encoder, tags
 from negcse.sts_data import PROTOCOLS, STS_TASKS
 
 NAME = "analyze-model"
@@ -19,13 +20,9 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="trained folder, mirror name or hub id")
-    p.add_argument(
-        "--pooler", default="auto", help="a pooler name, or auto: the one saved in negcse.json"
-    )
+    add_model_arguments(p)
     p.add_argument("--sentences", required=True, help="analysis-sentences output")
     p.add_argument("--negations", required=True, help="their negations, line for line")
-    p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument("--rank-tex", help="LaTeX table of the top rank errors")
     p.add_argument("--case-tex", help="LaTeX table of the largest normalized errors")
     p.add_argument("--protocol", choices=PROTOCOLS, default="senteval")
@@ -39,16 +36,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ties", choices=TIE_METHODS, default="average")
     p.add_argument("--error-threshold", type=float, default=0.2)
     p.add_argument("--partner-seed", type=int, default=0)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
-    p.add_argument(
-        "--tag",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="recorded in the output (e.g. method, backbone, seed)",
-    )
-    p.add_argument("--threads", type=int, default=None)
 
 
 def _caption_model(tags: dict[str, str], model: str) -> str:
@@ -63,19 +50,13 @@ def _caption_model(tags: dict[str, str], model: str) -> str:
 def run(args: argparse.Namespace) -> int:
     from negcse.analysis.latex import TASK_NAMES, case_study_table, rank_error_table
     from negcse.analysis.run import AnalysisSettings, analyze_model
-    from negcse.commands.evaluate_sts import saved_pooler
-    from negcse.encoder import Encoder
-    from negcse.model import torch_threads
-
-    torch_threads(args.threads)
     sentences, negations = read_lines(args.sentences), read_lines(args.negations)
     if len(sentences) != len(negations):
         raise SystemExit(
             f"{args.sentences} has {len(sentences)} lines but {args.negations} has "
             f"{len(negations)}: negations must be line for line"
         )
-    pooler = saved_pooler(args.model) if args.pooler == "auto" else args.pooler
-    encoder = Encoder.load(args.model, pooler, mirror=args.mirror)
+    encoder = load_encoder(args)
     settings = AnalysisSettings(
         protocol=args.protocol,
         min_gold=args.min_gold,
@@ -94,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
         settings,
         args.mirror,
     )
-    tags = dict(t.partition("=")[::2] for t in args.tag)
-    who = _caption_model(tags, args.model)
+    who = _caption_model(tags(args), args.model)
     if args.rank_tex:
         tasks = ", ".join(TASK_NAMES.get(t, t) for t in args.rank_tasks)
         caption = (
@@ -117,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         )
         with atomic_open(args.case_tex) as fh:
             fh.write(case_study_table(case, caption, "tab:case-study"))
-    result = {**tags, "model": args.model, "pooler": pooler, **result}
+    result = {**header(args), **result}
     write_json(args.out, result)
     logger.info(
         "soft-negative peak %.2f, random peak %.2f, hard-positive mean %.3f (n=%d), %.1fs",

@@ -10,7 +10,7 @@ import argparse
 import logging
 import os
 
-from negcse.poolers import POOLERS
+from negcse.model_cli import add_model_arguments
 
 NAME = "evaluate-mteb"
 HELP = (
@@ -22,26 +22,9 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", help="trained folder, mirror name or hub id (not with --prefetch)")
-    p.add_argument(
-        "--pooler",
-        default="auto",
-        help=f"one of {sorted(POOLERS)}, or auto: the one saved in negcse.json "
-        "(cls_before_pooler when there is none)",
-    )
+    add_model_arguments(p, model_required=False)  # --model: not with --prefetch
     p.add_argument("--group", required=True, choices=GROUPS)
     p.add_argument("--tasks", nargs="+", default=None, help="a subset of the group's tasks")
-    p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
-    p.add_argument(
-        "--tag",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="recorded in the output (e.g. method, backbone, seed)",
-    )
-    p.add_argument("--threads", type=int, default=None)
     p.add_argument(
         "--prefetch",
         action="store_true",
@@ -64,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if not args.model:
             raise SystemExit("error: --model is required (unless --prefetch)")
-        from negcse.commands.evaluate_sts import saved_pooler
         from negcse.model import torch_threads
+        from negcse.model_cli import saved_pooler
 
         torch_threads(args.threads)
         if args.pooler == "auto":

@@ -6,11 +6,8 @@ import argparse
 import logging
 import time
 
-from negcse.commands.evaluate_sts import saved_pooler
-from negcse.encoder import Encoder
 from negcse.io_utils import write_json
-from negcse.model import torch_threads
-from negcse.poolers import POOLERS
+from negcse.model_cli import add_model_arguments, header, load_encoder
 from negcse.probe import load_probe, run_probe
 from negcse.splits import ALIGNMENTS, MEDIAN_RANGE, build_splits, evaluate_splits
 from negcse.sts_data import PROTOCOLS
@@ -18,28 +15,6 @@ from negcse.sts_data import PROTOCOLS
 NAME = "evaluate-splits"
 HELP = "Spearman x100 on OssCSE's Cont./Oppn. splits of the STS datasets (Tables 2, 3, 6)"
 logger = logging.getLogger(__name__)
-
-
-def add_model_arguments(p: argparse.ArgumentParser) -> None:
-    """Model, pooler, output and encoding options shared with ``negcse probe``."""
-    p.add_argument("--model", required=True, help="trained folder, mirror name or hub id")
-    p.add_argument(
-        "--pooler",
-        default="auto",
-        help=f"one of {sorted(POOLERS)}, or auto: the one saved in negcse.json "
-        "(cls_before_pooler when there is none)",
-    )
-    p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
-    p.add_argument(
-        "--tag",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="recorded in the output (e.g. method, backbone, seed)",
-    )
-    p.add_argument("--threads", type=int, default=None)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -71,18 +46,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="also write the Appendix B probe (as `negcse probe`) to this JSON file",
     )
-
-
-def load_encoder(args: argparse.Namespace) -> Encoder:
-    torch_threads(args.threads)
-    if args.pooler == "auto":
-        args.pooler = saved_pooler(args.model)
-    return Encoder.load(args.model, args.pooler, mirror=args.mirror)
-
-
-def header(args: argparse.Namespace) -> dict[str, str]:
-    tags = dict(t.partition("=")[::2] for t in args.tag)
-    return {**tags, "model": args.model, "pooler": args.pooler}
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
-from negcse.commands.evaluate_splits import add_model_arguments, header, load_encoder
 from negcse.io_utils import write_json
+from negcse.model_cli import add_model_arguments, header, load_encoder
 from negcse.probe import load_probe, run_probe
 
 NAME = "probe"
