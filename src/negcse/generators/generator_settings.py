@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from negcse.generators.settings_layers import layered_settings, method_variants, per_variant
 from negcse.generators.una import DEFAULT_CHUNK, UnaParams
 
 UNA_DEFAULTS: dict[str, Any] = {
@@ -32,31 +33,9 @@ PARAPHRASE_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _merge(
-    defaults: dict[str, Any], layers: list[tuple[str, dict[str, Any] | None]]
-) -> dict[str, Any]:
-    out = dict(defaults)
-    for where, values in layers:
-        unknown = sorted(set(values or {}) - set(defaults))
-        if unknown:
-            raise KeyError(
-                f"{where}: unknown setting(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(defaults))}"
-            )
-        out.update(values or {})
-    return out
-
-
 def una_settings(config: dict[str, Any], method: str) -> dict[str, Any]:
     """UNA generator settings of ``method``: defaults < generators.una < the method's."""
-    entry = config["methods"][method]
-    settings = _merge(
-        UNA_DEFAULTS,
-        [
-            ("generators.una", (config.get("generators") or {}).get("una")),
-            (f"methods.{method}.generators.una", (entry.get("generators") or {}).get("una")),
-        ],
-    )
+    settings = layered_settings(config, "una", UNA_DEFAULTS, method)
     UnaParams(
         beta=settings["beta"],
         window=settings["window"],
@@ -79,10 +58,7 @@ def una_variant(settings: dict[str, Any]) -> str:
 
 
 def paraphrase_settings(config: dict[str, Any]) -> dict[str, Any]:
-    settings = _merge(
-        PARAPHRASE_DEFAULTS,
-        [("generators.paraphrase", (config.get("generators") or {}).get("paraphrase"))],
-    )
+    settings = layered_settings(config, "paraphrase", PARAPHRASE_DEFAULTS)
     if settings["precision"] not in ("fp32", "bf16"):
         raise ValueError(
             f"generators.paraphrase.precision must be fp32 or bf16, got {settings['precision']!r}"
@@ -112,29 +88,9 @@ def una_negatives_path(corpus: str, variant: str, seed: int | str) -> str:
     return f"results/negatives/una/{corpus}/{variant}/seed{seed}.txt"
 
 
-def una_methods(config: dict[str, Any]) -> list[str]:
-    """Configured methods that read the UNA negatives column (unknown implementations skipped:
-    the config check reports them for the grid)."""
-    from negcse.methods.registry import method_class
-
-    found = []
-    for method, entry in config["methods"].items():
-        try:
-            columns = method_class(entry["implementation"]).columns
-        except KeyError:
-            continue
-        if UNA_NEGATIVE_COLUMN in columns:
-            found.append(method)
-    return found
-
-
 def una_variants(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Variant name -> settings, over every configured UNA method."""
-    out = {}
-    for method in una_methods(config):
-        settings = una_settings(config, method)
-        out[una_variant(settings)] = settings
-    return out
+    """Variant name -> settings, over every configured method that reads the UNA negatives."""
+    return method_variants(config, UNA_NEGATIVE_COLUMN, una_settings, una_variant)
 
 
 def una_cli_args(settings: dict[str, Any]) -> str:
@@ -168,10 +124,7 @@ def una_tfidf_input(variants: dict[str, dict[str, Any]]) -> InputFunction:
 
 
 def una_args_param(variants: dict[str, dict[str, Any]]) -> InputFunction:
-    def args(wildcards: Wildcards) -> str:
-        return una_cli_args(variants[wildcards.variant])
-
-    return args
+    return per_variant(variants, una_cli_args)
 
 
 def paraphrase_input(corpus: str) -> InputFunction:

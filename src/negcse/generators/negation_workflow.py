@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from negcse.generators.backtranslation import WMT19_PIVOTS
+from negcse.generators.settings_layers import layered_settings
 
 NEGATION_DEFAULTS: dict[str, Any] = {
     "reference_quirks": False,  # SNCSE: reproduce the released trainer's " ." lookup miss
@@ -37,40 +38,15 @@ Wildcards = Any
 InputFunction = Callable[[Wildcards], Any]
 
 
-def _merge(defaults: dict[str, Any], layers: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(defaults)
-    for where, values in layers:
-        unknown = sorted(set(values or {}) - set(defaults))
-        if unknown:
-            raise KeyError(
-                f"{where}: unknown setting(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(defaults))}"
-            )
-        out.update(values or {})
-    return out
-
-
 def negation_settings(config: dict[str, Any], method: str | None = None) -> dict[str, Any]:
-    layers = [("generators.negation", (config.get("generators") or {}).get("negation"))]
-    if method is not None:
-        entry = (config["methods"][method].get("generators") or {}).get("negation")
-        layers.append((f"methods.{method}.generators.negation", entry))
-    settings = _merge(NEGATION_DEFAULTS, layers)
+    settings = layered_settings(config, "negation", NEGATION_DEFAULTS, method)
     if not isinstance(settings["reference_quirks"], bool):
         raise ValueError("generators.negation.reference_quirks must be true or false")
     return settings
 
 
 def osscse_paraphrase_settings(config: dict[str, Any]) -> dict[str, Any]:
-    settings = _merge(
-        OSSCSE_PARAPHRASE_DEFAULTS,
-        [
-            (
-                "generators.osscse_paraphrase",
-                (config.get("generators") or {}).get("osscse_paraphrase"),
-            )
-        ],
-    )
+    settings = layered_settings(config, "osscse_paraphrase", OSSCSE_PARAPHRASE_DEFAULTS)
     where = "generators.osscse_paraphrase"
     if settings["source"] not in PARAPHRASE_SOURCES:
         raise ValueError(f"{where}.source must be one of {PARAPHRASE_SOURCES}")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from negcse.generators.san import DEFAULT_CHUNK, SanParams
+from negcse.generators.settings_layers import layered_settings, method_variants, per_variant
 
 SAN_COLUMN = "san"  # negcse.methods.san.SAN_COLUMN (not imported: it pulls in the methods)
 SAN_DEFAULTS: dict[str, Any] = {
@@ -29,26 +30,9 @@ Wildcards = Any
 InputFunction = Callable[[Wildcards], str]
 
 
-def _merge(defaults: dict[str, Any], layers: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(defaults)
-    for where, values in layers:
-        unknown = sorted(set(values or {}) - set(defaults))
-        if unknown:
-            raise KeyError(
-                f"{where}: unknown setting(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(defaults))}"
-            )
-        out.update(values or {})
-    return out
-
-
 def san_settings(config: dict[str, Any], method: str | None = None) -> dict[str, Any]:
     """SAN settings: defaults < generators.san < methods.<method>.generators.san."""
-    layers = [("generators.san", (config.get("generators") or {}).get("san"))]
-    if method is not None:
-        entry = (config["methods"][method].get("generators") or {}).get("san")
-        layers.append((f"methods.{method}.generators.san", entry))
-    settings = _merge(SAN_DEFAULTS, layers)
+    settings = layered_settings(config, "san", SAN_DEFAULTS, method)
     where = f"methods.{method}.generators.san" if method else "generators.san"
     for key in ("reference_quirks", "fallback"):
         if not isinstance(settings[key], bool):
@@ -93,29 +77,9 @@ def san_samples_path(corpus: str, variant: str, seed: int | str) -> str:
     return f"results/negatives/san/{corpus}/{variant}/seed{seed}.txt"
 
 
-def san_methods(config: dict[str, Any]) -> list[str]:
-    """Configured methods that read the SAN column (unknown implementations skipped: the config
-    check reports them for the grid)."""
-    from negcse.methods.registry import method_class
-
-    found = []
-    for method, entry in config["methods"].items():
-        try:
-            columns = method_class(entry["implementation"]).columns
-        except KeyError:
-            continue
-        if SAN_COLUMN in columns:
-            found.append(method)
-    return found
-
-
 def san_variants(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Variant name -> settings, over every configured method that reads the SAN column."""
-    out = {}
-    for method in san_methods(config):
-        settings = san_settings(config, method)
-        out[san_variant(settings)] = settings
-    return out
+    return method_variants(config, SAN_COLUMN, san_settings, san_variant)
 
 
 def san_mlms(variants: dict[str, dict[str, Any]]) -> dict[str, str]:
@@ -152,17 +116,11 @@ def san_samples_input(config: dict[str, Any], corpus: str) -> InputFunction:
 
 
 def san_lexicon_input(variants: dict[str, dict[str, Any]]) -> InputFunction:
-    def path(wildcards: Wildcards) -> str:
-        return lexicon_path(variants[wildcards.variant]["mlm"])
-
-    return path
+    return per_variant(variants, lambda settings: lexicon_path(settings["mlm"]))
 
 
 def san_args_param(variants: dict[str, dict[str, Any]]) -> InputFunction:
-    def args(wildcards: Wildcards) -> str:
-        return san_cli_args(variants[wildcards.variant])
-
-    return args
+    return per_variant(variants, san_cli_args)
 
 
 def lexicon_mlm_param(mlms: dict[str, str]) -> InputFunction:
