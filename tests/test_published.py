@@ -22,6 +22,7 @@ from negcse.published import (
     parse_published,
     published_avg,
 )
+from negcse.published_csv import CSVSpec, Row, Score, parse_frame, parse_rows
 
 PAPERS_DIR = Path(os.environ.get("NEGCSE_PAPERS", "/work/shared/papers"))
 
@@ -243,3 +244,51 @@ def test_bad_value_names_line_and_column(tmp_path: Path) -> None:
     fields[COLUMNS.index("paper")] = "simcse"
     with pytest.raises(PublishedDataError, match=r":2: column 'paper': 'simcse'"):
         parse_published("\n".join([lines[0], ",".join(f'"{f}"' for f in fields)]), "x.csv")
+
+
+class _RowError(ValueError):
+    pass
+
+
+_SPEC = CSVSpec(
+    columns=("name", "kind", "score", "extra"),
+    text=("name",),
+    choices={"kind": ("a", "b")},
+    scores={"score": Score(), "extra": Score(empty_is_nan=True)},
+    error=_RowError,
+)
+
+
+def test_shared_csv_helper_names_source_line_and_column() -> None:
+    text = "name,kind,score,extra\nx,a,50,\n\ny,b,0,100\n"
+    rows = list(parse_rows(text, _SPEC, "t.csv"))
+    assert [row.line for row in rows] == [2, 4]  # the empty line 3 is skipped
+    assert rows[0].raw["kind"] == "a" and rows[0].scores["score"] == 50.0
+    frame = parse_frame(text, _SPEC, "t.csv")
+    assert list(frame.columns) == list(_SPEC.columns) and frame["extra"].dtype == "float64"
+    assert math.isnan(frame["extra"].iloc[0]) and frame["extra"].iloc[1] == 100.0
+
+    def bad(row: str) -> str:
+        return f"name,kind,score,extra\nx,a,50,\n{row}\n"
+
+    cases = [
+        (bad("y,a,50"), r"^t\.csv:3: expected 4 fields, got 3$"),
+        (bad(" ,a,50,"), r"^t\.csv:3: column 'name' is empty$"),
+        (bad("y,a,100.5,"), r"^t\.csv:3: column 'score': 100\.5 is outside the 0-100 scale$"),
+        (bad("y,a,50,-1"), r"^t\.csv:3: column 'extra': -1\.0 is outside the 0-100 scale$"),
+        (bad("y,a,nan,"), r"^t\.csv:3: column 'score': nan is outside"),
+        (bad("y,a,5o,"), r"^t\.csv:3: column 'score': '5o' is not a number$"),
+        (bad("y,a,,"), r"^t\.csv:3: column 'score' is empty$"),
+        (bad("y,c,50,"), r"^t\.csv:3: column 'kind': 'c' is not one of \('a', 'b'\)$"),
+        ("name,kind\n", r"^t\.csv:1: header must be name,kind,score,extra, got name,kind$"),
+    ]
+    for text, message in cases:
+        with pytest.raises(_RowError, match=message):
+            parse_frame(text, _SPEC, "t.csv")
+
+    def check(row: Row) -> None:  # a table's own rule, named by column
+        if row.raw["name"] == "z":
+            raise row.error("name", "is reserved")
+
+    with pytest.raises(_RowError, match=r"^t\.csv:3: column 'name': is reserved$"):
+        parse_frame(bad("z,a,1,"), _SPEC, "t.csv", check)

@@ -12,13 +12,10 @@ The table of each group is built with :mod:`negcse.tables` (``summarize``, ``ren
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 import os
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +23,7 @@ import pandas as pd
 from negcse.io_utils import atomic_open
 from negcse.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.published import OWN_PAPER, PAPERS, SCALES, PublishedDataError
+from negcse.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 from negcse.tables import render_latex, render_markdown, summarize
 
 logger = logging.getLogger(__name__)
@@ -40,62 +38,35 @@ MTEB_PAPER: dict[str, dict[str, str]] = {
 }
 
 
+def _check(row: Row) -> None:
+    group = row.raw["group"]
+    tasks = (*(spec.name for spec in GROUPS[group]), "avg")
+    if row.raw["task"] not in tasks:
+        raise row.error("task", f"{row.raw['task']!r} is not one of {tasks}")
+    if row.raw["metric"] not in GROUP_METRICS[group]:
+        raise row.error("metric", f"{row.raw['metric']!r} is not a {group} metric")
+
+
+SPEC = CSVSpec(
+    columns=COLUMNS,
+    text=TEXT_COLUMNS,
+    choices={"paper": PAPERS, "scale": SCALES, "group": tuple(GROUPS)},
+    scores={"value": Score()},
+    error=PublishedDataError,
+)
+
+
 def parse_published_mteb(text: str, source: str = RESOURCE) -> pd.DataFrame:
     """Validate and type the CSV text; errors read ``<source>:<line>: column '<name>': ...``."""
-    reader = csv.reader(text.splitlines())
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        raise PublishedDataError(f"{source}:1: header must be {','.join(COLUMNS)}")
-    records = []
-    for row in reader:
-        line = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(COLUMNS):
-            raise PublishedDataError(
-                f"{source}:{line}: expected {len(COLUMNS)} fields, got {len(row)}"
-            )
-        rec = dict(zip(COLUMNS, row, strict=True))
-        where = f"{source}:{line}: column"
-        for col in TEXT_COLUMNS:
-            if not rec[col].strip():
-                raise PublishedDataError(f"{where} {col!r} is empty")
-        checks = {
-            "paper": PAPERS,
-            "scale": SCALES,
-            "group": tuple(GROUPS),
-        }
-        for col, allowed in checks.items():
-            if rec[col] not in allowed:
-                raise PublishedDataError(f"{where} {col!r}: {rec[col]!r} is not one of {allowed}")
-        tasks = (*(s.name for s in GROUPS[rec["group"]]), "avg")
-        if rec["task"] not in tasks:
-            raise PublishedDataError(f"{where} 'task': {rec['task']!r} is not one of {tasks}")
-        if rec["metric"] not in GROUP_METRICS[rec["group"]]:
-            raise PublishedDataError(
-                f"{where} 'metric': {rec['metric']!r} is not a {rec['group']} metric"
-            )
-        try:
-            value = float(rec["value"])
-        except ValueError:
-            raise PublishedDataError(f"{where} 'value': {rec['value']!r} is not a number") from None
-        if not 0.0 <= value <= 100.0:
-            raise PublishedDataError(f"{where} 'value': {value} is outside the 0-100 scale")
-        records.append({**rec, "value": value})
-    return pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    return parse_frame(text, SPEC, source, _check)
 
 
-@cache
-def _load_default() -> pd.DataFrame:
-    text = resources.files("negcse.resources").joinpath(RESOURCE).read_text("utf-8")
-    return parse_published_mteb(text, RESOURCE)
+_TABLE = PublishedTable(RESOURCE, parse_published_mteb)
 
 
 def load_published_mteb(path: str | Path | None = None) -> pd.DataFrame:
     """All published MTEB numbers (the packaged resource, or another file in its format)."""
-    if path is None:
-        return _load_default().copy()
-    return parse_published_mteb(Path(path).read_text("utf-8"), str(path))
+    return _TABLE.load(path)
 
 
 def published_mteb_avg(

@@ -20,14 +20,12 @@ SAN authors' reproduced baseline (SimCSE BERT-base 76.64), the reference for the
 
 from __future__ import annotations
 
-import csv
 import logging
-import math
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+
+from negcse.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
 logger = logging.getLogger(__name__)
 
@@ -77,66 +75,27 @@ class PublishedDataError(ValueError):
     """The published-results table is malformed; the message names the line and column."""
 
 
-def _parse_score(value: str, where: str) -> float:
-    if value == "":
-        return math.nan
-    try:
-        score = float(value)
-    except ValueError:
-        raise PublishedDataError(f"{where}: {value!r} is not a number") from None
-    if not 0.0 <= score <= 100.0:
-        raise PublishedDataError(f"{where}: {score} is outside the 0-100 scale")
-    return score
+def _check_method(row: Row) -> None:
+    method = row.raw["method"]
+    if method != method.lower() or not method.replace("_", "").isalnum():
+        raise row.error("method", f"{method!r} is not a lowercase slug")
+
+
+SPEC = CSVSpec(
+    columns=COLUMNS,
+    text=TEXT_COLUMNS,
+    choices={"paper": PAPERS, "scale": SCALES},
+    scores={**{task: Score(empty_is_nan=True) for task in TASKS}, "avg": Score()},
+    error=PublishedDataError,
+)
 
 
 def parse_published(text: str, source: str = RESOURCE) -> pd.DataFrame:
     """Validate and type the CSV text; errors read ``<source>:<line>: column '<name>': ...``."""
-    reader = csv.reader(text.splitlines())
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        raise PublishedDataError(
-            f"{source}:1: header must be {','.join(COLUMNS)}, got {','.join(header or [])}"
-        )
-    records: list[dict[str, object]] = []
-    for row in reader:
-        line = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(COLUMNS):
-            raise PublishedDataError(
-                f"{source}:{line}: expected {len(COLUMNS)} fields, got {len(row)}"
-            )
-        raw = dict(zip(COLUMNS, row, strict=True))
-        for col in TEXT_COLUMNS:
-            if not raw[col].strip():
-                raise PublishedDataError(f"{source}:{line}: column {col!r} is empty")
-        if raw["paper"] not in PAPERS:
-            raise PublishedDataError(
-                f"{source}:{line}: column 'paper': {raw['paper']!r} is not one of {PAPERS}"
-            )
-        if raw["scale"] not in SCALES:
-            raise PublishedDataError(
-                f"{source}:{line}: column 'scale': {raw['scale']!r} is not one of {SCALES}"
-            )
-        method = raw["method"]
-        if method != method.lower() or not method.replace("_", "").isalnum():
-            raise PublishedDataError(
-                f"{source}:{line}: column 'method': {method!r} is not a lowercase slug"
-            )
-        record: dict[str, object] = {col: raw[col] for col in (*TEXT_COLUMNS, "scale", "note")}
-        for col in SCORE_COLUMNS:
-            record[col] = _parse_score(raw[col].strip(), f"{source}:{line}: column {col!r}")
-        if math.isnan(float(record["avg"])):  # type: ignore[arg-type]
-            raise PublishedDataError(f"{source}:{line}: column 'avg' is empty")
-        records.append(record)
-    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
-    return frame.astype({col: "float64" for col in SCORE_COLUMNS})
+    return parse_frame(text, SPEC, source, _check_method)
 
 
-@cache
-def _load_default() -> pd.DataFrame:
-    text = resources.files("negcse.resources").joinpath(RESOURCE).read_text("utf-8")
-    return parse_published(text, RESOURCE)
+_TABLE = PublishedTable(RESOURCE, parse_published)
 
 
 def load_published(path: str | Path | None = None) -> pd.DataFrame:
@@ -144,9 +103,7 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
 
     ``path`` reads another file in the same format; by default the packaged resource.
     """
-    if path is None:
-        return _load_default().copy()
-    return parse_published(Path(path).read_text("utf-8"), str(path))
+    return _TABLE.load(path)
 
 
 def published_rows(method: str, backbone: str, paper: str | None = None) -> pd.DataFrame:

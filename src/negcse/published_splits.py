@@ -9,13 +9,12 @@ fractions; Section 5.2 gives the Appendix B probe means (SimCSE vs OssCSE, BERT-
 
 from __future__ import annotations
 
-import csv
 import math
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
+
+from negcse.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
 RESOURCE = "published_splits.csv"
 COLUMNS = ("paper", "table", "method", "backbone", "dataset", "metric", "value", "scale", "note")
@@ -35,53 +34,37 @@ class PublishedSplitsError(ValueError):
     """The published split table is malformed; the message names the line and column."""
 
 
+def _check(row: Row) -> None:
+    metric = row.raw["metric"]
+    kind = METRICS[metric]
+    if row.raw["scale"] != kind:
+        raise row.error("scale", f"{metric} is a {kind}")
+    if kind in ("fraction", "cosine") and not (row.raw["method"] and row.raw["backbone"]):
+        raise row.error("method", f"empty for {metric}")
+    value = row.scores["value"]
+    if kind != "count" and value > 5:
+        raise row.error("value", f"{value} is outside the 0-5 range of a {kind}")
+
+
+SPEC = CSVSpec(
+    columns=COLUMNS,
+    choices={"metric": tuple(METRICS)},
+    scores={"value": Score(high=math.inf)},
+    error=PublishedSplitsError,
+)
+
+
 def parse(text: str, source: str = RESOURCE) -> pd.DataFrame:
     """Validated, typed rows; errors read ``<source>:<line>: column '<name>': ...``."""
-    reader = csv.reader(text.splitlines())
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        raise PublishedSplitsError(f"{source}:1: header must be {','.join(COLUMNS)}")
-    records = []
-    for row in reader:
-        line = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(COLUMNS):
-            raise PublishedSplitsError(f"{source}:{line}: expected {len(COLUMNS)} fields")
-        rec: dict[str, object] = dict(zip(COLUMNS, row, strict=True))
-        metric = str(rec["metric"])
-        if metric not in METRICS:
-            raise PublishedSplitsError(f"{source}:{line}: column 'metric': unknown {metric!r}")
-        if rec["scale"] != METRICS[metric]:
-            raise PublishedSplitsError(
-                f"{source}:{line}: column 'scale': {metric} is a {METRICS[metric]}"
-            )
-        needs_model = METRICS[metric] in ("fraction", "cosine")
-        if needs_model and not (rec["method"] and rec["backbone"]):
-            raise PublishedSplitsError(f"{source}:{line}: column 'method': empty for {metric}")
-        try:
-            value = float(str(rec["value"]))
-        except ValueError:
-            raise PublishedSplitsError(
-                f"{source}:{line}: column 'value': {rec['value']!r} is not a number"
-            ) from None
-        if not math.isfinite(value) or value < 0 or (METRICS[metric] != "count" and value > 5):
-            raise PublishedSplitsError(f"{source}:{line}: column 'value': {value} out of range")
-        rec["value"] = value
-        records.append(rec)
-    return pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    return parse_frame(text, SPEC, source, _check)
 
 
-@cache
-def _default() -> pd.DataFrame:
-    return parse(resources.files("negcse.resources").joinpath(RESOURCE).read_text("utf-8"))
+_TABLE = PublishedTable(RESOURCE, parse)
 
 
 def load(path: str | Path | None = None) -> pd.DataFrame:
     """All rows (the packaged resource, or ``path`` in the same format)."""
-    if path is None:
-        return _default().copy()
-    return parse(Path(path).read_text("utf-8"), str(path))
+    return _TABLE.load(path)
 
 
 def table2_stats() -> dict[str, dict[str, float]]:

@@ -17,16 +17,14 @@ of tasks, the mean of that row's printed accuracies on those tasks.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
-from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
 from negcse.published import PublishedDataError
+from negcse.published_csv import CSVSpec, PublishedTable, Score, parse_frame
 
 TRANSFER_TASKS: tuple[str, ...] = ("MR", "CR", "SUBJ", "MPQA", "SST2", "TREC", "MRPC")
 SCORE_COLUMNS: tuple[str, ...] = (*TRANSFER_TASKS, "avg")
@@ -38,59 +36,26 @@ RESOURCE = "published_transfer.csv"
 OWN_PAPER: dict[str, str] = {"gcse": "gcse", "osscse": "osscse"}
 
 
+SPEC = CSVSpec(
+    columns=COLUMNS,
+    text=TEXT_COLUMNS,
+    choices={"paper": PAPERS, "status": STATUSES},
+    scores={col: Score() for col in SCORE_COLUMNS},
+    error=PublishedDataError,
+)
+
+
 def parse_published_transfer(text: str, source: str = RESOURCE) -> pd.DataFrame:
     """Validate and type the CSV; errors read ``<source>:<line>: column '<name>': ...``."""
-    reader = csv.reader(text.splitlines())
-    header = next(reader, None)
-    if header is None or tuple(header) != COLUMNS:
-        raise PublishedDataError(f"{source}:1: header must be {','.join(COLUMNS)}")
-    records = []
-    for row in reader:
-        line = reader.line_num
-        if not row:
-            continue
-        if len(row) != len(COLUMNS):
-            raise PublishedDataError(
-                f"{source}:{line}: expected {len(COLUMNS)} fields, got {len(row)}"
-            )
-        raw = dict(zip(COLUMNS, row, strict=True))
-        for col in TEXT_COLUMNS:
-            if not raw[col].strip():
-                raise PublishedDataError(f"{source}:{line}: column {col!r} is empty")
-        if raw["paper"] not in PAPERS:
-            raise PublishedDataError(
-                f"{source}:{line}: column 'paper': {raw['paper']!r} not in {PAPERS}"
-            )
-        if raw["status"] not in STATUSES:
-            raise PublishedDataError(
-                f"{source}:{line}: column 'status': {raw['status']!r} not in {STATUSES}"
-            )
-        record: dict[str, object] = {c: raw[c] for c in (*TEXT_COLUMNS, "status", "note")}
-        for col in SCORE_COLUMNS:
-            try:
-                value = float(raw[col])
-            except ValueError:
-                raise PublishedDataError(
-                    f"{source}:{line}: column {col!r}: {raw[col]!r} is not a number"
-                ) from None
-            if not 0.0 <= value <= 100.0:
-                raise PublishedDataError(f"{source}:{line}: column {col!r}: {value} outside 0-100")
-            record[col] = value
-        records.append(record)
-    return pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    return parse_frame(text, SPEC, source)
 
 
-@cache
-def _load_default() -> pd.DataFrame:
-    text = resources.files("negcse.resources").joinpath(RESOURCE).read_text("utf-8")
-    return parse_published_transfer(text, RESOURCE)
+_TABLE = PublishedTable(RESOURCE, parse_published_transfer)
 
 
 def load_published_transfer(path: str | Path | None = None) -> pd.DataFrame:
     """All printed rows (columns :data:`COLUMNS`), flagged rows included."""
-    if path is None:
-        return _load_default().copy()
-    return parse_published_transfer(Path(path).read_text("utf-8"), str(path))
+    return _TABLE.load(path)
 
 
 def published_transfer(
@@ -100,7 +65,7 @@ def published_transfer(
     unknown = [t for t in tasks if t not in TRANSFER_TASKS]
     if unknown or not tasks:
         raise ValueError(f"tasks must be a non-empty subset of {TRANSFER_TASKS}, got {tasks}")
-    frame = _load_default()
+    frame = _TABLE.default
     hit = frame[
         (frame["method"] == method)
         & (frame["backbone"] == backbone)
