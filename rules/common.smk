@@ -40,6 +40,37 @@ def mirror_arg():
     return f"--mirror {config['mirror']}" if config.get("mirror") else ""
 
 
+def evaluation_parts(wildcards, input, output, threads):
+    """The commands of one evaluation job (rules/evaluate.smk), joined by `::` for
+    `negcse batch`: STS, transfer, splits + probe and, for a trained model, the analyses. The
+    model is the trained folder, or the backbone itself for the untrained baseline."""
+    if "method" in wildcards.keys():
+        model, pooler = input.model, "auto"
+        tags = f"method={wildcards.method} backbone={wildcards.backbone} seed={wildcards.seed}"
+    else:
+        model, pooler = wildcards.backbone, config["evaluation"]["baseline_pooler"]
+        tags = f"method=untrained backbone={wildcards.backbone}"
+    common = (
+        f"--model {model} --pooler {pooler} --batch-size {config['evaluation']['batch_size']} "
+        f"--threads {threads} {mirror_arg()} "
+        + " ".join(f"--tag {tag}" for tag in tags.split())
+    )
+    protocol = f"--protocol {config['evaluation']['protocol']}"
+    parts = [
+        f"evaluate-sts {common} {protocol} --out {output.sts}",
+        f"evaluate-transfer {common} {transfer_args()} --out {output.transfer}",
+        f"evaluate-splits {common} {protocol} {splits_args()} --out {output.splits} "
+        f"--probe-out {output.probe}",
+    ]
+    if "analysis" in output.keys():
+        parts.append(
+            f"analyze-model {common} {analysis_args()} --sentences {input.sentences} "
+            f"--negations {input.negations} --out {output.analysis} "
+            f"--rank-tex {output.rank} --case-tex {output.case}"
+        )
+    return " :: ".join(parts)
+
+
 def run_spec(wildcards):
     """Everything that determines one training run; a change here reruns exactly that run."""
     return json.dumps(

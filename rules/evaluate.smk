@@ -51,26 +51,9 @@ rule evaluate_model:
         gpu=1,
         mem_mb=16000,
     params:
-        common=lambda wildcards, threads: (
-            f"--model results/models/{wildcards.method}/{wildcards.backbone}/"
-            f"seed{wildcards.seed} --pooler auto --batch-size "
-            f"{config['evaluation']['batch_size']} --threads {threads} {mirror_arg()} "
-            f"--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
-            f"--tag seed={wildcards.seed}"
-        ),
-        protocol=config["evaluation"]["protocol"],
-        transfer=transfer_args(),
-        splits=splits_args(),
-        analysis=analysis_args(),
+        parts=evaluation_parts,
     shell:
-        "python -m negcse batch "
-        "evaluate-sts {params.common} --protocol {params.protocol} --out {output.sts} "
-        ":: evaluate-transfer {params.common} {params.transfer} --out {output.transfer} "
-        ":: evaluate-splits {params.common} --protocol {params.protocol} {params.splits} "
-        "--out {output.splits} --probe-out {output.probe} "
-        ":: analyze-model {params.common} {params.analysis} --sentences {input.sentences} "
-        "--negations {input.negations} --out {output.analysis} --rank-tex {output.rank} "
-        "--case-tex {output.case} 2> {log}"
+        "python -m negcse batch {params.parts} 2> {log}"
 
 
 rule evaluate_untrained:
@@ -93,17 +76,6 @@ rule evaluate_untrained:
         gpu=1,
         mem_mb=16000,
     params:
-        common=lambda wildcards, threads: (
-            f"--model {wildcards.backbone} --pooler {config['evaluation']['baseline_pooler']} "
-            f"--batch-size {config['evaluation']['batch_size']} --threads {threads} "
-            f"{mirror_arg()} --tag method=untrained --tag backbone={wildcards.backbone}"
-        ),
-        protocol=config["evaluation"]["protocol"],
-        transfer=transfer_args(),
-        splits=splits_args(),
+        parts=evaluation_parts,
     shell:
-        "python -m negcse batch "
-        "evaluate-sts {params.common} --protocol {params.protocol} --out {output.sts} "
-        ":: evaluate-transfer {params.common} {params.transfer} --out {output.transfer} "
-        ":: evaluate-splits {params.common} --protocol {params.protocol} {params.splits} "
-        "--out {output.splits} --probe-out {output.probe} 2> {log}"
+        "python -m negcse batch {params.parts} 2> {log}"
