@@ -59,7 +59,7 @@ rule analysis_figure:
         "../envs/negcse.yaml"
     shell:
         "python -m negcse plot-analysis --kind {wildcards.figure} --inputs {input} "
-        "--png {output.png} --pdf {output.pdf} --title {wildcards.backbone} 2> {log}"
+        "--png {output.png} --pdf {output.pdf} --title {wildcards.backbone:q} 2> {log}"
 
 
 rule analysis_case_table:

@@ -1,22 +1,42 @@
 # Helpers and input functions shared by the rule files; the config is validated here.
 import json
 import re
+import shlex
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 # The workflow uses the package of its own checkout, installed or not.
 PACKAGE_SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(PACKAGE_SRC))
 
-from negcse.config import check_config, resolve_method, schema_path
+from negcse.config import (
+    ConfigError,
+    check_config,
+    check_config_files,
+    resolve_method,
+    schema_path,
+)
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
-shell.prefix(f"export PYTHONPATH='{PACKAGE_SRC}'${{{{PYTHONPATH:+:$PYTHONPATH}}}}; ")
+shell.prefix(
+    f"export PYTHONPATH={shlex.quote(str(PACKAGE_SRC))}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; "
+)
 
+# The suite's own checks first: their messages name the key (Snakemake's `validate` would print
+# the whole config); `validate` then only fills in the schema's defaults.
+_CLI_FILES = [str(f) for f in workflow.overwrite_configfiles or []]
+CONFIG_FILES = [
+    str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
+] + _CLI_FILES
+try:
+    check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
+    check_config_files(config, CONFIG_FILES)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
 validate(config, schema_path(), set_default=True)
-check_config(config, source="params.yaml (merged with any --configfile)")
 
 METHODS = config["grid"]["methods"]
 BACKBONES = config["grid"]["backbones"]
@@ -37,7 +57,12 @@ wildcard_constraints:
 
 def mirror_arg():
     """`--mirror DIR` when the config names a mirror (else $NEGCSE_MIRROR applies)."""
-    return f"--mirror {config['mirror']}" if config.get("mirror") else ""
+    return f"--mirror {shlex.quote(config['mirror'])}" if config.get("mirror") else ""
+
+
+def quoted(values):
+    """Config values as shell words: spaces and metacharacters stay inert."""
+    return " ".join(shlex.quote(str(v)) for v in values)
 
 
 def evaluation_parts(wildcards, input, output, threads):
@@ -46,27 +71,28 @@ def evaluation_parts(wildcards, input, output, threads):
     model is the trained folder, or the backbone itself for the untrained baseline."""
     if "method" in wildcards.keys():
         model, pooler = input.model, "auto"
-        tags = f"method={wildcards.method} backbone={wildcards.backbone} seed={wildcards.seed}"
+        tags = [f"method={wildcards.method}", f"backbone={wildcards.backbone}"]
+        tags.append(f"seed={wildcards.seed}")
     else:
         model, pooler = wildcards.backbone, config["evaluation"]["baseline_pooler"]
-        tags = f"method=untrained backbone={wildcards.backbone}"
+        tags = ["method=untrained", f"backbone={wildcards.backbone}"]
     common = (
-        f"--model {model} --pooler {pooler} --batch-size {config['evaluation']['batch_size']} "
-        f"--threads {threads} {mirror_arg()} "
-        + " ".join(f"--tag {tag}" for tag in tags.split())
+        f"--model {quoted([model])} --pooler {quoted([pooler])} "
+        f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()} "
+        + " ".join(f"--tag {quoted([tag])}" for tag in tags)
     )
     protocol = f"--protocol {config['evaluation']['protocol']}"
     parts = [
-        f"evaluate-sts {common} {protocol} --out {output.sts}",
-        f"evaluate-transfer {common} {transfer_args()} --out {output.transfer}",
-        f"evaluate-splits {common} {protocol} {splits_args()} --out {output.splits} "
-        f"--probe-out {output.probe}",
+        f"evaluate-sts {common} {protocol} --out {quoted([output.sts])}",
+        f"evaluate-transfer {common} {transfer_args()} --out {quoted([output.transfer])}",
+        f"evaluate-splits {common} {protocol} {splits_args()} --out {quoted([output.splits])} "
+        f"--probe-out {quoted([output.probe])}",
     ]
     if "analysis" in output.keys():
         parts.append(
-            f"analyze-model {common} {analysis_args()} --sentences {input.sentences} "
-            f"--negations {input.negations} --out {output.analysis} "
-            f"--rank-tex {output.rank} --case-tex {output.case}"
+            f"analyze-model {common} {analysis_args()} --sentences {quoted([input.sentences])} "
+            f"--negations {quoted([input.negations])} --out {quoted([output.analysis])} "
+            f"--rank-tex {quoted([output.rank])} --case-tex {quoted([output.case])}"
         )
     return " :: ".join(parts)
 
@@ -88,7 +114,7 @@ def prefetch_models():
                 for k, v in settings.items()
                 if k in ("model", "mlm") and isinstance(v, str)
             ]
-    return " ".join(dict.fromkeys(names))
+    return quoted(dict.fromkeys(names))
 
 
 def sts_evals():
@@ -189,7 +215,7 @@ def transfer_args():
     """Tasks, folds and classifier of evaluate-transfer (evaluation.transfer)."""
     settings = config["evaluation"]["transfer"]
     return (
-        f"--tasks {' '.join(settings['tasks'])} --kfold {settings['kfold']} "
+        f"--tasks {quoted(settings['tasks'])} --kfold {settings['kfold']} "
         f"--classifier {settings['classifier']}"
     )
 
@@ -228,7 +254,7 @@ def analysis_args():
     return (
         f"--protocol {config['evaluation']['protocol']} --min-gold {s['min_gold']} "
         f"--max-overlap {s['max_overlap']} --overlap {s['overlap']} "
-        f"--rank-tasks {' '.join(s['rank_tasks'])} --top-k {s['top_k']} --ties {s['ties']} "
+        f"--rank-tasks {quoted(s['rank_tasks'])} --top-k {s['top_k']} --ties {s['ties']} "
         f"--error-threshold {s['error_threshold']} --partner-seed {s['seed']}"
     )
 
@@ -291,7 +317,7 @@ def splits_args():
     """`--datasets ...` when evaluation.splits.datasets names a reduced set (smoke); else all."""
     settings = config["evaluation"].get("splits") or {}
     datasets = settings.get("datasets")
-    return f"--datasets {' '.join(datasets)}" if datasets else ""
+    return f"--datasets {quoted(datasets)}" if datasets else ""
 
 
 def _osscse_evals(kind):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,10 @@ import jsonschema
 import yaml
 
 from negcse.methods.registry import build_method
+
+#: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
+#: found without the network (a local folder, the mirror or the Hugging Face cache).
+KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
 
 class ConfigError(ValueError):
@@ -87,7 +92,24 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
         with open(p, encoding="utf-8") as fh:
             merged = deep_merge(merged, yaml.safe_load(fh) or {})
     check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
+    check_config_files(merged, (path, *more))
     return merged
+
+
+def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Every method that any one file's grid lists must be configured in the merged config: a
+    file whose grid another file replaces (params.yaml under the smoke config) is checked too."""
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            own = yaml.safe_load(fh) or {}
+        grid = own.get("grid") if isinstance(own, dict) else None
+        methods = grid.get("methods") if isinstance(grid, dict) else None
+        for method in methods if isinstance(methods, list) else []:
+            if method not in config["methods"]:
+                raise ConfigError(
+                    f"{p}: grid.methods lists '{method}' but methods.{method} is missing "
+                    "(misspelt?)"
+                )
 
 
 def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
@@ -101,18 +123,53 @@ def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
-    """Schema, then cross-checks: grid methods are configured, method params are known."""
+    """Schema, then cross-checks: grid methods are configured, backbones are known, and every
+    configured method (in the grid or not) has a known implementation and valid parameters."""
     validate_schema(config, source)
+    methods = config["methods"]
     for method in config["grid"]["methods"]:
-        if method not in config["methods"]:
+        if method not in methods:
             raise ConfigError(
-                f"{source}: grid.methods lists '{method}' but methods.{method} is missing"
+                f"{source}: grid.methods lists '{method}' but methods.{method} is missing "
+                "(misspelt?)"
             )
-        for backbone in config["grid"]["backbones"]:
+    check_backbones(config, source)
+    for method, entry in methods.items():
+        for backbone in dict.fromkeys(
+            [*config["grid"]["backbones"], *(entry.get("backbones") or {})]
+        ):
             try:
                 resolve_method(config, method, backbone)
             except KeyError as exc:
-                raise ConfigError(f"{source}: {exc.args[0]}") from None
+                raise ConfigError(f"{source}: methods.{method}: {exc.args[0]}") from None
+
+
+def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Every ``grid.backbones`` entry is a known backbone or a model found here without the
+    network (local folder, mirror, Hugging Face cache); every key under ``methods.*.backbones``
+    is a known backbone or one of the grid's (a misspelt override would silently not apply)."""
+    from negcse.resolve import ResolveError, resolve_model
+
+    grid = config["grid"]["backbones"]
+    known = ", ".join(KNOWN_BACKBONES)
+    for backbone in grid:
+        if backbone in KNOWN_BACKBONES:
+            continue
+        try:
+            resolve_model(backbone, config.get("mirror") or None, network=False)
+        except ResolveError as exc:
+            raise ConfigError(
+                f"{source}: grid.backbones: '{backbone}' is not a known backbone ({known}) and "
+                f"was not found without the network: {str(exc).splitlines()[0]} (misspelt? "
+                "else fetch it into the mirror or the Hugging Face cache)"
+            ) from None
+    for method, entry in config["methods"].items():
+        for backbone in entry.get("backbones") or {}:
+            if backbone not in KNOWN_BACKBONES and backbone not in grid:
+                raise ConfigError(
+                    f"{source}: methods.{method}.backbones.{backbone}: unknown backbone "
+                    f"(misspelt?); known: {known}; in grid.backbones: {', '.join(grid)}"
+                )
 
 
 def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:

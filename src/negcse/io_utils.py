@@ -1,15 +1,97 @@
-"""Small file helpers: atomic writes so a failed command leaves no partial output."""
+"""Small file helpers: atomic writes so a failed command leaves no partial output.
+
+A temporary file or folder is made beside its target (``.<name>.tmp-<pid>-<random>``), with the
+modes a plain ``open`` or ``mkdir`` would give (the umask applies, not ``mkstemp``'s 0600), synced
+to disk and renamed into place only on success. Temporaries of the same target left by a killed
+process (its pid no longer running) are removed when the target is written again.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
+
+_TMP_MARK = ".tmp-"
+
+
+def _tmp_name(dest: Path) -> Path:
+    return dest.parent / f".{dest.name}{_TMP_MARK}{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
+def remove_stale_temporaries(dest: Path) -> list[Path]:
+    """Delete the temporaries of ``dest`` whose writing process is gone; return them."""
+    removed = []
+    prefix = f".{dest.name}{_TMP_MARK}"
+    if not dest.parent.is_dir():
+        return removed
+    for entry in dest.parent.iterdir():
+        if not entry.name.startswith(prefix):
+            continue
+        pid_text = entry.name[len(prefix) :].split("-", 1)[0]
+        if not pid_text.isdigit() or _pid_alive(int(pid_text)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()
+        removed.append(entry)
+    return removed
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some file systems cannot sync a folder
+        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.EISDIR):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _fsync_tree(root: Path) -> None:
+    for folder, _, files in os.walk(root):
+        for name in files:
+            _fsync_path(Path(folder) / name)
+        _fsync_path(Path(folder))
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A fresh, empty temporary file beside ``path`` for writers that take a file name
+    (``torch.save``, ``savefig``); it is synced and renamed to ``path`` only on success."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(dest)
+    tmp = _tmp_name(dest)
+    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # umask applies
+    try:
+        yield tmp
+        _fsync_path(tmp)
+        os.replace(tmp, dest)
+        _fsync_path(dest.parent)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 @contextlib.contextmanager
@@ -17,17 +99,8 @@ def atomic_open(
     path: str | os.PathLike[str], mode: str = "w", encoding: str = "utf-8"
 ) -> Iterator[TextIO]:
     """Write to a temporary file beside ``path``; rename into place only on success."""
-    dest = Path(path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode, encoding=encoding, newline="\n") as fh:
-            yield fh
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path) as tmp, open(tmp, mode, encoding=encoding, newline="\n") as fh:
+        yield fh
 
 
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
@@ -58,12 +131,34 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Build a folder under a temporary name; it replaces ``path`` only on success."""
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
+    remove_stale_temporaries(dest)
+    tmp = _tmp_name(dest)
+    tmp.mkdir(mode=0o777)  # umask applies
     try:
         yield tmp
+        _fsync_tree(tmp)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
+        _fsync_path(dest.parent)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def check_writable(*paths: str | os.PathLike[str] | None, folder: bool = False) -> None:
+    """Fail before any expensive work when an output could not be written: its nearest
+    existing parent must be a writable folder, and a file output must not be a folder."""
+    for value in paths:
+        if value is None or str(value) == "":
+            continue
+        dest = Path(value).expanduser()
+        if dest.is_dir() and not folder:
+            raise IsADirectoryError(errno.EISDIR, "output is an existing folder", str(dest))
+        parent = dest.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "output's parent is not a folder", str(parent))
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "output folder is not writable", str(parent))

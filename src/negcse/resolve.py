@@ -88,12 +88,26 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def sha256_and_lines(path: Path) -> tuple[str, int]:
+    """The sha256 and the number of newline characters (as ``wc -l``), in one pass."""
+    digest, lines = hashlib.sha256(), 0
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+            lines += block.count(b"\n")
+    return digest.hexdigest(), lines
+
+
 def verify(path: Path, entry: DataFile) -> None:
-    """Refuse a file whose sha256 differs from the registry's (no check where none is pinned)."""
-    if entry.sha256 is None:
-        return
-    actual = sha256_of(path)
-    if actual != entry.sha256:
+    """Refuse a file whose line count (``wc -l``) or pinned sha256 differs from the registry's."""
+    actual, lines = sha256_and_lines(path)
+    if lines != entry.lines:
+        raise ChecksumError(
+            f"{path}: {lines} lines, but '{entry.relative_path}' has {entry.lines} "
+            "(resources/datasets.tsv); the file is truncated, a sample or another file. "
+            "Delete it (or fix the mirror) and fetch it again."
+        )
+    if entry.sha256 is not None and actual != entry.sha256:
         raise ChecksumError(
             f"{path}: sha256 {actual} does not match the pinned {entry.sha256} for "
             f"'{entry.relative_path}'; the file is corrupted or a different version. "
@@ -154,11 +168,35 @@ def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = Non
     raise ResolveError(f"data file '{relative_path}' not found. Tried:\n  " + "\n  ".join(tried))
 
 
-def resolve_model(name_or_path: str, mirror: str | os.PathLike[str] | None = None) -> str:
-    """A local folder for a model given by path or hub id (mirror, then HF cache, then the hub)."""
+def is_local_path(name: str) -> bool:
+    """A model name that can only be a local path: absolute, ``./``, ``../`` or ``~``, more than
+    one folder level, or a first folder that exists here (a hub id is ``name`` or
+    ``namespace/name``; only those are looked up in the mirror, the cache and the hub)."""
+    parts = name.replace(os.sep, "/").split("/")
+    if len(parts) == 1:
+        return False
+    return (
+        len(parts) > 2
+        or os.path.isabs(name)
+        or parts[0] in ("", ".", "..")
+        or name.startswith("~")
+        or Path(parts[0]).is_dir()
+    )
+
+
+def resolve_model(
+    name_or_path: str, mirror: str | os.PathLike[str] | None = None, network: bool = True
+) -> str:
+    """A local folder for a model given by path or hub id (mirror, then HF cache, then the hub
+    unless offline or ``network`` is false)."""
     local = Path(name_or_path).expanduser()
     if local.is_dir():
         return str(local.resolve())
+    if is_local_path(name_or_path):
+        raise ResolveError(
+            f"model folder '{name_or_path}' does not exist (a name with folders in it is a local "
+            "path, never looked up in the mirror or the hub); check the path"
+        )
     tried: list[str] = [f"local path: {local} (not a folder)"]
     root = mirror_root(mirror)
     if root is not None:
@@ -174,7 +212,7 @@ def resolve_model(name_or_path: str, mirror: str | os.PathLike[str] | None = Non
         return snapshot_download(name_or_path, local_files_only=True)
     except Exception as exc:  # the hub client raises several unrelated types here
         tried.append(f"Hugging Face cache: {name_or_path} ({type(exc).__name__})")
-    if offline():
+    if offline() or not network:
         tried.append(f"Hugging Face hub: {name_or_path} (skipped: offline mode)")
     else:
         try:

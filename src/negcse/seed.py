@@ -29,10 +29,13 @@ def numpy_rng(seed: int, *stream: int) -> np.random.Generator:
 
 
 def rng_state() -> dict[str, Any]:
-    """Everything needed to continue every random stream exactly where it stopped."""
+    """Everything needed to continue every random stream exactly where it stopped, as tensors
+    and plain Python values only, so a checkpoint loads with ``torch.load(weights_only=True)``."""
+    version, internal, gauss = random.getstate()
+    name, keys, pos, has_gauss, cached = np.random.get_state(legacy=True)
     state: dict[str, Any] = {
-        "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        "python": [version, torch.tensor(internal, dtype=torch.int64), gauss],
+        "numpy": [name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached],
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available():
@@ -41,8 +44,10 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(int(v) for v in internal.tolist()), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, keys.numpy().astype(np.uint32), pos, has_gauss, cached))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])

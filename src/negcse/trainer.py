@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import pickle
 import shutil
 import sys
 import time
@@ -30,7 +31,7 @@ from transformers import get_constant_schedule_with_warmup, get_linear_schedule_
 from negcse.config import TrainSettings
 from negcse.encoder import default_device
 from negcse.evaluate_sts import EncodeFn
-from negcse.io_utils import atomic_dir, write_json
+from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import Method, StepContext, View
 from negcse.model import SentenceEncoder, dropout_rate
 from negcse.poolers import Pooler
@@ -66,6 +67,32 @@ class TrainState:
     best_score: float = -math.inf
     best_step: int = -1
     curve: list[dict[str, float]] = field(default_factory=list)
+
+
+def load_checkpoint(path: Path) -> dict[str, Any] | None:
+    """The resumable state in ``path`` (tensors and plain data only: never unpickles an object,
+    so a checkpoint received through DVC cannot run code). A file that is corrupt, or that holds
+    anything else, is reported and moved aside (``<checkpoint folder>.<reason>.pt``); None is
+    returned and training starts from scratch."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(payload, dict) or not {"settings", "seed", "rng"} <= payload.keys():
+            raise ValueError("not a negcse training state")
+        return payload
+    except pickle.UnpicklingError as exc:
+        reason, why = "refused", f"it holds objects other than tensors and plain data ({exc})"
+    except Exception as exc:  # torch raises several unrelated types for a damaged archive
+        reason, why = "corrupt", f"{type(exc).__name__}: {exc}"
+    aside = path.parent.with_name(f"{path.parent.name}.{reason}.pt")
+    os.replace(path, aside)
+    logger.error(
+        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
+        path,
+        reason,
+        why.splitlines()[0][:300],
+        aside,
+    )
+    return None
 
 
 def _precision(name: str, device: torch.device) -> torch.dtype | None:
@@ -167,22 +194,20 @@ class Trainer:
             "settings": self.s.to_dict(),
             "seed": self.seed,
         }
-        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.ckpt_dir / "last.pt.tmp"
-        torch.save(payload, tmp)
-        os.replace(tmp, self.ckpt_dir / "last.pt")
+        with atomic_path(self.ckpt_dir / "last.pt") as tmp:
+            torch.save(payload, tmp)
 
     def _save_best(self) -> None:
-        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.ckpt_dir / "best.pt.tmp"
-        torch.save(self.model.state_dict(), tmp)
-        os.replace(tmp, self.ckpt_dir / "best.pt")
+        with atomic_path(self.ckpt_dir / "best.pt") as tmp:
+            torch.save(self.model.state_dict(), tmp)
 
     def _try_resume(self, optimizer: Any, scheduler: Any, scaler: Any) -> bool:
         path = self.ckpt_dir / "last.pt"
         if not path.is_file():
             return False
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        payload = load_checkpoint(path)
+        if payload is None:
+            return False
         if payload["settings"] != self.s.to_dict() or payload["seed"] != self.seed:
             logger.warning("checkpoint %s is from other settings; starting from scratch", path)
             return False

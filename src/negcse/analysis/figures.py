@@ -9,9 +9,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -24,6 +22,7 @@ import numpy as np
 
 from negcse.analysis.curves import Curve
 from negcse.analysis.density import GRID, density, peak
+from negcse.io_utils import atomic_path
 
 _METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None}}
 
@@ -34,16 +33,8 @@ def save_figure(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
     fmt = dest.suffix.lstrip(".").lower()
     if fmt not in _METADATA:
         raise ValueError(f"{dest}: figures are written as .png or .pdf")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=f".{fmt}")
-    os.close(fd)
-    try:
+    with atomic_path(dest) as tmp:
         fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=_METADATA[fmt])
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _colors(n: int) -> list[tuple[float, float, float, float]]:

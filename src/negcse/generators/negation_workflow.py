@@ -8,6 +8,7 @@ its name, so a change reruns exactly the jobs that read it.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -128,7 +129,7 @@ def translation_args(config: dict[str, Any]) -> InputFunction:
 
     def args(wildcards: Wildcards) -> str:
         forward, backward = osscse_paraphrase_settings(config)["pivots"][wildcards.pivot]
-        return f"--forward {forward} --backward {backward}"
+        return f"--forward {shlex.quote(forward)} --backward {shlex.quote(backward)}"
 
     return args
 

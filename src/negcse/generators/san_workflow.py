@@ -8,6 +8,7 @@ methods and backbones that use it, one per seed; a change reruns exactly the job
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -90,7 +91,7 @@ def san_mlms(variants: dict[str, dict[str, Any]]) -> dict[str, str]:
 def san_cli_args(settings: dict[str, Any]) -> str:
     """The ``negcse san-negatives`` options of ``settings`` (besides files and seed)."""
     args = (
-        f"--mlm {settings['mlm']} --scale {float(settings['scale']):g} "
+        f"--mlm {shlex.quote(settings['mlm'])} --scale {float(settings['scale']):g} "
         f"--iterations {settings['iterations']} --max-tokens {settings['max_tokens']} "
         f"--chunk-size {settings['chunk_size']} --batch-size {settings['batch_size']}"
     )
