@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
 
 import negcse.commands as commands_pkg
+
+DEBUG_ENV = "NEGCSE_DEBUG"
 
 
 def command_names() -> dict[str, str]:
@@ -39,6 +43,11 @@ def _commands(only: str | None = None) -> dict[str, object]:
 def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"show the traceback of expected errors too (or set {DEBUG_ENV}=1)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
     chosen = words[0] if words and words[0] in command_names() else None
@@ -52,6 +61,8 @@ def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentPa
 def main(argv: Sequence[str] | None = None) -> int:
     parser, modules = build_parser(argv)
     args = parser.parse_args(argv)
+    if args.debug:
+        os.environ[DEBUG_ENV] = "1"  # also for the parts of `negcse batch`
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -59,4 +70,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for noisy in ("urllib3", "filelock", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return int(modules[args.command].run(args) or 0)  # type: ignore[attr-defined]
+    try:
+        return int(modules[args.command].run(args) or 0)  # type: ignore[attr-defined]
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV, "0") not in ("", "0") or not expected_error(exc):
+            raise
+        print(f"negcse {args.command}: error: {describe_error(exc)}", file=sys.stderr)
+        return 1
+
+
+def expected_error(exc: BaseException) -> bool:
+    """Errors a user causes and fixes (config, files, models): no traceback for those; any
+    other exception is a bug and keeps its traceback."""
+    from negcse.errors import UserError
+
+    return isinstance(exc, (UserError, OSError, json.JSONDecodeError))
+
+
+def describe_error(exc: BaseException) -> str:
+    """``path: reason`` for an operating-system error, else the exception's own message."""
+    from negcse.errors import UserError
+
+    if isinstance(exc, OSError) and not isinstance(exc, UserError) and exc.filename:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON: {exc}"
+    return str(exc) or type(exc).__name__

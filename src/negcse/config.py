@@ -18,6 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from negcse.errors import UserError
 from negcse.methods.registry import build_method
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
@@ -25,7 +26,7 @@ from negcse.methods.registry import build_method
 KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """The config is invalid; the message names the file and the key."""
 
 

@@ -14,10 +14,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from negcse.errors import UserError
+
 logger = logging.getLogger(__name__)
 
 
-class CorpusError(ValueError):
+class CorpusError(UserError, ValueError):
     """A bad corpus line under ``on_bad_line="fail"``; the message names file and line."""
 
 

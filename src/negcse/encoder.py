@@ -11,9 +11,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from tqdm.auto import tqdm
 from transformers import AutoModel, AutoTokenizer
 
+from negcse.errors import ModelFilesError
 from negcse.poolers import Pooler, get_pooler
 from negcse.resolve import resolve_model
 
@@ -22,6 +24,21 @@ logger = logging.getLogger(__name__)
 
 # Set inside `shared_encoders()`: one loaded Encoder per (model, pooler, mirror, device, length).
 _SHARED: dict[tuple[str, ...], Encoder] | None = None
+
+
+def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
+    """Tokenizer and model of a Hugging Face folder; missing or damaged files are a
+    :class:`ModelFilesError` naming the folder (transformers raises several unrelated types)."""
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModel.from_pretrained(path, **({"config": config} if config else {}))
+    except (OSError, ValueError, TypeError, SafetensorError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ModelFilesError(
+            f"model folder {path}: cannot load it ({type(exc).__name__}: {reason}); its files "
+            "are missing or damaged: fetch the model again"
+        ) from exc
+    return tokenizer, model
 
 
 def default_device() -> torch.device:
@@ -69,8 +86,7 @@ class Encoder:
         if _SHARED is not None and key in _SHARED:
             return _SHARED[key]
         path = resolve_model(name_or_path, mirror)
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path)
+        tokenizer, model = load_pretrained(path)
         model.to(device).eval()
         pool = get_pooler(pooler, tokenizer=tokenizer)
         encoder = cls(model, tokenizer, pool, max_length, device)

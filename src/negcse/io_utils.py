@@ -160,5 +160,9 @@ def check_writable(*paths: str | os.PathLike[str] | None, folder: bool = False) 
             parent = parent.parent
         if not parent.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "output's parent is not a folder", str(parent))
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise PermissionError(errno.EACCES, "output folder is not writable", str(parent))
+        probe = _tmp_name(parent / "write-check")
+        try:  # the real test (os.access answers yes to root even on read-only file systems)
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError as exc:
+            raise type(exc)(exc.errno, f"cannot write there ({exc.strerror})", str(parent)) from None
+        os.unlink(probe)

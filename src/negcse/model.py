@@ -18,9 +18,10 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
-from transformers import AutoConfig, AutoModel, AutoTokenizer
+from transformers import AutoConfig
 
-from negcse.encoder import model_inputs
+from negcse.encoder import load_pretrained, model_inputs
+from negcse.errors import ModelFilesError
 from negcse.poolers import Pooler
 
 logger = logging.getLogger(__name__)
@@ -49,12 +50,14 @@ class SentenceEncoder(nn.Module):
 
     @classmethod
     def from_pretrained(cls, path: str, dropout: float) -> SentenceEncoder:
-        config = AutoConfig.from_pretrained(path)
+        try:
+            config = AutoConfig.from_pretrained(path)
+        except (OSError, ValueError) as exc:
+            raise ModelFilesError(f"model folder {path}: bad config.json ({exc})") from exc
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             if hasattr(config, key):
                 setattr(config, key, dropout)
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        backbone = AutoModel.from_pretrained(path, config=config)
+        tokenizer, backbone = load_pretrained(path, config)
         return cls(backbone, tokenizer)
 
     def embed(

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from negcse.io_utils import check_writable
 from negcse.poolers import POOLERS
 
 if TYPE_CHECKING:
@@ -24,11 +26,12 @@ def add_model_arguments(
     p.add_argument(
         "--pooler",
         default=pooler,
+        type=pooler_name,
         help=f"one of {sorted(POOLERS)}, or auto: the one saved in negcse.json "
         f"(cls_before_pooler when there is none); default: {pooler}",
     )
     p.add_argument("--out", required=True, help="JSON file to write")
-    p.add_argument("--batch-size", type=int, default=128, help="encoding batch size")
+    p.add_argument("--batch-size", type=at_least(1), default=128, help="encoding batch size")
     p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
     p.add_argument(
         "--tag",
@@ -37,7 +40,36 @@ def add_model_arguments(
         metavar="KEY=VALUE",
         help="recorded in the output (e.g. method, backbone, seed)",
     )
-    p.add_argument("--threads", type=int, default=None, help="torch threads")
+    p.add_argument("--threads", type=at_least(1), default=None, help="torch threads")
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum`` (checked before any work starts)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        return value
+
+    return parse
+
+
+def pooler_name(text: str) -> str:
+    """An argparse type: ``auto`` or a known pooler (methods register prompt poolers)."""
+    if text == "auto" or text in POOLERS:
+        return text
+    from negcse.methods.registry import _load_all
+
+    _load_all()
+    if text not in POOLERS:
+        raise argparse.ArgumentTypeError(
+            f"unknown pooler '{text}'; known: auto, {', '.join(sorted(POOLERS))}"
+        )
+    return text
 
 
 def saved_pooler(model: str) -> str:
@@ -53,6 +85,7 @@ def load_encoder(args: argparse.Namespace) -> Encoder:
     from negcse.encoder import Encoder
     from negcse.model import torch_threads
 
+    check_writable(*(getattr(args, k, None) for k in ("out", "probe_out", "rank_tex", "case_tex")))
     torch_threads(args.threads)
     if args.pooler == "auto":
         args.pooler = saved_pooler(args.model)

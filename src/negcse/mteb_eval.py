@@ -37,6 +37,7 @@ from mteb.abstasks import AbsTask
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ModelMeta, ScoringFunction
 
+from negcse.errors import UserError
 from negcse.io_utils import write_json
 from negcse.mteb_tasks import GROUP_METRICS, GROUPS, TASK_TYPES, TaskSpec
 
@@ -52,7 +53,7 @@ MTEB_VERSION: str = mteb.__version__
 SUBQUERY_PREFIX = "max_over_subqueries_"
 
 
-class MtebDataMissing(RuntimeError):
+class MtebDataMissing(UserError, RuntimeError):
     """An MTEB dataset is not in the local cache (the message names the task and the fix)."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from negcse.errors import UserError
 from negcse.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
 logger = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ OWN_PAPER: dict[str, str] = {
 }
 
 
-class PublishedDataError(ValueError):
+class PublishedDataError(UserError, ValueError):
     """The published-results table is malformed; the message names the line and column."""
 
 

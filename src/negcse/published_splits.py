@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from negcse.errors import UserError
 from negcse.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
 RESOURCE = "published_splits.csv"
@@ -30,7 +31,7 @@ METRICS = {
 }
 
 
-class PublishedSplitsError(ValueError):
+class PublishedSplitsError(UserError, ValueError):
     """The published split table is malformed; the message names the line and column."""
 
 

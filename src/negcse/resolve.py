@@ -21,6 +21,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from negcse.errors import UserError
+
 logger = logging.getLogger(__name__)
 
 MIRROR_ENV = "NEGCSE_MIRROR"
@@ -28,11 +30,11 @@ CACHE_ENV = "NEGCSE_CACHE"
 OFFLINE_ENV = "NEGCSE_OFFLINE"
 
 
-class ResolveError(FileNotFoundError):
+class ResolveError(UserError, FileNotFoundError):
     """A model or data file was found nowhere; the message lists every place tried."""
 
 
-class ChecksumError(ValueError):
+class ChecksumError(UserError, ValueError):
     """A data file does not have the sha256 the registry pins."""
 
 

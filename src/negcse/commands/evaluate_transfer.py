@@ -7,7 +7,7 @@ import logging
 
 from negcse.evaluate_transfer import CLASSIFIERS, evaluate_transfer
 from negcse.io_utils import write_json
-from negcse.model_cli import add_model_arguments, header, load_encoder
+from negcse.model_cli import add_model_arguments, at_least, header, load_encoder
 from negcse.transfer_data import TRANSFER_TASKS
 
 NAME = "evaluate-transfer"
@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "sklearn: SentEval's scikit-learn branch",
     )
     p.add_argument("--seed", type=int, default=1111, help="SentEval's seed (default 1111)")
-    p.add_argument("--kfold", type=int, default=10, help="folds (SimCSE's test mode: 10)")
+    p.add_argument("--kfold", type=at_least(2), default=10, help="folds (SimCSE's test mode: 10)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 import logging
 from pathlib import Path
 
+from negcse.errors import UserError
 from negcse.io_utils import write_lines
 
 NAME = "negate"
@@ -14,7 +15,7 @@ logger = logging.getLogger(__name__)
 STYLES = ("sncse", "osscse")  # mirrors negcse.generators.negation.STYLES (spaCy imported lazily)
 
 
-class InputError(ValueError):
+class InputError(UserError, ValueError):
     """An input file that cannot be read as UTF-8 text, with the file (and line) named."""
 
 

@@ -14,7 +14,7 @@ import transformers
 from negcse import __version__
 from negcse.config import TrainSettings
 from negcse.evaluate_sts import dev_scorer
-from negcse.io_utils import read_lines
+from negcse.io_utils import check_writable, read_lines
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder, torch_threads
 from negcse.resolve import resolve_model
@@ -52,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     text = args.run if args.run.lstrip().startswith("{") else Path(args.run).read_text()
     spec = json.loads(text)
+    check_writable(args.out, args.checkpoint_dir, folder=True)
     torch_threads(args.threads)
     settings = TrainSettings.from_dict(spec["train"])
     method = build_method(

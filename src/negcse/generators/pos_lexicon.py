@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from negcse.errors import UserError
 from negcse.io_utils import atomic_open
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ _BPE_WORD_START = "\u0120"  # "Ġ": byte-level BPE marks a token that starts a w
 _EXCLUDED = ("ner", "lemmatizer", "senter")
 
 
-class LexiconError(ValueError):
+class LexiconError(UserError, ValueError):
     """A lexicon file that cannot be read; the message names the file and line."""
 
 
