@@ -509,3 +509,25 @@ def test_failed_write_leaves_nothing_and_fsync_precedes_rename(
     io_utils.write_lines(tmp_path / "x.txt", ["a", "b"])
     assert events[:2] == ["fsync", "replace"]
     assert (tmp_path / "x.txt").read_text() == "a\nb\n"
+
+
+def test_bad_method_value_and_corpus_source_are_named(config: dict) -> None:
+    config["methods"]["simcse_san"]["params"]["tau2"] = -1.0
+    with pytest.raises(ConfigError, match=r"methods\.simcse_san\.params.*tau2 must be > 0"):
+        check_config(config)
+    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config["corpus"]["source"] = "unlabeled/wiki1m/wiki1m_for_simcs.txt"
+    with pytest.raises(ConfigError, match=r"corpus\.source: 'unlabeled/wiki1m/wiki1m_for_simcs"):
+        check_config(config)
+
+
+def test_unregistered_corpus_source_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    code, err = run_cli(
+        ["prepare-corpus", "--source", "unlabeled/typo.txt", "--out", str(out / "c.txt")], capsys
+    )
+    assert code == 1
+    assert_clean_failure(code, err, "'unlabeled/typo.txt' is not a registered data file", lines=1)
+    assert_nothing_written(out)

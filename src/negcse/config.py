@@ -135,14 +135,24 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 "(misspelt?)"
             )
     check_backbones(config, source)
+    from negcse.resolve import registry
+
+    if config["corpus"]["source"] not in registry():
+        raise ConfigError(
+            f"{source}: corpus.source: '{config['corpus']['source']}' is not a registered data "
+            "file (src/negcse/resources/datasets.tsv; misspelt?)"
+        )
     for method, entry in methods.items():
         for backbone in dict.fromkeys(
             [*config["grid"]["backbones"], *(entry.get("backbones") or {})]
         ):
             try:
                 resolve_method(config, method, backbone)
-            except KeyError as exc:
-                raise ConfigError(f"{source}: methods.{method}: {exc.args[0]}") from None
+            except (KeyError, ValueError, TypeError) as exc:
+                message = str(exc.args[0]) if exc.args else type(exc).__name__
+                if not message.startswith(f"methods.{method}"):
+                    message = f"methods.{method}.params (backbone {backbone}): {message}"
+                raise ConfigError(f"{source}: {message}") from None
 
 
 def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None:

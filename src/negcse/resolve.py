@@ -34,6 +34,13 @@ class ResolveError(UserError, FileNotFoundError):
     """A model or data file was found nowhere; the message lists every place tried."""
 
 
+class UnregisteredError(UserError, KeyError):
+    """A data path that ``resources/datasets.tsv`` does not list."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
 class ChecksumError(UserError, ValueError):
     """A data file does not have the sha256 the registry pins."""
 
@@ -144,7 +151,9 @@ def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = Non
     """The verified local path of a registered data file (mirror, then cache, then download)."""
     reg = registry()
     if relative_path not in reg:
-        raise KeyError(f"'{relative_path}' is not a registered data file (resources/datasets.tsv)")
+        raise UnregisteredError(
+            f"'{relative_path}' is not a registered data file (resources/datasets.tsv)"
+        )
     entry = reg[relative_path]
     tried: list[str] = []
     root = mirror_root(mirror)
