@@ -216,19 +216,32 @@ def test_bad_argument_fails_before_the_model_loads(
     assert_nothing_written(tmp_path)
 
 
-def test_unwritable_output_fails_before_the_model_loads(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "command",
+    [
+        # the model does not exist either: the output is checked first
+        ["evaluate-sts", "--model", "/no/such/model", "--out", "{blocked}"],
+        # before the corpus is tagged
+        ["negate", "--input", "{corpus}", "--output", "{blocked}"],
+        # before the first part runs: the second part's output is checked too
+        ["batch", "prepare-corpus", "--input", "{corpus}", "--out", "{tmp}/first.txt",
+         "::", "prepare-corpus", "--input", "{corpus}", "--out", "{blocked}"],
+    ],
+)  # fmt: skip
+def test_unwritable_output_fails_before_any_work(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     blocker = tmp_path / "results"
     blocker.write_text("a file where the output folder should be\n")
-    # the model does not exist either: the output is checked first
-    code, err = run_cli(
-        ["evaluate-sts", "--model", "/no/such/model", "--out", str(blocker / "sts.json")], capsys
-    )
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("He ran.\n")
+    blocked = blocker / "out.txt"
+    args = [a.format(blocked=blocked, corpus=corpus, tmp=tmp_path) for a in command]
+    code, err = run_cli(args, capsys)
     assert code == 1
     assert_clean_failure(code, err, str(blocker), lines=1)
     assert "model" not in err.split("error:")[1]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "results"]
 
 
 def test_damaged_model_files_are_named(

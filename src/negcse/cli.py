@@ -58,9 +58,28 @@ def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentPa
     return parser, modules
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+#: options that name files a command writes: checked before the command runs
+OUTPUT_OPTIONS = ("out", "output", "stats", "manifest", "probe_out", "rank_tex", "case_tex",
+                  "cases_tex", "png", "pdf", "tex", "csv", "md")  # fmt: skip
+
+
+def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, object]:
+    """The parsed arguments and the command's module (argparse exits 2 on a bad argument)."""
     parser, modules = build_parser(argv)
     args = parser.parse_args(argv)
+    return args, modules[args.command]
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every output option's folder can be written (before any model loads or corpus is read)."""
+    from negcse.io_utils import check_writable
+
+    values = (getattr(args, name, None) for name in OUTPUT_OPTIONS)
+    check_writable(*(v for v in values if isinstance(v, str | os.PathLike)), folder=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args, module = parse(argv)
     if args.debug:
         os.environ[DEBUG_ENV] = "1"  # also for the parts of `negcse batch`
     logging.basicConfig(
@@ -71,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for noisy in ("urllib3", "filelock", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        return int(modules[args.command].run(args) or 0)  # type: ignore[attr-defined]
+        check_outputs(args)
+        return int(module.run(args) or 0)  # type: ignore[attr-defined]
     except Exception as exc:
         if os.environ.get(DEBUG_ENV, "0") not in ("", "0") or not expected_error(exc):
             raise

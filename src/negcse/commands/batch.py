@@ -46,10 +46,12 @@ def split_parts(words: list[str]) -> list[list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.cli import main
+    from negcse.cli import check_outputs, main, parse
     from negcse.encoder import shared_encoders
 
     parts = split_parts(list(args.parts))
+    for part in parts:  # every part's arguments and outputs, before the first part runs
+        check_outputs(parse(part)[0])
     with shared_encoders():
         for i, part in enumerate(parts, 1):
             logger.info("batch part %d/%d: %s", i, len(parts), part[0])

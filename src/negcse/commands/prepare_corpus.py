@@ -6,7 +6,7 @@ import argparse
 import logging
 
 from negcse.corpus import read_corpus
-from negcse.io_utils import check_writable, write_json, write_lines
+from negcse.io_utils import write_json, write_lines
 from negcse.resolve import resolve_data
 
 NAME = "prepare-corpus"
@@ -27,7 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_writable(args.out, args.stats)
     path = resolve_data(args.source, args.mirror) if args.source else args.input
     sentences, stats = read_corpus(path, args.max_sentences or None, args.max_chars, args.on_bad_line)
     write_lines(args.out, sentences)
