@@ -325,6 +325,7 @@ def snakemake(ws: Path, *args: str, env: dict[str, str] | None = None):
             "methods.simcse.backbones.roberta-bsae: unknown backbone (misspelt?)",
         ),
     ],
+    ids=["misspelt-key", "unknown-grid-backbone", "misspelt-backbone-override"],
 )
 def test_workflow_config_error_is_the_suites_message(
     text: str, message: str, workflow_copy: Path, tmp_path: Path
