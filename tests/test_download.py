@@ -4,59 +4,22 @@ temporary folder at test time), reached through ``NEGCSE_DATA_URL``."""
 
 from __future__ import annotations
 
-import shutil
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from http_source import Server, serve_copies, served_files
 from negcse.download import DATA_URL_ENV, DownloadError, source_url
 from negcse.resolve import registry, resolve_data, sha256_of
 
 pytestmark = pytest.mark.mirror
 
 
-@dataclass
-class Server:
-    url: str
-    root: Path
-    requests: list[str] = field(default_factory=list)
-
-
-def _served_files(mirror: Path) -> list[str]:
-    """Every registered file that has a pinned sha256 and a copy in the mirror (all but the full
-    wiki1m, which the mirror lacks)."""
-    return [rel for rel, e in registry().items() if e.sha256 and (mirror / "data" / rel).is_file()]
-
-
 @pytest.fixture
 def server(tmp_path: Path, mirror: Path) -> Iterator[Server]:
-    root = tmp_path / "served"
-    for rel in _served_files(mirror):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(mirror / "data" / rel, root / rel)
-    seen: list[str] = []
-
-    class Handler(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.path)
-            super().do_GET()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Server(f"http://127.0.0.1:{httpd.server_address[1]}", root, seen)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_copies(mirror, tmp_path / "served") as srv:
+        yield srv
 
 
 @pytest.fixture
@@ -77,7 +40,7 @@ def _files(folder: Path) -> list[Path]:
 def test_empty_cache_fills_from_the_sources_and_second_run_asks_nothing(
     fresh_machine: Path, server: Server, mirror: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    wanted = _served_files(mirror)
+    wanted = served_files(mirror)
     assert len(wanted) > 130
     for rel in wanted:
         path = resolve_data(rel)

@@ -175,6 +175,14 @@ def installed_lock(prefix: str | Path | None = None) -> dict[str, str] | None:
     return {"lock": parts[0], "lock_sha256": parts[1]}
 
 
+def lock_record() -> dict[str, str | None]:
+    """What model and result metadata record beside the package versions: this environment's
+    lock file and its sha256 (both None where it was not installed from a lock)."""
+    record: dict[str, str | None] = {"lock": None, "lock_sha256": None}
+    record.update(installed_lock() or {})
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m negcse.lockfile", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
