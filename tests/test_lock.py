@@ -122,7 +122,7 @@ def test_this_environment_equals_its_lock() -> None:
         f"{lock} changed since this environment was installed from it: run make setup"
     )
     freeze = subprocess.run(
-        [sys.executable, "-m", "pip", "freeze"], check=True, capture_output=True, text=True
+        [sys.executable, "-m", "pip", "freeze", "--all"], check=True, capture_output=True, text=True
     ).stdout
     installed = {}
     for line in freeze.splitlines():
