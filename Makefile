@@ -29,9 +29,9 @@ LOCK_FLAGS := --extra dev --extra spacy-model --extra models --generate-hashes \
 TORCH_CPU_SOURCE := $(if $(TORCH_INDEX),--index https://download.pytorch.org/whl/cpu \
   --index-strategy unsafe-best-match,--find-links /opt/wheels)
 lock:
-	$(VENV)/bin/uv pip compile pyproject.toml $(LOCK_FLAGS) $(TORCH_CPU_SOURCE) \
+	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) $(TORCH_CPU_SOURCE) \
 	  -c locks/constraints-cpu.txt -o locks/cpu.txt
-	$(VENV)/bin/uv pip compile pyproject.toml $(LOCK_FLAGS) -c locks/constraints-cuda.txt \
+	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) -c locks/constraints-cuda.txt \
 	  -o locks/cuda.txt
 	PYTHONPATH=src $(PY) -m negcse.lockfile conda locks/cuda.txt envs/negcse.yaml
 

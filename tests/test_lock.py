@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from negcse.lockfile import (
@@ -131,3 +133,23 @@ def test_this_environment_equals_its_lock() -> None:
             installed[canonicalize_name(name)] = version
     locked = {name: entry.version for name, entry in parse_lock(lock).items()}
     assert {n: installed.get(n) for n in locked} == locked
+
+
+def test_conda_env_pins_everything_its_packages_require() -> None:
+    """The rules' pip list is complete: each pinned package's own requirements (read from the
+    installed metadata, markers evaluated here) are pinned too, so pip adds nothing unlocked."""
+    if installed_lock() is None:
+        pytest.skip(f"{sys.prefix} was not installed from a lock (no negcse-lock.txt)")
+    closure = runtime_closure(PYPROJECT, LOCKS["cuda"])
+    cpu = parse_lock(LOCKS["cpu"])
+    missing = []
+    for name in closure:
+        if name not in cpu:  # CUDA-only wheels (nvidia-*) are not installed in the CPU venv
+            continue
+        for text in metadata.requires(name) or []:
+            req = Requirement(text)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            if canonicalize_name(req.name) not in closure:
+                missing.append(f"{name} requires {req}")
+    assert missing == []
