@@ -9,7 +9,9 @@ LOCK ?= locks/cpu.txt
 TORCH_INDEX := $(if $(wildcard /opt/wheels/torch-*+cpu-*.whl),,--extra-index-url https://download.pytorch.org/whl/cpu)
 # The mirror when one is given or ../shared/mirror exists; otherwise models come from the installed
 # `models` packages and data files fill the cache (~/.cache/negcse) from their pinned URLs.
-export NEGCSE_MIRROR ?= $(if $(wildcard ../shared/mirror),$(abspath ../shared/mirror))
+ifneq ($(wildcard ../shared/mirror),)
+export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
+endif
 
 .PHONY: setup lock smoke paper-dry-run test lint
 
