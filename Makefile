@@ -2,23 +2,43 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# CPU build by default (it is on the CI disk); on a GPU box: make setup TORCH=torch
-TORCH ?= torch==2.13.0
+# The locked environment (exact versions and hashes, `make lock` writes it from pyproject.toml):
+# the CPU lock by default; on a GPU box: make setup LOCK=locks/cuda.txt
+LOCK ?= locks/cpu.txt
+# torch's CPU build lies in /opt/wheels on the CI disk; elsewhere it comes from PyTorch's CPU index.
+TORCH_INDEX := $(if $(wildcard /opt/wheels/torch-*+cpu-*.whl),,--extra-index-url https://download.pytorch.org/whl/cpu)
+# The mirror when one is given or ../shared/mirror exists; otherwise models come from the installed
+# `models` packages and data files fill the cache (~/.cache/negcse) from their pinned URLs.
+ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
+endif
 
-.PHONY: setup smoke paper-dry-run test lint
+.PHONY: setup lock smoke paper-dry-run test lint
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet "$(TORCH)"
-	$(PY) -m pip install --quiet -e ".[dev,spacy-model]"
+	$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r $(LOCK) $(TORCH_INDEX)
+	$(PY) -m pip install --quiet --no-deps -e .
+	echo "$(LOCK) $$(sha256sum $(LOCK) | cut -d' ' -f1)" > $(VENV)/negcse-lock.txt
 	touch $@
 
 setup: $(VENV)/.installed
 
+# Re-lock after editing pyproject.toml's dependencies (uses .venv's uv, in the dev extra), then
+# regenerate envs/negcse.yaml from the CUDA lock; tests/test_lock.py checks all three agree.
+LOCK_FLAGS := --extra dev --extra spacy-model --extra models --generate-hashes \
+  --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock"
+TORCH_CPU_SOURCE := $(if $(TORCH_INDEX),--index https://download.pytorch.org/whl/cpu \
+  --index-strategy unsafe-best-match,--find-links /opt/wheels)
+lock:
+	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) $(TORCH_CPU_SOURCE) \
+	  -c locks/constraints-cpu.txt -o locks/cpu.txt
+	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) -c locks/constraints-cuda.txt \
+	  -o locks/cuda.txt
+	PYTHONPATH=src $(PY) -m negcse.lockfile conda locks/cuda.txt envs/negcse.yaml
+
 smoke: setup
-	source $(VENV)/bin/activate && NEGCSE_OFFLINE=1 snakemake --profile profiles/smoke
+	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
 
 paper-dry-run: setup
 	source $(VENV)/bin/activate && snakemake -n --profile profiles/local
@@ -28,4 +48,4 @@ lint: setup
 	  snakefmt --check Snakefile rules && snakemake --lint
 
 test: lint
-	source $(VENV)/bin/activate && NEGCSE_OFFLINE=1 python -m pytest -q
+	source $(VENV)/bin/activate && python -m pytest -q

@@ -8,10 +8,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("NEGCSE_MIRROR", REPO.parent / "shared" / "mirror")).resolve()
+MIRROR = Path(os.environ.get("NEGCSE_MIRROR") or REPO.parent / "shared" / "mirror").resolve()
 
-# Subprocesses (snakemake, python -m negcse) inherit these.
-os.environ["NEGCSE_MIRROR"] = str(MIRROR)
+# Subprocesses (snakemake, python -m negcse) inherit these (no mirror setting where there is none).
+if MIRROR.is_dir():
+    os.environ["NEGCSE_MIRROR"] = str(MIRROR)
+else:
+    os.environ.pop("NEGCSE_MIRROR", None)
 os.environ["NEGCSE_OFFLINE"] = "1"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"

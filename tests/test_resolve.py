@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from negcse import resolve
+from negcse import download, resolve
+from negcse.download import DownloadError
 from negcse.resolve import ChecksumError, ResolveError, registry, resolve_data, resolve_model
 
 pytestmark = pytest.mark.mirror
@@ -76,13 +77,16 @@ def test_download_failure_is_reported_and_leaves_nothing(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NEGCSE_OFFLINE", "0")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(download, "RETRY_DELAY", 0.0)
     entry = registry()[REL]
     bad = resolve.DataFile(REL, entry.sha256, entry.lines, "http://127.0.0.1:9/nothing-here")
     monkeypatch.setitem(registry(), REL, bad)
     (isolated / "empty").mkdir()
-    with pytest.raises(ResolveError, match="127.0.0.1:9"):
+    with pytest.raises(DownloadError, match="127.0.0.1:9") as err:
         resolve_data(REL, isolated / "empty")
-    assert not list((isolated / "cache").rglob("*FNWN*"))
+    assert "\n" not in str(err.value) and entry.sha256 in str(err.value)
+    assert not [p for p in (isolated / "cache").rglob("*") if p.is_file()]
 
 
 def test_unregistered_path_is_a_clear_error() -> None:

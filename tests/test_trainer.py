@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from negcse.config import TrainSettings
+from negcse.lockfile import lock_record
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder
 from negcse.trainer import TrainData, Trainer
@@ -164,6 +165,8 @@ def test_kill_9_then_resume_equals_uninterrupted(sentences: list[str], tmp_path:
     a = (tmp_path / "full" / "model.safetensors").read_bytes()
     assert a == (tmp_path / "resumed" / "model.safetensors").read_bytes()
     assert not (tmp_path / "ck_res").exists()  # resumable state dropped after success
+    versions = json.loads((tmp_path / "full" / "negcse.json").read_text())["versions"]
+    assert {k: versions[k] for k in ("lock", "lock_sha256")} == lock_record()  # this venv's lock
 
 
 @pytest.mark.parametrize("pooler", ["cls_before_pooler", "cls"])

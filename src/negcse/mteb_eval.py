@@ -39,6 +39,7 @@ from mteb.models.model_meta import ModelMeta, ScoringFunction
 
 from negcse.errors import UserError
 from negcse.io_utils import write_json
+from negcse.lockfile import lock_record
 from negcse.mteb_tasks import GROUP_METRICS, GROUPS, TASK_TYPES, TaskSpec
 
 if TYPE_CHECKING:
@@ -392,6 +393,7 @@ def run_mteb(
         "pooler": pooler,
         "group": group,
         "mteb_version": MTEB_VERSION,
+        **lock_record(),
         "metric_keys": {
             t.metadata.name: {m: mteb_key(t, m) for m in GROUP_METRICS[group]} for t in objects
         },

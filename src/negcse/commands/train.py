@@ -15,6 +15,7 @@ from negcse import __version__
 from negcse.config import TrainSettings
 from negcse.evaluate_sts import dev_scorer
 from negcse.io_utils import check_writable, read_lines
+from negcse.lockfile import lock_record
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder, torch_threads
 from negcse.resolve import resolve_model
@@ -104,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             "torch": torch.__version__,
             "transformers": transformers.__version__,
             "python": platform.python_version(),
+            # the lock this environment was installed from (make setup), None if not from one
+            **lock_record(),
         },
     }
     trainer.save(Path(args.out), meta)
