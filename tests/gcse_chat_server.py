@@ -1,8 +1,8 @@
 """A small OpenAI-compatible chat server on loopback for the LLM layer's tests.
 
 Not a mock of the client: the ``openai`` library makes real HTTP requests to it. It answers
-``POST /v1/chat/completions`` with a deterministic completion (the prompt reversed, as JSON
-{"text": ...}), counts requests per prompt and the most in flight at once, records every
+``POST /v1/chat/completions`` with a deterministic completion (by default the prompt reversed,
+as JSON {"text": ...}; or ``respond(prompt)``), counts requests per prompt and the most in flight at once, records every
 Authorization header, and can answer the first ``fail_first`` requests with an HTTP error.
 """
 
@@ -12,11 +12,19 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ChatServer:
-    def __init__(self, delay_s: float = 0.0, fail_first: int = 0, fail_status: int = 429) -> None:
+    def __init__(
+        self,
+        delay_s: float = 0.0,
+        fail_first: int = 0,
+        fail_status: int = 429,
+        respond: Callable[[str], str] | None = None,
+    ) -> None:
+        self.respond = respond or (lambda prompt: json.dumps({"text": prompt[::-1]}))
         self.delay_s = delay_s
         self.fail_first = fail_first
         self.fail_status = fail_status
@@ -48,7 +56,7 @@ class ChatServer:
                         return
                     with server._lock:
                         server.requests[prompt] += 1
-                    text = json.dumps({"text": prompt[::-1]})
+                    text = server.respond(prompt)
                     self._send(
                         200,
                         {

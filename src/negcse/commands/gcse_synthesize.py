@@ -88,13 +88,24 @@ def make_backend(args: argparse.Namespace):  # -> Backend
             setting_prefix="-",
         )
         return OpenAIBackend(settings)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
     from negcse.llm.pinned import PINNED, locate
-    from negcse.llm.transformers_backend import TransformersBackend
+    from negcse.llm.transformers_backend import TransformersBackend, default_convert_cache
 
     if args.model in PINNED:
-        path = locate(PINNED[args.model])
+        pinned = PINNED[args.model]
+        path = locate(pinned)
         return TransformersBackend(
-            path.parent, path.name, args.batch_size, args.device, label=args.model
+            path.parent,
+            path.name,
+            args.batch_size,
+            args.device,
+            label=args.model,
+            convert_cache=default_convert_cache(),
+            gguf_sha256=pinned.file_sha256,
         )
     return TransformersBackend(Path(args.model), args.gguf_file, args.batch_size, args.device)
 

@@ -23,12 +23,17 @@ class GenerationSettings:
     top_p: float = 0.95
     do_sample: bool = True
     seed: int = 0
+    min_new_tokens: int = 0  # > 0 only for timing runs that need a fixed length
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 <= self.min_new_tokens <= self.max_new_tokens:
+            raise ValueError(
+                f"min_new_tokens must be in [0, max_new_tokens], got {self.min_new_tokens}"
+            )
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
 

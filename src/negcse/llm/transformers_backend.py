@@ -1,20 +1,53 @@
 """Local causal LM through transformers: chat template, left-padded batched generation.
 
 Loads a Hugging Face model folder, or a GGUF file (``gguf_file``; transformers dequantizes it
-with the ``gguf`` package). bf16 on a GPU, fp32 on the CPU. Sampling is seeded per batch from
+with the ``gguf`` package; with ``convert_cache`` the result is kept as a folder). bf16 on a GPU, fp32 on the CPU. Sampling is seeded per batch from
 the settings' seed, so a batch of the same prompts gives the same completions.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from negcse.io_utils import atomic_dir
 from negcse.llm.backend import GenerationSettings, LLMError
+from negcse.resolve import sha256_of
 
 logger = logging.getLogger(__name__)
+
+
+def default_convert_cache() -> Path:
+    """Where dequantized GGUF models are kept: $NEGCSE_GGUF_CACHE or ~/.cache/negcse/gguf."""
+    env = os.environ.get("NEGCSE_GGUF_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "negcse" / "gguf"
+
+
+def converted_gguf(folder: Path, gguf_file: str, cache: Path, sha256: str | None = None) -> Path:
+    """A Hugging Face folder (fp32 weights, tokenizer) converted once from a GGUF file.
+
+    transformers dequantizes a GGUF file and rebuilds its tokenizer on every load (over a
+    minute for a 135M model on a busy CPU); the converted folder loads in seconds. It is named
+    after the file's sha256, so a changed file is converted again.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    digest = sha256 or sha256_of(folder / gguf_file)
+    target = cache / f"{Path(gguf_file).stem}-{digest[:16]}"
+    if (target / "config.json").is_file():
+        return target
+    logger.info("converting %s once into %s", folder / gguf_file, target)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf_file)
+    model = AutoModelForCausalLM.from_pretrained(str(folder), gguf_file=gguf_file)
+    with atomic_dir(target) as tmp:
+        tokenizer.save_pretrained(tmp)
+        model.save_pretrained(tmp)
+    return target
+
+
 # end-of-turn tokens of common chat templates, used as extra stop tokens when present
 _END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>")
 
@@ -29,6 +62,8 @@ class TransformersBackend:
         batch_size: int = 8,
         device: str | None = None,
         label: str | None = None,
+        convert_cache: Path | None = None,
+        gguf_sha256: str | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -45,8 +80,14 @@ class TransformersBackend:
         if not where.exists():
             raise LLMError(f"transformers backend: model {where} not found")
         kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+        source = self.model_path
+        if gguf_file and convert_cache is not None:
+            source, kwargs = (
+                converted_gguf(self.model_path, gguf_file, convert_cache, gguf_sha256),
+                {},
+            )
         logger.info("loading %s on %s (%s)", where, self.device, dtype)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), **kwargs)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(source), **kwargs)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
@@ -88,6 +129,7 @@ class TransformersBackend:
                 out = self.model.generate(
                     **enc,
                     max_new_tokens=settings.max_new_tokens,
+                    min_new_tokens=settings.min_new_tokens or None,
                     do_sample=sample,
                     eos_token_id=self.stop_ids,
                     pad_token_id=self.tokenizer.pad_token_id,
