@@ -19,8 +19,8 @@ from pathlib import Path
 
 from negcse.gcse.prompts import load_prompts
 from negcse.llm.backend import GenerationSettings
-from negcse.llm.pinned import PINNED, locate
-from negcse.llm.transformers_backend import TransformersBackend, default_convert_cache
+from negcse.llm.pinned import PINNED
+from negcse.llm.transformers_backend import TransformersBackend
 
 SOURCES = [
     "A man is playing a guitar on the street.",
@@ -43,17 +43,7 @@ def bench_prompts(n: int) -> list[str]:
 
 def load(args: argparse.Namespace, batch_size: int) -> TransformersBackend:
     if args.model in PINNED:
-        pinned = PINNED[args.model]
-        path = locate(pinned)
-        return TransformersBackend(
-            path.parent,
-            path.name,
-            batch_size,
-            args.device,
-            args.model,
-            default_convert_cache(),
-            pinned.file_sha256,
-        )
+        return TransformersBackend.from_pinned(args.model, batch_size, args.device)
     if not args.random_init:
         return TransformersBackend(Path(args.model), None, batch_size, args.device)
     import torch

@@ -92,21 +92,11 @@ def make_backend(args: argparse.Namespace):  # -> Backend
         import torch
 
         torch.set_num_threads(args.threads)
-    from negcse.llm.pinned import PINNED, locate
-    from negcse.llm.transformers_backend import TransformersBackend, default_convert_cache
+    from negcse.llm.pinned import PINNED
+    from negcse.llm.transformers_backend import TransformersBackend
 
     if args.model in PINNED:
-        pinned = PINNED[args.model]
-        path = locate(pinned)
-        return TransformersBackend(
-            path.parent,
-            path.name,
-            args.batch_size,
-            args.device,
-            label=args.model,
-            convert_cache=default_convert_cache(),
-            gguf_sha256=pinned.file_sha256,
-        )
+        return TransformersBackend.from_pinned(args.model, args.batch_size, args.device)
     return TransformersBackend(Path(args.model), args.gguf_file, args.batch_size, args.device)
 
 

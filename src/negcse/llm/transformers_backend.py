@@ -102,6 +102,25 @@ class TransformersBackend:
         stops.update(vocab[tok] for tok in _END_OF_TURN if tok in vocab)
         self.stop_ids = sorted(stops)
 
+    @classmethod
+    def from_pinned(
+        cls, name: str, batch_size: int = 8, device: str | None = None
+    ) -> TransformersBackend:
+        """A pinned PyPI-shipped model (``negcse.llm.pinned``), checksum verified, converted once."""
+        from negcse.llm.pinned import PINNED, locate
+
+        pinned = PINNED[name]
+        path = locate(pinned)
+        return cls(
+            path.parent,
+            path.name,
+            batch_size,
+            device,
+            name,
+            default_convert_cache(),
+            pinned.file_sha256,
+        )
+
     def identity(self) -> dict[str, Any]:
         return {"model": self.label}
 
