@@ -21,9 +21,12 @@ logger = logging.getLogger(__name__)
 
 
 def default_convert_cache() -> Path:
-    """Where dequantized GGUF models are kept: $NEGCSE_GGUF_CACHE or ~/.cache/negcse/gguf."""
+    """Where dequantized GGUF models are kept: $NEGCSE_GGUF_CACHE, else the gguf folder of the
+    resolver's cache ($NEGCSE_CACHE, default ~/.cache/negcse)."""
     env = os.environ.get("NEGCSE_GGUF_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "negcse" / "gguf"
+    if env:
+        return Path(env)
+    return Path(os.environ.get("NEGCSE_CACHE") or Path.home() / ".cache" / "negcse") / "gguf"
 
 
 def converted_gguf(folder: Path, gguf_file: str, cache: Path, sha256: str | None = None) -> Path:
