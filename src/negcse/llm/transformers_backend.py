@@ -96,9 +96,7 @@ class TransformersBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
         if self.tokenizer.chat_template is None:
             raise LLMError(f"transformers backend: {where} has no chat template")
-        self.model = AutoModelForCausalLM.from_pretrained(
-            str(self.model_path), dtype=dtype, **kwargs
-        )
+        self.model = AutoModelForCausalLM.from_pretrained(str(source), dtype=dtype, **kwargs)
         self.model.to(self.device).eval()
         vocab = self.tokenizer.get_vocab()
         stops = {t for t in (self.tokenizer.eos_token_id,) if t is not None}
