@@ -54,6 +54,8 @@ def load(args: argparse.Namespace, batch_size: int) -> TransformersBackend:
     backend.label, backend.device = "random-init", args.device
     backend.tokenizer = AutoTokenizer.from_pretrained(args.model)
     backend.tokenizer.padding_side = "left"
+    if backend.tokenizer.pad_token is None:
+        backend.tokenizer.pad_token = backend.tokenizer.eos_token
     torch.manual_seed(0)
     dtype = torch.bfloat16 if args.device.startswith("cuda") else torch.float32
     config = AutoConfig.from_pretrained(args.model)
