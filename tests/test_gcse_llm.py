@@ -116,3 +116,17 @@ def test_cache_rerun_makes_no_call_and_killed_run_resumes(monkeypatch, tmp_path,
     # the cache holds neither the key nor the variable's value anywhere
     dump = "\n".join(sqlite3.connect(db).iterdump())
     assert KEY not in dump and KEY not in caplog.text
+
+
+def test_pinned_model_is_verified():
+    from dataclasses import replace
+
+    from negcse.llm.pinned import SMOLLM2_135M, locate
+
+    assert locate(SMOLLM2_135M).stat().st_size == 98_362_432
+    with pytest.raises(LLMError, match="does not match the pinned"):
+        locate(replace(SMOLLM2_135M, file_sha256="0" * 64))
+    with pytest.raises(LLMError, match=r"0\.1\.2 is installed, pinned 9\.9"):
+        locate(replace(SMOLLM2_135M, version="9.9"))
+    with pytest.raises(LLMError, match="envs/llm-model.txt"):
+        locate(replace(SMOLLM2_135M, package="negcse-no-such-model-package"))
