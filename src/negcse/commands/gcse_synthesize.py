@@ -52,6 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--device", default=None, help="transformers: cpu or cuda (default: cuda if present)"
     )
+    g.add_argument("--threads", type=int, default=None, help="transformers: torch CPU threads")
     g.add_argument(
         "--base-url", default=None, help="openai: endpoint, e.g. http://127.0.0.1:8000/v1"
     )
