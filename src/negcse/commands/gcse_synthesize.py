@@ -155,6 +155,10 @@ def run(args: argparse.Namespace) -> int:
                 k: sum(s.skipped == k for s in result.sources) for k in ("empty", "too long")
             },
             "parse": result.report.as_dict(),
+            "legend": "per prompt: parsed (strict JSON), repaired (json_repair or a plain one-line "
+            "answer), failed (nothing usable): a failed synthesis completion fell back to eq. "
+            "10-11 (anchor as positive, another source as negative), a failed extraction gives "
+            "no knowledge for that sentence",
             "totals": result.report.totals(),
             "fell_back": fallbacks,
             "plan_notes": dict(result.notes),
