@@ -168,11 +168,12 @@ def run(args: argparse.Namespace) -> int:
     )
     totals = result.report.totals()
     logger.info(
-        "%d sources: %d parsed, %d repaired, %d fell back -> %s, %s",
+        "%d sources: %d completions parsed, %d repaired, %d failed (%d candidates fell back) -> %s, %s",
         len(sentences),
         totals["parsed"],
         totals["repaired"],
         totals["failed"],
+        fallbacks,
         args.output,
         args.report,
     )
