@@ -60,6 +60,11 @@ def test_strict_json_plain_text_and_failures():
     assert (
         parse_completion("line one\nline two", ["text"], text_field="text").status is Status.FAILED
     )
+    # cut off at the token limit: json_repair closes it
+    cut = parse_completion(
+        'Output: {"text": "Two dogs race across the snow', ["text"], text_field="text"
+    )
+    assert cut.status is Status.REPAIRED and cut.value == {"text": "Two dogs race across the snow"}
     lst = parse_completion('[{"entity": "a dog", "type": "animal"},]', [], as_list=True)
     assert lst.status is Status.REPAIRED and lst.value == {
         "items": [{"entity": "a dog", "type": "animal"}]

@@ -39,12 +39,12 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 def _candidates(text: str, as_list: bool = False) -> list[str]:
     """Substrings that may hold the value: fenced blocks, then first '{' to last '}' (or '['
-    to ']' for a list)."""
+    to ']' for a list), or to the end when the completion was cut off before closing it."""
     found = [m.group(1).strip() for m in _FENCE.finditer(text)]
     opening, closing = ("[", "]") if as_list else ("{", "}")
     start, end = text.find(opening), text.rfind(closing)
-    if start != -1 and end > start:
-        found.append(text[start : end + 1])
+    if start != -1:
+        found.append(text[start : end + 1] if end > start else text[start:])
     return found
 
 
