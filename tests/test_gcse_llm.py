@@ -86,6 +86,11 @@ def test_concurrency_retries_budget(monkeypatch):
         backend = OpenAIBackend(_settings(server.url, backoff_s=0.01, max_retries=2))
         with pytest.raises(LLMError, match="gave up after 3 attempts"):
             list(backend.stream(["a"], FAST))
+    with ChatServer(delay_s=0.6) as server:  # every answer later than the timeout
+        backend = OpenAIBackend(_settings(server.url, timeout_s=0.2, backoff_s=0.01, max_retries=1))
+        with pytest.raises(LLMError, match="gave up after 2 attempts"):
+            list(backend.stream(["a"], FAST))
+        assert backend.requests == 2
     with ChatServer() as server:
         backend = OpenAIBackend(_settings(server.url, request_budget=2, max_in_flight=1))
         with pytest.raises(RequestBudgetExceeded, match="request_budget"):
