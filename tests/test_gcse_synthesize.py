@@ -9,6 +9,7 @@ import socket
 
 from gcse_chat_server import ChatServer
 from negcse.cli import main
+from negcse.gcse.denoise import denoise, denoising_inputs
 
 KEY = "sk-live-0b1c2d3e4f5a6b7c8d9e"
 EXTRACTION = """```
@@ -101,6 +102,14 @@ def test_synthesize_end_to_end_and_key_never_written(tmp_path, monkeypatch, capl
         )
     assert rows[0]["knowledge"]["subjects"][0]["quantity"] == 1
     assert report["kg"]["nodes"] == 4 and report["llm"] == {"base_url": server.url, "model": "stub"}
+    # what the denoiser gets: the failed negatives are left to eq. 11's own fallback
+    anchors, cands = denoising_inputs(rows)
+    assert anchors == [lines[0], lines[3]] and cands == [["A rewritten sentence."]] * 2
+    triplets = denoise(anchors, cands, [[0.95], [0.5]])
+    assert [(t.positive, t.negative) for t in triplets] == [
+        ("A rewritten sentence.", lines[3]),
+        (lines[3], "A rewritten sentence."),
+    ]
     # the key is in no output, cache or log line
     for path in (tmp_path / "out").iterdir():
         assert KEY.encode() not in path.read_bytes(), path

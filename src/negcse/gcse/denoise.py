@@ -110,3 +110,17 @@ def denoise_released(
             if j not in (p, n):
                 out.append(Triplet(c, c, negative, f"candidate {j}", neg_from))
     return out
+
+
+def denoising_inputs(rows: Sequence[dict]) -> tuple[list[str], list[list[str]]]:
+    """Anchors and their candidates from ``gcse-synthesize`` output rows: skipped sources are
+    left out, and so are fallen-back candidates (eq. 10-11 re-derive them in :func:`denoise`)."""
+    anchors, candidates = [], []
+    for row in rows:
+        if row.get("skipped"):
+            continue
+        anchors.append(row["anchor"])
+        candidates.append(
+            [c["text"] for c in row["candidates"] if c.get("fallback") is None and c["text"]]
+        )
+    return anchors, candidates
