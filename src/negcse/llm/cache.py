@@ -1,0 +1,152 @@
+"""SQLite cache of completions keyed by backend, model, prompt and generation settings.
+
+Every completion is committed as it arrives, so a killed run resumes without asking again, and
+a rerun with unchanged settings makes no call. The key never holds a secret: backends give an
+``identity()`` without their API key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from negcse.llm.backend import Backend, GenerationSettings
+
+logger = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    completion TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def cache_key(
+    backend: str, identity: dict[str, Any], settings: GenerationSettings, prompt: str
+) -> str:
+    blob = json.dumps(
+        {
+            "backend": backend,
+            "identity": identity,
+            "settings": settings.as_dict(),
+            "prompt": prompt,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    calls: int = 0  # completions asked of the backend
+
+
+class CachedLLM:
+    """A backend behind a response cache (``path`` None: no cache, every prompt is a call)."""
+
+    def __init__(self, backend: Backend, path: str | Path | None) -> None:
+        self.backend = backend
+        self.path = Path(path) if path is not None else None
+        self.stats = CacheStats()
+        self._db: sqlite3.Connection | None = None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = sqlite3.connect(self.path)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(_SCHEMA)
+                self._db.commit()
+            except sqlite3.DatabaseError as err:
+                raise ValueError(f"{self.path}: not a usable response cache ({err})") from err
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> CachedLLM:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _lookup(self, key: str) -> str | None:
+        if self._db is None:
+            return None
+        row = self._db.execute(
+            "SELECT completion FROM completions WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _store(
+        self, key: str, identity: str, settings: GenerationSettings, prompt: str, text: str
+    ) -> None:
+        if self._db is None:
+            return
+        self._db.execute(
+            "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                self.backend.name,
+                identity,
+                json.dumps(settings.as_dict()),
+                prompt,
+                text,
+                time.time(),
+            ),
+        )
+        self._db.commit()
+
+    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[str]:
+        """One completion per prompt, in order; cached ones are not asked again."""
+        identity = self.backend.identity()
+        identity_json = json.dumps(identity, sort_keys=True)
+        keys = [cache_key(self.backend.name, identity, settings, p) for p in prompts]
+        out: list[str | None] = [self._lookup(k) for k in keys]
+        todo: dict[str, list[int]] = {}
+        for i, (k, got) in enumerate(zip(keys, out, strict=True)):
+            if got is None:
+                todo.setdefault(k, []).append(i)
+        hits = len(prompts) - sum(len(v) for v in todo.values())
+        self.stats.hits += hits
+        self.stats.misses += len(prompts) - hits
+        logger.info(
+            "LLM cache %s: %d hits, %d misses (%d distinct prompts to ask %s)",
+            self.path or "(off)",
+            hits,
+            len(prompts) - hits,
+            len(todo),
+            self.backend.name,
+        )
+        if todo:
+            unique = list(todo)
+            first = [todo[k][0] for k in unique]
+            asked = [prompts[i] for i in first]
+            for j, text in self.backend.stream(asked, settings):
+                self.stats.calls += 1
+                key = unique[j]
+                self._store(key, identity_json, settings, asked[j], text)
+                for i in todo[key]:
+                    out[i] = text
+        missing = [i for i, t in enumerate(out) if t is None]
+        if missing:
+            raise RuntimeError(
+                f"backend {self.backend.name} returned no completion for {len(missing)} prompts"
+            )
+        return [t for t in out if t is not None]
