@@ -257,9 +257,12 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     assert [p.relative_to(results) for p in (results / "models").glob("*/*/*")] == [
         Path("models/simcse/splade-tiny/seed1")
     ]
-    files = sorted(p.relative_to(clone / model) for p in (clone / model).rglob("*"))
-    assert files == sorted(p.relative_to(ws / model) for p in (ws / model).rglob("*"))
-    for f in files:
+
+    def files(folder: Path) -> list[Path]:
+        return sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+
+    assert files(clone / model) == files(ws / model)
+    for f in files(ws / model):
         assert (clone / model / f).read_bytes() == (ws / model / f).read_bytes(), f
 
 
@@ -332,6 +335,8 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     assert per_model and all(re.search(r"method=simcse(,|$)", w) for _, w in per_model), per_model
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     assert sum(r == "train" for r, _ in per_model) == len(seeds)
+    aggregates = [r for r, w in jobs if "method=" not in w]
+    assert all(r == "all" or r.endswith(("_table", "_figure", "_data")) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
     assert yaml.safe_load((ws / "params.yaml").read_text()) == baseline
