@@ -62,6 +62,25 @@ rule analysis_figure:
         "--png {output.png} --pdf {output.pdf} --title {wildcards.backbone:q} 2> {log}"
 
 
+# The same curves as data (git-tracked; `dvc plots show` draws them with .dvc/plots/).
+rule training_curves_data:
+    input:
+        expand(
+            "results/models/{method}/{backbone}/seed{seed}",
+            method=METHODS,
+            backbone=BACKBONES,
+            seed=SEEDS,
+        ),
+    output:
+        "results/plots/training_curves.csv",
+    log:
+        "logs/analysis/training_curves_data.log",
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse curves-data --models {input} --out {output} 2> {log}"
+
+
 rule analysis_case_table:
     input:
         analysis_jsons_of_backbone,

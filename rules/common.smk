@@ -137,6 +137,7 @@ def all_targets():
     sts = ["results/tables/sts.tex", "results/tables/sts.csv", "results/tables/sts.md"]
     return (
         sts
+        + ["results/metrics/sts.json", "results/plots/training_curves.csv"]
         + transfer_targets()
         + mteb_targets()
         + analysis_targets()
@@ -240,6 +241,7 @@ def transfer_targets():
         "results/tables/transfer.tex",
         "results/tables/transfer.csv",
         "results/tables/transfer.md",
+        "results/metrics/transfer.json",
     ]
 
 

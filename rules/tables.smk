@@ -10,10 +10,11 @@ rule sts_table:
         ),
         csv="results/tables/sts.csv",
         md="results/tables/sts.md",
+        metrics="results/metrics/sts.json",
     log:
         "logs/tables/sts.log",
     conda:
         "../envs/negcse.yaml"
     shell:
         "python -m negcse table-sts --evals {input} --tex {output.tex} --csv {output.csv} "
-        "--md {output.md} 2> {log}"
+        "--md {output.md} --metrics {output.metrics} 2> {log}"

@@ -33,10 +33,11 @@ rule transfer_table:
         ),
         csv="results/tables/transfer.csv",
         md="results/tables/transfer.md",
+        metrics="results/metrics/transfer.json",
     log:
         "logs/tables/transfer.log",
     conda:
         "../envs/negcse.yaml"
     shell:
         "python -m negcse table-transfer --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} 2> {log}"
+        "--csv {output.csv} --md {output.md} --metrics {output.metrics} 2> {log}"

@@ -189,6 +189,31 @@ def test_read_curve_keeps_dev_scores_only(tmp_path: Path) -> None:
         read_curve(tmp_path)
 
 
+def test_curves_data_is_one_csv_row_per_dev_evaluation(tmp_path: Path) -> None:
+    from negcse.cli import main
+
+    runs = {("sncse", 2): [(20, 55.5), (40, 57.25)], ("simcse", 1): [(20, 60.0), (40, 61.5)]}
+    folders = []
+    for (method, seed), points in runs.items():
+        folder = tmp_path / f"{method}{seed}"
+        folder.mkdir()
+        curve = [{"step": s, "stsb_dev": d} for s, d in points] + [{"step": 40, "seconds": 3.0}]
+        log = {"curve": curve, "method": method, "backbone": "b", "seed": seed}
+        (folder / "train_log.json").write_text(json.dumps(log))
+        folders.append(str(folder))
+    out = tmp_path / "plots" / "curves.csv"
+    assert main(["curves-data", "--models", *folders, "--out", str(out)]) == 0
+    assert out.read_text().splitlines() == [
+        "method,backbone,seed,step,stsb_dev",
+        "simcse,b,1,20,60.0",
+        "simcse,b,1,40,61.5",
+        "sncse,b,2,20,55.5",
+        "sncse,b,2,40,57.25",
+    ]
+    with pytest.raises(ValueError, match="two training logs for simcse/b/seed1"):
+        main(["curves-data", "--models", folders[1], folders[1], "--out", str(out)])
+
+
 # --- end to end: analyze-model, figures and tables with the mirror's splade-tiny -------------
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from negcse.tables import collect, render_latex, render_markdown, summarize
+from negcse.tables import collect, metrics, render_latex, render_markdown, summarize
 
 KEYS = ["STS12", "avg"]
 
@@ -61,3 +61,21 @@ def test_missing_tag_is_a_clear_error(tmp_path: Path) -> None:
     bad = _write(tmp_path, "x", STS12=1.0, avg=1.0)
     with pytest.raises(KeyError, match="no 'method' recorded"):
         collect([bad], KEYS)
+
+
+def test_metrics_json_is_the_mean_average_per_method_and_backbone(tmp_path: Path) -> None:
+    from negcse.cli import main
+    from negcse.published import TASKS
+
+    def run(name: str, method: str, seed: str, avg: float) -> str:
+        scores = dict.fromkeys(TASKS, 50.0)
+        return str(_write(tmp_path, name, method=method, backbone="b", seed=seed, **scores, avg=avg))
+
+    evals = [run("a1", "simcse", "1", 70.0), run("a2", "simcse", "2", 73.0)]
+    evals += [run("a3", "simcse", "3", 70.0), run("u", "untrained", "", 50.0)]
+    out = tmp_path / "m" / "sts.json"
+    assert main(["table-sts", "--evals", *evals, "--metrics", str(out)]) == 0
+    # simcse/b: the mean of 70, 73 and 70 (by hand); untrained/b: its one value
+    assert json.loads(out.read_text()) == {"simcse/b": 71.0, "untrained/b": 50.0}
+    with pytest.raises(KeyError, match="no metric 'STS13'"):
+        metrics(summarize(collect(evals, KEYS), KEYS), "STS13")

@@ -159,16 +159,30 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
     # only the tables and figures that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]
-    assert all(r == "all" or r.endswith(("_table", "_figure")) for r in aggregates), aggregates
+    aggregate_kinds = ("_table", "_figure", "_data")
+    assert all(r == "all" or r.endswith(aggregate_kinds) for r in aggregates), aggregates
     assert "sts_table" in aggregates
 
 
-def test_dvc_round_trip_to_a_fresh_clone(smoke_run: Path, tmp_path: Path) -> None:
+def commit(repo: Path, message: str) -> None:
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], repo)
+
+
+@pytest.fixture(scope="module")
+def shared(smoke_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The smoke results shared as a collaborator would: `dvc push`, then a git commit (dvc.lock
+    and the git-tracked tables, metrics and plot data)."""
     ws = smoke_run
-    sh(["dvc", "remote", "add", "-f", "-d", "local", str(tmp_path / "remote")], ws)
+    remote = tmp_path_factory.mktemp("remote")
+    sh(["dvc", "remote", "add", "-f", "-d", "local", str(remote)], ws)
     sh(["dvc", "push"], ws)
-    sh(["git", "add", "-A"], ws)
-    sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "results"], ws)
+    commit(ws, "results")
+    return ws
+
+
+def test_dvc_round_trip_to_a_fresh_clone(shared: Path, tmp_path: Path) -> None:
+    ws = shared
     clone = tmp_path / "clone"
     sh(["git", "clone", "-q", str(ws), str(clone)], tmp_path)
     sh(["dvc", "pull"], clone)
@@ -179,6 +193,77 @@ def test_dvc_round_trip_to_a_fresh_clone(smoke_run: Path, tmp_path: Path) -> Non
     out = sh([*SMOKE, "-n"], clone)
     assert "Nothing to be done" in out.stdout + out.stderr
     assert "changed" not in sh(["dvc", "status"], clone).stdout
+
+
+def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
+    shared: Path, tmp_path: Path
+) -> None:
+    ws = shared
+    clone = tmp_path / "clone"
+    sh(["git", "clone", "-q", str(ws), str(clone)], tmp_path)
+    results = clone / "results"
+    readable = [
+        "README.md",
+        "tables/sts.md",
+        "tables/sts.tex",
+        "tables/transfer.csv",
+        "metrics/sts.json",
+        "metrics/transfer.json",
+        "plots/training_curves.csv",
+    ]
+    for name in readable:  # in git: no pull needed
+        assert (results / name).read_bytes() == (ws / "results" / name).read_bytes(), name
+    assert sorted(p.name for p in results.iterdir()) == ["README.md", "metrics", "plots", "tables"]
+
+    # the metrics: each method's STS average, the mean of its seeds' evaluations
+    sts = json.loads((results / "metrics/sts.json").read_text())
+    for method, pattern in (
+        ("simcse", "simcse/splade-tiny/seed*.json"),
+        ("sncse", "sncse/splade-tiny/seed*.json"),
+        ("untrained", "untrained/splade-tiny.json"),
+    ):
+        avgs = [json.loads(p.read_text())["avg"] for p in (ws / "results/eval/sts").glob(pattern)]
+        mean = sum(avgs) / len(avgs)
+        assert avgs and sts[f"{method}/splade-tiny"] == pytest.approx(mean, abs=1e-4)
+    shown = json.loads(sh(["dvc", "metrics", "show", "--json"], clone).stdout)
+    assert shown[""]["data"]["results/metrics/sts.json"]["data"] == sts
+
+    # the plot data: every run's STS-B dev curve, as in its train_log.json
+    rows = (results / "plots/training_curves.csv").read_text().splitlines()
+    assert rows[0] == "method,backbone,seed,step,stsb_dev"
+    logs = sorted((ws / "results/models").glob("*/*/seed*/train_log.json"))
+    expected = {
+        (log["method"], log["backbone"], str(log["seed"]), str(p["step"]), p["stsb_dev"])
+        for log in (json.loads(path.read_text()) for path in logs)
+        for p in log["curve"]
+        if "stsb_dev" in p
+    }
+    got = {(*r.split(",")[:4], float(r.split(",")[4])) for r in rows[1:]}
+    assert len(rows) - 1 == len(expected) and got == expected
+    plots = json.loads(sh(["dvc", "plots", "show", "--json"], clone).stdout)
+    (plot,) = plots["data"]["results/plots/training_curves.csv"]
+    assert len(plot["content"]["data"]["values"]) == len(expected)
+    assert plot["content"]["spec"]["encoding"]["color"]["field"] == "method"
+
+    model = "results/models/simcse/splade-tiny/seed1"
+    sh(["dvc", "pull", model], clone)
+    assert sorted(p.name for p in results.iterdir()) == [
+        "README.md",
+        "metrics",
+        "models",
+        "plots",
+        "tables",
+    ]
+    assert [p.relative_to(results) for p in (results / "models").glob("*/*/*")] == [
+        Path("models/simcse/splade-tiny/seed1")
+    ]
+
+    def files(folder: Path) -> list[Path]:
+        return sorted(p.relative_to(folder) for p in folder.rglob("*") if p.is_file())
+
+    assert files(clone / model) == files(ws / model)
+    for f in files(ws / model):
+        assert (clone / model / f).read_bytes() == (ws / model / f).read_bytes(), f
 
 
 def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> None:
@@ -227,3 +312,58 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
         "stsb_dev",
     ):
         assert after_eval[key] == before_eval[key], key
+
+
+def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path) -> None:
+    """Last: the experiment's results stay in the workspace."""
+    ws = smoke_run
+    for key, value in (("user.name", "t"), ("user.email", "t@t")):
+        sh(["git", "config", key, value], ws)  # dvc exp commits the experiment
+    sh(["git", "add", "-A"], ws)
+    sh(["git", "commit", "-qm", "baseline", "--allow-empty"], ws)
+    baseline = yaml.safe_load((ws / "params.yaml").read_text())
+    before = {
+        name: json.loads((ws / f"results/metrics/{name}.json").read_text())
+        for name in ("sts", "transfer")
+    }
+    name = "simcse-t0.1"
+    run = sh(["dvc", "exp", "run", "-n", name, "-S", "methods.simcse.params.temperature=0.1"], ws)
+
+    # Snakemake decided: SimCSE's training and evaluation jobs, and the aggregates, reran
+    jobs = jobs_with_wildcards(run.stdout + run.stderr)
+    per_model = [(r, w) for r, w in jobs if "method=" in w]
+    assert per_model and all(re.search(r"method=simcse(,|$)", w) for _, w in per_model), per_model
+    seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
+    assert sum(r == "train" for r, _ in per_model) == len(seeds)
+    aggregates = [r for r, w in jobs if "method=" not in w]
+    assert all(r == "all" or r.endswith(("_table", "_figure", "_data")) for r in aggregates)
+    # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
+    baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
+    assert yaml.safe_load((ws / "params.yaml").read_text()) == baseline
+
+    after = {
+        name: json.loads((ws / f"results/metrics/{name}.json").read_text())
+        for name in ("sts", "transfer")
+    }
+    shown = json.loads(sh(["dvc", "exp", "show", "--json"], ws).stdout)
+    head = next(r for r in shown if r["rev"] != "workspace")
+    (exp,) = [rev for e in head["experiments"] for rev in e["revs"] if rev["name"] == name]
+    params = exp["data"]["params"]["params.yaml"]["data"]
+    assert params["methods"]["simcse"]["params"]["temperature"] == 0.1
+    for table in ("sts", "transfer"):
+        path = f"results/metrics/{table}.json"
+        assert exp["data"]["metrics"][path]["data"] == after[table]
+        assert head["data"]["metrics"][path]["data"] == before[table]
+
+    diff = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", name], ws).stdout)
+    changed = {table: set(diff.get(f"results/metrics/{table}.json", {})) for table in after}
+    assert "simcse/splade-tiny" in changed["sts"], diff
+    for table, keys in changed.items():
+        assert all(k.startswith("simcse/") for k in keys), (table, diff)
+        for key in set(after[table]) - keys:  # every other row: the baseline's number
+            assert after[table][key] == before[table][key], (table, key)
+    evals = (ws / "results/eval/sts/simcse/splade-tiny").glob("seed*.json")
+    new = [json.loads(p.read_text())["avg"] for p in evals]
+    assert diff["results/metrics/sts.json"]["simcse/splade-tiny"]["new"] == pytest.approx(
+        sum(new) / len(new), abs=1e-4
+    )

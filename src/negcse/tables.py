@@ -1,7 +1,8 @@
 """Result tables: long-form metrics -> mean +- std over seeds, beside the papers' numbers.
 
 Each table comes in three twins built from one DataFrame: LaTeX (booktabs, best mean per column
-in bold), CSV (machine-readable, with std and n) and Markdown.
+in bold), CSV (machine-readable, with std and n) and Markdown; and, for DVC (`dvc metrics`), a
+flat JSON of one summary column: ``{"<method>/<backbone>": mean}``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from negcse.io_utils import atomic_open
+from negcse.io_utils import atomic_open, write_json
 
 SHORT = {
     "STS12": "STS12",
@@ -151,6 +152,24 @@ def render_markdown(summary: pd.DataFrame, keys: Sequence[str]) -> str:
             cells += [_opt(row["paper"]), _opt(row["diff"], signed=True)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def metrics(summary: pd.DataFrame, key: str) -> dict[str, float]:
+    """The mean of ``key`` per method x backbone, keyed ``method/backbone`` (4 decimals, as in
+    the CSV): what `dvc metrics show` / `dvc metrics diff` list, one row per table row."""
+    column = f"{key}_mean"
+    if column not in summary:
+        raise KeyError(f"no metric '{key}' in the table (columns: {', '.join(summary.columns)})")
+    out: dict[str, float] = {}
+    for method, backbone, value in zip(
+        summary["method"], summary["backbone"], summary[column], strict=True
+    ):
+        out[f"{method}/{backbone}"] = round(float(value), 4)
+    return out
+
+
+def write_metrics(summary: pd.DataFrame, key: str, path: str | os.PathLike[str]) -> None:
+    write_json(path, metrics(summary, key))
 
 
 def write_table(

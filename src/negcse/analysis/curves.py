@@ -6,6 +6,7 @@ The trainer's ``curve`` list holds ``{step, stsb_dev}`` at every evaluation and 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import dataclass
@@ -51,3 +52,20 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
         stsb_dev=[float(p["stsb_dev"]) for p in points],
         best_step=log.get("best_step"),
     )
+
+
+CURVE_COLUMNS = ("method", "backbone", "seed", "step", "stsb_dev")
+
+
+def curve_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
+    """One row per evaluation of every run (long format: the `dvc plots` data of the STS-B dev
+    training curves), ordered by method, backbone, seed and step."""
+    runs = sorted(curves, key=lambda c: (c.method, c.backbone, c.seed))
+    for a, b in itertools.pairwise(runs):
+        if (a.method, a.backbone, a.seed) == (b.method, b.backbone, b.seed):
+            raise ValueError(f"two training logs for {a.method}/{a.backbone}/seed{a.seed}")
+    return [
+        {"method": c.method, "backbone": c.backbone, "seed": c.seed, "step": s, "stsb_dev": d}
+        for c in runs
+        for s, d in zip(c.steps, c.stsb_dev, strict=True)
+    ]

@@ -6,7 +6,7 @@ import argparse
 import logging
 
 from negcse.published import TASKS, published_avg
-from negcse.tables import collect, summarize, write_table
+from negcse.tables import collect, summarize, write_metrics, write_table
 
 NAME = "table-sts"
 HELP = "build results/tables/sts.{tex,csv,md} from STS evaluation JSON files"
@@ -18,6 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tex")
     p.add_argument("--csv")
     p.add_argument("--md")
+    p.add_argument("--metrics", help="DVC metrics JSON: the average per method/backbone")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,5 +30,7 @@ def run(args: argparse.Namespace) -> int:
         "$\\Delta$ = ours $-$ paper; best mean per column in bold."
     )
     write_table(summary, keys, args.tex, args.csv, args.md, caption, "tab:sts")
+    if args.metrics:
+        write_metrics(summary, "avg", args.metrics)
     logger.info("STS table: %d rows", len(summary))
     return 0

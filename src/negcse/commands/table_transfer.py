@@ -7,7 +7,7 @@ import json
 import logging
 
 from negcse.published_transfer import TRANSFER_TASKS, published_transfer
-from negcse.tables import collect, summarize, write_table
+from negcse.tables import collect, summarize, write_metrics, write_table
 
 NAME = "table-transfer"
 HELP = "build results/tables/transfer.{tex,csv,md} from evaluate-transfer JSON files"
@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tex")
     p.add_argument("--csv")
     p.add_argument("--md")
+    p.add_argument("--metrics", help="DVC metrics JSON: the average per method/backbone")
 
 
 def protocol_of(paths: list[str]) -> tuple[list[str], set[int]]:
@@ -64,5 +65,7 @@ def run(args: argparse.Namespace) -> int:
         "not used); $\\Delta$ = ours $-$ paper; best mean per column in bold."
     )
     write_table(summary, keys, args.tex, args.csv, args.md, caption, "tab:transfer")
+    if args.metrics:
+        write_metrics(summary, "avg", args.metrics)
     logger.info("transfer table: %d rows", len(summary))
     return 0
