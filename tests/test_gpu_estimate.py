@@ -103,3 +103,12 @@ def test_default_grid_is_every_configured_method_and_configfiles_select() -> Non
     for name in ("simcse-only", "main-methods"):
         small = load_config(REPO / "params.yaml", REPO / "config" / f"{name}.yaml")
         assert set(small["grid"]["methods"]) < set(config["methods"])
+
+
+def test_unmeasured_evaluation_job_is_said(tmp_path: Path) -> None:
+    path = tmp_path / "costs.csv"
+    path.write_text("\n".join(line for line in COSTS.splitlines() if "eval_job" not in line))
+    costs = load_costs(path)
+    rows = estimate(_config(["simcse"]), costs, 6400, {})
+    assert rows[0].eval_h == 0.0
+    assert "the evaluation jobs (eval h = 0" in format_table(rows, costs, 6400, "x")

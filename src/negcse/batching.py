@@ -28,7 +28,7 @@ _PADDED_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 class TokenRows:
     """The unpadded token rows of one column under one pooler."""
 
-    tokens: np.ndarray  # every row's ids, concatenated (int64)
+    tokens: np.ndarray  # every row's ids, concatenated (int32: half the memory of int64)
     offsets: np.ndarray  # row i is tokens[offsets[i] : offsets[i + 1]]
     extras: dict[str, np.ndarray]  # per-row integers the pooler adds (e.g. mask_index)
     token_types: bool  # the pooler's batches carry (all-zero) token_type_ids
@@ -60,7 +60,7 @@ def tokenize_rows(
         prefix = np.arange(mask.shape[1])[None, :] < n_tok[:, None]
         if not np.array_equal(mask, prefix):
             raise ValueError(f"pooler {pooler.name}: attention mask is not a right-padded prefix")
-        pieces.append(batch["input_ids"].numpy()[mask].astype(np.int64))
+        pieces.append(batch["input_ids"].numpy()[mask].astype(np.int32))
         lengths.append(n_tok)
         if "token_type_ids" in batch:
             if bool(batch["token_type_ids"].any()):
@@ -72,7 +72,7 @@ def tokenize_rows(
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     if lengths:
         np.cumsum(np.concatenate(lengths), out=offsets[1:])
-    tokens = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    tokens = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
     return TokenRows(
         tokens, offsets, {k: np.concatenate(v) for k, v in extras.items()}, token_types, pad_id
     )

@@ -49,7 +49,7 @@ class Costs:
     device: str
     step: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
     dev_eval: dict[str, float] = field(default_factory=dict)
-    eval_job: float = 0.0
+    eval_job: float | None = None  # None: not measured (the benchmark's job did not finish)
     generator: dict[str, float] = field(default_factory=dict)
 
     def step_seconds(self, implementation: str, precision: str, batch: int) -> float | None:
@@ -137,13 +137,13 @@ def estimate(
             for _ in grid["seeds"]:
                 row.jobs += 2
                 row.train_h += per_run * factor / 3600
-                row.eval_h += costs.eval_job * factor / 3600
+                row.eval_h += (costs.eval_job or 0.0) * factor / 3600
         rows.append(row)
     if config.get("evaluation", {}).get("baseline", True):
         base = Row("untrained baselines")
         for backbone in grid["backbones"]:
             base.jobs += 1
-            base.eval_h += costs.eval_job * backbone_factor(backbone) / 3600
+            base.eval_h += (costs.eval_job or 0.0) * backbone_factor(backbone) / 3600
         rows.append(base)
     for generator, outputs in sorted(generator_outputs.items()):
         per = costs.generator.get(generator)
@@ -189,6 +189,9 @@ def format_table(
     jobs = sum(r.jobs for r in rows)
     lines.append(f"{'total':<34} {jobs:>8} {'':>11} {'':>8} {total:>8.1f}")
     lines.append(f"(on N GPUs with --resources gpu=N: about {total:.0f} / N hours)")
-    if unpriced:
-        lines.append(f"Not counted (no measured cost): {unpriced}")
+    missing = [unpriced] if unpriced else []
+    if costs.eval_job is None:
+        missing.append("the evaluation jobs (eval h = 0: no finished measurement)")
+    if missing:
+        lines.append(f"Not counted (no measured cost): {'; '.join(missing)}")
     return "\n".join(lines)
