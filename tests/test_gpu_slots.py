@@ -21,7 +21,7 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 def _holder(tmp: Path, name: str, devices: str) -> subprocess.Popen[bytes]:
     """A job that records its CUDA_VISIBLE_DEVICES and then sleeps, holding its slot."""
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k not in ("SLURM_JOB_ID", "NEGCSE_GPU_SLOTS")},
         "CUDA_VISIBLE_DEVICES": devices,
         "NEGCSE_GPU_SLOT_DIR": str(tmp / "slots"),
         "PYTHONPATH": SRC,
@@ -79,23 +79,28 @@ def test_concurrent_jobs_get_distinct_slots_and_a_killed_job_frees_its_slot(
     os.close(got[1])
 
 
-def test_without_gpus_the_command_runs_unchanged(tmp_path: Path) -> None:
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHONPATH": SRC}
+@pytest.mark.parametrize(
+    ("extra", "seen"),
+    [
+        ({"CUDA_VISIBLE_DEVICES": ""}, "[]"),
+        ({"CUDA_VISIBLE_DEVICES": "3,4", "SLURM_JOB_ID": "7"}, "[3,4]"),
+        ({"CUDA_VISIBLE_DEVICES": "3,4", "NEGCSE_GPU_SLOTS": "off"}, "[3,4]"),
+    ],
+    ids=["no GPUs", "SLURM assigns the GPUs", "switched off"],
+)
+def test_command_runs_unchanged_without_gpus_under_slurm_or_when_off(
+    tmp_path: Path, extra: dict[str, str], seen: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("SLURM_JOB_ID", "NEGCSE_GPU_SLOTS")}
+    env.update(PYTHONPATH=SRC, **extra)
+    cmd = ["sh", "-c", 'echo "[$CUDA_VISIBLE_DEVICES]"']
     out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "negcse.gpu_slots",
-            "--",
-            "sh",
-            "-c",
-            'echo "[$CUDA_VISIBLE_DEVICES]"',
-        ],
+        [sys.executable, "-m", "negcse.gpu_slots", "--", *cmd],
         env=env,
         capture_output=True,
         text=True,
         cwd=tmp_path,
         check=True,
     )
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.strip() == seen
     assert not (tmp_path / ".snakemake").exists()

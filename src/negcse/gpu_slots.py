@@ -10,7 +10,10 @@ that CMD inherits: the kernel releases it when the job's processes end, however 
 machine without GPUs CMD runs unchanged.
 
 ``NEGCSE_GPU_SLOT_DIR`` sets the lock folder (default ``.snakemake/gpu-slots`` in the
-working directory, i.e. one set of slots per workflow checkout).
+working directory, i.e. one set of slots per workflow checkout); lock files carry the host name,
+so a folder on a shared file system does not couple machines. Under a cluster scheduler that
+assigns the GPUs itself (SLURM: ``SLURM_JOB_ID`` is set), or with ``NEGCSE_GPU_SLOTS=off``, CMD
+runs unchanged.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -47,7 +51,8 @@ def try_acquire(devices: Sequence[str], lock_dir: Path) -> tuple[str, int] | Non
     """Lock the first free device: (device, open inheritable fd holding the lock) or None."""
     lock_dir.mkdir(parents=True, exist_ok=True)
     for device in devices:
-        fd = os.open(lock_dir / f"gpu{device}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        name = f"{socket.gethostname()}-gpu{device}.lock"
+        fd = os.open(lock_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -78,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args:
         print("usage: python -m negcse.gpu_slots -- CMD [ARGS...]", file=sys.stderr)
         return 2
-    devices = visible_gpus()
+    scheduled = "SLURM_JOB_ID" in os.environ or os.environ.get("NEGCSE_GPU_SLOTS") == "off"
+    devices = [] if scheduled else visible_gpus()
     if devices:
         lock_dir = Path(os.environ.get("NEGCSE_GPU_SLOT_DIR", DEFAULT_DIR))
         device, _fd = acquire(devices, lock_dir)
