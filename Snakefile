@@ -27,3 +27,6 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+print_gpu_estimate()  # dry run only: estimated GPU hours (rules/common.smk)

@@ -357,3 +357,55 @@ def osscse_analysis_targets():
         name=["splits", "probe"],
         ext=["tex", "csv", "md"],
     )
+
+
+# Dry run: the estimated GPU hours of the grid, from benchmarks/gpu_costs.csv (benchmarks/gpu.py).
+def _is_dry_run(argv):
+    short = [a for a in argv if a.startswith("-") and not a.startswith("--")]
+    return any(a in ("--dry-run", "--dryrun") for a in argv) or any(
+        "n" in a[1:] and a[1:].isalpha() for a in short
+    )
+
+
+def print_gpu_estimate():
+    """Called by the Snakefile after every rule file (COLUMN_FILES complete)."""
+    if not _is_dry_run(sys.argv[1:]):
+        return
+    from snakemake.iocontainers import Wildcards
+    from snakemake.logging import logger
+    from negcse.gpu_estimate import (
+        WIKI1M,
+        estimate,
+        format_table,
+        gpu_generators,
+        load_costs,
+        method_columns,
+    )
+
+    costs_file = Path(workflow.basedir) / "benchmarks" / "gpu_costs.csv"
+    if not costs_file.is_file():
+        logger.info(
+            f"No GPU-hours estimate: {costs_file} is missing (benchmarks/gpu.py)"
+        )
+        return
+    corpus_file = Path(f"results/data/corpus/{CORPUS}.txt")
+    if corpus_file.is_file():
+        with corpus_file.open("rb") as fh:
+            sentences = sum(1 for _ in fh)
+    else:
+        sentences = config["corpus"].get("max_sentences") or WIKI1M
+    paths = []
+    for method in METHODS:
+        for backbone in BACKBONES:
+            for seed in SEEDS:
+                wc = Wildcards(
+                    fromdict={"method": method, "backbone": backbone, "seed": seed}
+                )
+                for column in method_columns(config, method):
+                    if column in COLUMN_FILES:
+                        paths.append((column, str(COLUMN_FILES[column](wc))))
+    costs = load_costs(costs_file)
+    rows = estimate(config, costs, sentences, gpu_generators(config, paths))
+    mteb = len(mteb_evals())
+    unpriced = f"{mteb} MTEB evaluation jobs" if mteb else ""
+    logger.info(format_table(rows, costs, sentences, "benchmarks/gpu_costs.csv", unpriced))

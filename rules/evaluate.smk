@@ -53,7 +53,7 @@ rule evaluate_model:
     params:
         parts=evaluation_parts,
     shell:
-        "python -m negcse batch {params.parts} 2> {log}"
+        "python -m negcse.gpu_slots -- python -m negcse batch {params.parts} 2> {log}"
 
 
 rule evaluate_untrained:
@@ -78,4 +78,4 @@ rule evaluate_untrained:
     params:
         parts=evaluation_parts,
     shell:
-        "python -m negcse batch {params.parts} 2> {log}"
+        "python -m negcse.gpu_slots -- python -m negcse batch {params.parts} 2> {log}"

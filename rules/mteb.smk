@@ -49,6 +49,7 @@ rule evaluate_mteb:
         batch_size=config["evaluation"]["batch_size"],
         mirror=mirror_arg(),
     shell:
+        "python -m negcse.gpu_slots -- "
         "python -m negcse evaluate-mteb --model {input.model} --pooler auto "
         "--group {wildcards.group} --batch-size {params.batch_size} --out {output} "
         "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "

@@ -60,6 +60,7 @@ rule san_negatives:
         settings=san_args_param(SAN_VARIANTS),
         mirror=mirror_arg(),
     shell:
+        "python -m negcse.gpu_slots -- "
         "python -m negcse san-negatives --corpus {input.corpus} --lexicon {input.lexicon} "
         "--output {output.samples} --stats {output.stats} --seed {wildcards.seed} "
         "{params.settings} --threads {threads} --no-progress {params.mirror} 2> {log}"

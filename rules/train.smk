@@ -25,6 +25,7 @@ rule train:
         protocol=config["evaluation"]["protocol"],
         mirror=mirror_arg(),
     shell:
+        "python -m negcse.gpu_slots -- "
         "python -m negcse train --run {params.run:q} --seed {wildcards.seed} "
         "--corpus {input.corpus} {params.columns} --out {output} "
         "--checkpoint-dir {params.checkpoints} --eval-protocol {params.protocol} "

@@ -218,3 +218,50 @@ def test_mixed_precision_training_on_gpu(
     state = trainer.train()
     assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
     assert state.best_step > 0
+
+
+@pytest.mark.gpu
+def test_compiled_static_padding_training_on_gpu(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path
+) -> None:
+    """The opt-in speed settings on CUDA (torch.compile, static padding, fused AdamW under the
+    fp16 grad scaler): the run finishes finite, and the dev evaluation on CUDA (length-sorted
+    batches, fp32) gives the CPU's vectors back in input order."""
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    method = build_method("simcse", {}, "splade-tiny")
+    settings = TrainSettings(
+        **{**SETTINGS, "precision": "fp16", "max_steps": 20},
+        compile=True,
+        static_padding=True,
+    )
+    trainer = Trainer(
+        method,
+        model,
+        TrainData({"sentence": sentences}),
+        settings,
+        1,
+        _dev,
+        tmp_path,
+        device=torch.device("cuda"),
+        progress=False,
+    )
+    state = trainer.train()
+    assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
+    assert state.best_step > 0
+    probe = sentences[:40]
+    trainer.s = TrainSettings(**SETTINGS)  # fp32 evaluation
+    on_gpu = trainer.encode_eval(probe)
+    reference = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    reference.load_state_dict(trainer.model.state_dict())
+    cpu = Trainer(
+        method,
+        reference,
+        TrainData({"sentence": sentences}),
+        TrainSettings(**SETTINGS),
+        1,
+        _dev,
+        tmp_path / "cpu",
+        device=torch.device("cpu"),
+        progress=False,
+    )
+    np.testing.assert_allclose(on_gpu, cpu.encode_eval(probe), atol=2e-3)

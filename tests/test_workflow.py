@@ -82,13 +82,44 @@ def test_lint(workspace: Path) -> None:
 
 
 def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
-    """Its time is a benchmark figure (benchmarks/base.md), not asserted here."""
+    """The default grid is every configured method (35) x 4 backbones x 3 seeds, with the GPU
+    generators behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark
+    figure (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
     out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
     counts = job_counts(out.stdout)
     grid = config["grid"]
-    assert counts["train"] == len(grid["methods"]) * len(grid["backbones"]) * len(grid["seeds"])
-    assert len(grid["backbones"]) == 4
+    assert grid["methods"] == list(config["methods"])
+    assert len(grid["backbones"]) == 4 and len(grid["seeds"]) == 3
+    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 420
+    assert counts["evaluate_model"] == counts["train"]
+    # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid) and 10, 30, 40
+    assert counts["san_negatives"] == 4 * 3
+    assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
+    log = out.stdout + out.stderr
+    assert "Estimated GPU hours on one" in log
+    table = log[log.index("Estimated GPU hours") :].splitlines()
+    rows = {line.split()[0]: line.split() for line in table[2:40] if line.strip()}
+    assert set(grid["methods"]) <= set(rows)
+    assert all(int(rows[m][1]) == 2 * 4 * 3 for m in grid["methods"])  # train + evaluation
+    assert "no measured cost" not in "".join(table[2 : len(grid["methods"]) + 2])
+    # the dry-run-only table stays out of other commands (the lint run above, a real run)
+    assert "Estimated GPU hours" not in sh(["snakemake", "--lint"], workspace).stdout
+
+
+def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
+    out = sh(
+        [
+            "snakemake",
+            "-n",
+            "--profile",
+            "profiles/local",
+            "--configfile",
+            "config/simcse-only.yaml",
+        ],
+        workspace,
+    )
+    assert job_counts(out.stdout)["train"] == 4 * 3
 
 
 @pytest.fixture(scope="module")

@@ -45,6 +45,11 @@ class TrainSettings:
     eval_steps: int
     checkpoint_steps: int
     precision: str
+    # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
+    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync)
+    compile: bool = False
+    static_padding: bool = False
+    log_steps: int = 50
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:

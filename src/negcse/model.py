@@ -64,7 +64,10 @@ class SentenceEncoder(nn.Module):
         self, texts: list[str], pooler: Pooler, max_len: int, mlp: bool, device: torch.device
     ) -> Tensor:
         batch = pooler.tokenize(self.tokenizer, texts, max_len)
-        batch = {k: v.to(device) for k, v in batch.items()}
+        return self.embed_batch({k: v.to(device) for k, v in batch.items()}, pooler, mlp)
+
+    def embed_batch(self, batch: dict[str, Tensor], pooler: Pooler, mlp: bool) -> Tensor:
+        """Embeddings of an already tokenized batch (on the model's device)."""
         outputs = self.backbone(**model_inputs(batch), return_dict=True)
         pooled = pooler.pool(outputs, batch)
         return self.mlp(pooled) if mlp else pooled

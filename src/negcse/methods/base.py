@@ -40,8 +40,11 @@ class StepContext:
 
 @dataclass
 class LossOutput:
+    """The loss and named parts of it; parts stay (detached) tensors, so that building the logs
+    never waits for the GPU (``float(value)`` when one is read)."""
+
     loss: Tensor
-    logs: dict[str, float] = field(default_factory=dict)
+    logs: dict[str, Tensor | float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

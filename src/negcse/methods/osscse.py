@@ -75,8 +75,8 @@ class OssCSE(Method):
         )
         loss = contrastive + recall + p.margin_weight * margin
         logs = {
-            "infonce": float(contrastive.detach()),
-            "recall": float(recall.detach()),
-            "margin": float(margin.detach()),
+            "infonce": contrastive.detach(),
+            "recall": recall.detach(),
+            "margin": margin.detach(),
         }
         return LossOutput(loss, logs)

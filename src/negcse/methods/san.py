@@ -85,7 +85,7 @@ class SimCSESan(Method):
         loss = hierarchical_info_nce(
             emb["anchor"], emb["positive"], p.temperature, emb["san"], p.tau2
         )
-        return LossOutput(loss, {"hince": float(loss.detach())})
+        return LossOutput(loss, {"hince": loss.detach()})
 
 
 @register
@@ -108,4 +108,4 @@ class SNCSESan(SNCSE):
             emb["anchor"], emb["positive"], emb["negation"], p.alpha, p.beta
         )
         loss = hince + p.bml_weight * bml
-        return LossOutput(loss, {"hince": float(hince.detach()), "bml": float(bml.detach())})
+        return LossOutput(loss, {"hince": hince.detach(), "bml": bml.detach()})

@@ -15,4 +15,4 @@ class SimCSE(Method):
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         loss = info_nce(emb["anchor"], emb["positive"], self.params.temperature)
-        return LossOutput(loss, {"infonce": float(loss.detach())})
+        return LossOutput(loss, {"infonce": loss.detach()})

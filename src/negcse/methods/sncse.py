@@ -62,7 +62,7 @@ class SNCSE(_SNCSEBase):
             emb["anchor"], emb["positive"], emb["negation"], p.alpha, p.beta
         )
         loss = nce + p.bml_weight * bml
-        return LossOutput(loss, {"infonce": float(nce.detach()), "bml": float(bml.detach())})
+        return LossOutput(loss, {"infonce": nce.detach(), "bml": bml.detach()})
 
 
 @register
@@ -75,9 +75,7 @@ class SNCSEPositiveLoss(_SNCSEBase):
         tau = self.params.temperature
         nce = info_nce(emb["anchor"], emb["positive"], tau)
         nce_neg = info_nce(emb["anchor"], emb["negation"], tau)
-        return LossOutput(
-            nce + nce_neg, {"infonce": float(nce.detach()), "infonce_neg": float(nce_neg.detach())}
-        )
+        return LossOutput(nce + nce_neg, {"infonce": nce.detach(), "infonce_neg": nce_neg.detach()})
 
 
 @register
@@ -90,7 +88,7 @@ class SNCSENegativeLoss(_SNCSEBase):
         loss = info_nce_paired_negative(
             emb["anchor"], emb["positive"], emb["negation"], self.params.temperature
         )
-        return LossOutput(loss, {"infonce": float(loss.detach())})
+        return LossOutput(loss, {"infonce": loss.detach()})
 
 
 @register
@@ -102,4 +100,4 @@ class SNCSEInfoNCE(_SNCSEBase):
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         loss = info_nce(emb["anchor"], emb["positive"], self.params.temperature)
-        return LossOutput(loss, {"infonce": float(loss.detach())})
+        return LossOutput(loss, {"infonce": loss.detach()})

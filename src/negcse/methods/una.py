@@ -102,7 +102,7 @@ class _UnaFamily(Method):
         else:
             loss = info_nce(anchor, positive, tau, hard_negatives=negative)
             rows = anchor.size(0) + positive.size(0) + (0 if negative is None else negative.size(0))
-        logs = {"loss": float(loss.detach()), "rows": float(rows)}
+        logs = {"loss": loss.detach(), "rows": float(rows)}
         logs["negatives_injected"] = float(negative is not None)
         return LossOutput(loss, logs)
 
