@@ -113,6 +113,22 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 resolve_method(config, method, backbone)
             except KeyError as exc:
                 raise ConfigError(f"{source}: {exc.args[0]}") from None
+    for method, entry in config["methods"].items():
+        base = entry.get("baseline")
+        if base is not None and base not in config["methods"]:
+            raise ConfigError(
+                f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
+                "method"
+            )
+
+
+def method_baselines(config: dict[str, Any]) -> dict[str, str]:
+    """Method -> the method its paper compared it with (``methods.<m>.baseline``), where set."""
+    return {
+        method: entry["baseline"]
+        for method, entry in config["methods"].items()
+        if entry.get("baseline") is not None
+    }
 
 
 def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:

@@ -107,6 +107,7 @@ class Trainer:
         total = self.steps_per_epoch * settings.epochs
         self.total_steps = min(total, settings.max_steps) if settings.max_steps else total
         self.state = TrainState()
+        self.data_stats: dict[str, float] = {}
 
     # -- data order ---------------------------------------------------------------------------
     def batch_indices(self, step: int) -> np.ndarray:
@@ -216,6 +217,11 @@ class Trainer:
         seed_everything(self.seed)
         self.model.to(self.device)
         self.method.attach(self.model)
+        self.data_stats = self.method.prepare(
+            self.data.columns, self.model.tokenizer, self.s.max_seq_len
+        )
+        for key, value in self.data_stats.items():
+            logger.info("data: %s = %g", key, value)
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
         named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
         groups = [
@@ -255,7 +261,8 @@ class Trainer:
             idx = self.batch_indices(step)
             with ctx_factory():
                 emb = self.encode_views(self.method.views(step), idx)
-                out = self.method.loss(emb, StepContext(step, self.model, self.method.backbone))
+                ctx = StepContext(step, self.model, self.method.backbone, {"rows": idx})
+                out = self.method.loss(emb, ctx)
             optimizer.zero_grad(set_to_none=True)
             if scaler is not None:
                 scaler.scale(out.loss).backward()
@@ -269,6 +276,7 @@ class Trainer:
                 scaler.update()
             else:
                 optimizer.step()
+            self.method.after_step(float(optimizer.param_groups[0]["lr"]))
             scheduler.step()
             self.state.step += 1
             bar.update(1)
@@ -289,5 +297,6 @@ class Trainer:
         """Write the best model atomically, then drop the resumable state."""
         with atomic_dir(out_dir) as tmp:
             self.model.cpu().save(tmp, self.eval_pooler, self.s.max_seq_len, meta)
-            write_json(tmp / "train_log.json", {"curve": self.state.curve, **meta})
+            log = {"curve": self.state.curve, "data_stats": self.data_stats, **meta}
+            write_json(tmp / "train_log.json", log)
         shutil.rmtree(self.ckpt_dir, ignore_errors=True)
