@@ -39,6 +39,8 @@ class TrainSettings:
     eval_steps: int
     checkpoint_steps: int
     precision: str
+    #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
+    dev_max_seq_len: int | None = None
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
@@ -46,7 +48,10 @@ class TrainSettings:
         return cls(**{k: v for k, v in values.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["dev_max_seq_len"] is None:  # unset: absent, so existing run specs are unchanged
+            del out["dev_max_seq_len"]
+        return out
 
 
 def schema() -> dict[str, Any]:

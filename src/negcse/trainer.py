@@ -108,6 +108,7 @@ class Trainer:
         self.total_steps = min(total, settings.max_steps) if settings.max_steps else total
         self.state = TrainState()
         self.data_stats: dict[str, float] = {}
+        self.dev_max_len = settings.dev_max_seq_len or 512
 
     # -- data order ---------------------------------------------------------------------------
     def batch_indices(self, step: int) -> np.ndarray:
@@ -151,7 +152,7 @@ class Trainer:
         pooler = self.method.pooler("cls_before_pooler", None) if use_mlp else self.eval_pooler
         for start in range(0, len(sentences), batch_size):
             chunk = list(sentences[start : start + batch_size])
-            emb = self.model.embed(chunk, pooler, 512, use_mlp, self.device)
+            emb = self.model.embed(chunk, pooler, self.dev_max_len, use_mlp, self.device)
             chunks.append(emb.float().cpu().numpy())
         self.model.train(was_training)
         return np.concatenate(chunks)
