@@ -316,3 +316,32 @@ def test_dev_truncation_setting_is_optional_and_kept_out_of_default_run_specs() 
     assert "dev_max_seq_len" not in TrainSettings.from_dict(values).to_dict()
     cut = TrainSettings.from_dict({**values, "dev_max_seq_len": 32})
     assert cut.to_dict()["dev_max_seq_len"] == 32
+
+
+@pytest.mark.mirror
+def test_dev_sentences_cut_to_dev_max_seq_len(splade_tiny: Path, tmp_path: Path) -> None:
+    """UNA's released dev loader: STS-B dev sentences cut to 32 tokens. With the setting, model
+    selection encodes a long sentence as its first tokens; without it, in full."""
+    from negcse.model import SentenceEncoder
+    from negcse.trainer import TrainData, Trainer
+
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    values = {
+        "epochs": 1, "batch_size": 2, "learning_rate": 1e-5, "max_seq_len": 32, "dropout": 0.1,
+        "scheduler": "linear", "warmup_ratio": 0.0, "weight_decay": 0.0, "max_grad_norm": None,
+        "max_steps": 1, "eval_steps": 1, "checkpoint_steps": 1, "precision": "fp32",
+    }  # fmt: skip
+    long = "the old stone bridge over the wide river near the small quiet village ."
+    head = "the old stone bridge over the"  # the first 6 tokens: 8 with [CLS] and [SEP]
+    data = TrainData({"sentence": ["a b", "c d"]})
+    method = build_method("una_baseline", {}, "splade-tiny")
+
+    def trainer(cut: int | None) -> Trainer:
+        settings = TrainSettings.from_dict({**values, "dev_max_seq_len": cut})
+        return Trainer(method, model, data, settings, 1, lambda _e: 0.0, tmp_path,
+                       device=torch.device("cpu"), progress=False)  # fmt: skip
+
+    cut = trainer(8).encode_eval([long, head])
+    np.testing.assert_allclose(cut[0], cut[1], atol=1e-5)
+    full = trainer(None).encode_eval([long, head])
+    assert np.abs(full[0] - full[1]).max() > 1e-3
