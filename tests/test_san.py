@@ -29,6 +29,7 @@ from negcse.generators.san import (
     is_degenerate,
 )
 from negcse.generators.san_workflow import (
+    lexicon_path,
     san_cli_args,
     san_samples_input,
     san_settings,
@@ -290,11 +291,19 @@ def test_settings_layers_and_variant() -> None:
     assert "--no-fallback" in san_cli_args(settings)
     path = san_samples_input(_config(), "wiki")(type("W", (), {"method": "m", "seed": "3"})())
     assert path == "results/negatives/san/wiki/splade-tiny_s20_i4_t128_c2048/seed3.txt"
+    released = san_settings(_config(lexicon="released", reference_quirks=True), "m")
+    assert san_variant(released) == "splade-tiny_s20_i4_t128_c2048_ref_rel"
+    assert lexicon_path("splade-tiny", "released").endswith("/splade-tiny+released.tsv")
 
 
 @pytest.mark.parametrize(
     ("override", "message"),
-    [({"sclae": 10}, "unknown setting"), ({"scale": 0}, "scale"), ({"fallback": "yes"}, "true")],
+    [
+        ({"sclae": 10}, "unknown setting"),
+        ({"scale": 0}, "scale"),
+        ({"fallback": "yes"}, "true"),
+        ({"lexicon": "nltk"}, "lexicon must be one of spacy, released"),
+    ],
 )
 def test_bad_settings(override: dict, message: str) -> None:
     with pytest.raises((KeyError, ValueError), match=message):
