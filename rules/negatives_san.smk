@@ -32,7 +32,7 @@ rule pos_lexicon:
         mlm=lexicon_mlm_param(SAN_MLMS),
         mirror=mirror_arg(),
     shell:
-        "python -m negcse pos-lexicon --mlm {params.mlm:q} --output {output.table} "
+        "python -m negcse pos-lexicon {params.mlm} --output {output.table} "
         "--stats {output.stats} --no-progress {params.mirror} 2> {log}"
 
 

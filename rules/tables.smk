@@ -1,4 +1,5 @@
 # Tables: our numbers (mean +- std over seeds) beside the papers', regenerated from results.
+from negcse.config import method_baselines
 
 
 rule sts_table:
@@ -15,6 +16,8 @@ rule sts_table:
         "logs/tables/sts.log",
     conda:
         "../envs/negcse.yaml"
+    params:
+        baselines=" ".join(f"{m}={b}" for m, b in method_baselines(config).items()),
     shell:
         "python -m negcse table-sts --evals {input} --tex {output.tex} --csv {output.csv} "
-        "--md {output.md} --metrics {output.metrics} 2> {log}"
+        "--md {output.md} --metrics {output.metrics} --baselines {params.baselines} 2> {log}"

@@ -54,7 +54,7 @@ def bpe_tok(tmp_path_factory: pytest.TempPathFactory) -> RobertaTokenizerFast:
 
 def _full_text(name: str, sentence: str, tokenizer) -> list[int]:
     """The independent truth: the template filled in as text, tokenized in one go."""
-    template, punctuate = PROMPTS[name]
+    template, punctuate, _ = PROMPTS[name]
     text = sentence.strip()
     if punctuate and text[-1] not in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~":
         text += " ."
@@ -166,3 +166,32 @@ def test_encoder_load_uses_the_prompt_pooler(splade_tiny: Path, bert_tok) -> Non
             hidden = model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state
             want.append(hidden[0, (ids[0] == bert_tok.mask_token_id).nonzero()[0, 0]].numpy())
     np.testing.assert_allclose(got, np.stack(want), atol=1e-5)
+
+
+@pytest.mark.mirror
+def test_osscse_cuts_the_sentence_then_adds_the_template_keeping_the_not(bert_tok) -> None:
+    """PromptBERT's train.py: sentence[:32] tokens, then [CLS] prefix ... suffix [SEP]. On a
+    sentence whose "not" is its 27th token, the whole-prompt budget (22 sentence tokens) cuts
+    the "not" and makes the negation token-identical to the positive; PromptBERT's keeps it."""
+    sentence = (
+        "the old stone bridge over the wide river near the small quiet village in the green "
+        "valley where many people walk every day and they do like it ."
+    )
+    negation = sentence.replace("they do like", "they do not like")
+    tok = bert_tok.tokenize
+    assert tok(negation).index("not") == 26 and len(tok(negation)) == 30  # hand count
+    positive = get_pooler("prompt_osscse_positive", tokenizer=bert_tok)
+    fit = get_pooler("prompt_osscse_positive_fit", tokenizer=bert_tok)
+    ids = bert_tok.convert_tokens_to_ids
+    prefix = ids(tok('This sentence of "'))
+    suffix = ids(tok('" means [MASK].'))
+    new_rows = _rows(positive.tokenize(bert_tok, [sentence, negation], 32))
+    assert new_rows[1] == [bert_tok.cls_token_id, *prefix, *ids(tok(negation)), *suffix,
+                           bert_tok.sep_token_id]
+    assert bert_tok.convert_tokens_to_ids("not") in new_rows[1]
+    assert new_rows[0] != new_rows[1]
+    old_rows = _rows(fit.tokenize(bert_tok, [sentence, negation], 32))
+    assert len(old_rows[1]) == 32 and old_rows[0] == old_rows[1]  # the "not" was cut
+    # and a sentence longer than 32 tokens keeps exactly 32 of them
+    long_row = _rows(positive.tokenize(bert_tok, [LONG], 32))[0]
+    assert long_row[1 + len(prefix) : -1 - len(suffix)] == ids(tok(LONG))[:32]

@@ -39,7 +39,10 @@ def test_registry_pins_sha256_from_the_mirror_manifest(mirror: Path) -> None:
         manifest[cols[0]] = cols[6]
     pinned = {k: v.sha256 for k, v in registry().items() if v.sha256}
     assert len(pinned) > 100
-    assert all(manifest[k] == sha for k, sha in pinned.items())
+    # pinned from its source repository's commit instead (not in the offline mirror)
+    not_mirrored = {"san/vocab_pos_end.txt"}
+    assert set(pinned) - set(manifest) == not_mirrored
+    assert all(manifest[k] == sha for k, sha in pinned.items() if k not in not_mirrored)
 
 
 def test_mirror_hit_is_verified(isolated: Path, mirror: Path) -> None:

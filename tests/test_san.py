@@ -9,9 +9,11 @@ import itertools
 import json
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 
 from negcse.cli import main
 from negcse.generators.negation import negate_raw
@@ -27,6 +29,7 @@ from negcse.generators.san import (
     is_degenerate,
 )
 from negcse.generators.san_workflow import (
+    lexicon_path,
     san_cli_args,
     san_samples_input,
     san_settings,
@@ -288,12 +291,71 @@ def test_settings_layers_and_variant() -> None:
     assert "--no-fallback" in san_cli_args(settings)
     path = san_samples_input(_config(), "wiki")(type("W", (), {"method": "m", "seed": "3"})())
     assert path == "results/negatives/san/wiki/splade-tiny_s20_i4_t128_c2048/seed3.txt"
+    released = san_settings(_config(lexicon="released", reference_quirks=True), "m")
+    assert san_variant(released) == "splade-tiny_s20_i4_t128_c2048_ref_rel"
+    assert lexicon_path("splade-tiny", "released").endswith("/splade-tiny+released.tsv")
 
 
 @pytest.mark.parametrize(
     ("override", "message"),
-    [({"sclae": 10}, "unknown setting"), ({"scale": 0}, "scale"), ({"fallback": "yes"}, "true")],
+    [
+        ({"sclae": 10}, "unknown setting"),
+        ({"scale": 0}, "scale"),
+        ({"fallback": "yes"}, "true"),
+        ({"lexicon": "nltk"}, "lexicon must be one of spacy, released"),
+    ],
 )
 def test_bad_settings(override: dict, message: str) -> None:
     with pytest.raises((KeyError, ValueError), match=message):
         san_settings(_config(**override), "m")
+
+
+# -- the released loop changes the token count (issue 11: the paper grid's default) ---------------
+
+
+class _ScriptedMLM(torch.nn.Module):
+    """An MLM whose argmax is scripted: every token predicts itself, except the ``swap`` map.
+
+    With no masks drawn, whatever changes comes from filling every position (the released
+    loop) and from decoding + re-tokenizing; the masked-only mode leaves such a text alone."""
+
+    def __init__(self, vocab_size: int, swap: dict[int, int]) -> None:
+        super().__init__()
+        self.vocab_size, self.swap = vocab_size, swap
+
+    def get_output_embeddings(self) -> None:
+        return None
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> SimpleNamespace:
+        target = input_ids.clone()
+        for old, new in self.swap.items():
+            target[input_ids == old] = new
+        return SimpleNamespace(logits=torch.nn.functional.one_hot(target, self.vocab_size).float())
+
+
+@pytest.mark.mirror
+def test_reference_mode_changes_the_token_count(splade_tiny: Path) -> None:
+    """Table 1's sentence: the scripted MLM predicts [PAD] for "with" and the piece "##s" for
+    "daughter". handle.py's decode drops [PAD] and glues "a" + "##s" into "as": by hand,
+    "his wife moved to australia in 1956 along as." (12 tokens -> 10), which the masked-only
+    mode cannot produce (it keeps 12)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(splade_tiny))
+    sentence = "His wife moved to Australia in 1956 along with a daughter."
+    ids = tok.convert_tokens_to_ids
+    swap = {ids("with"): tok.pad_token_id, ids("daughter"): ids("##s")}
+    lexicon = PosLexicon(
+        tuple(tok.convert_ids_to_tokens(list(range(len(tok))))),
+        ("X",) * len(tok),
+        np.ones(len(tok), dtype=np.int64),
+    )
+    model = _ScriptedMLM(len(tok), swap)
+    outputs = {}
+    for quirks in (True, False):
+        params = SanParams(scale=1e12, reference_quirks=quirks)  # no masks drawn
+        predictor = MaskPredictor(model, tok, lexicon, params.scale, torch.device("cpu"))
+        outputs[quirks] = SanGenerator(predictor, params).generate([sentence], 1, fallback=False)
+    assert outputs[True] == ["his wife moved to australia in 1956 along as."]
+    assert len(tok.tokenize(sentence)) == 12 and len(tok.tokenize(outputs[True][0])) == 10
+    assert outputs[False] == [sentence]

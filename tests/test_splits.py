@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from negcse.mer import align, words
+from negcse.mer import align, backtrace_alignment, words
 from negcse.probe import load_probe, run_probe
 from negcse.published_splits import PublishedSplitsError, load, parse, table2_stats
 from negcse.splits import (
     TABLE2_DATASETS,
     SplitDataset,
     assign_splits,
-    backtrace_alignment,
     build_splits,
     evaluate_splits,
     in_median_range,

@@ -50,6 +50,8 @@ class TrainSettings:
     compile: bool = False
     static_padding: bool = False
     log_steps: int = 50
+    #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
+    dev_max_seq_len: int | None = None
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
@@ -57,7 +59,10 @@ class TrainSettings:
         return cls(**{k: v for k, v in values.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if out["dev_max_seq_len"] is None:  # unset: absent, so existing run specs are unchanged
+            del out["dev_max_seq_len"]
+        return out
 
 
 def schema() -> dict[str, Any]:
@@ -158,6 +163,12 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 if not message.startswith(f"methods.{method}"):
                     message = f"methods.{method}.params (backbone {backbone}): {message}"
                 raise ConfigError(f"{source}: {message}") from None
+        base = entry.get("baseline")
+        if base is not None and base not in methods:
+            raise ConfigError(
+                f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
+                "method (misspelt?)"
+            )
 
 
 def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None:
@@ -186,6 +197,15 @@ def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None
                     f"{source}: methods.{method}.backbones.{backbone}: unknown backbone "
                     f"(misspelt?); known: {known}; in grid.backbones: {', '.join(grid)}"
                 )
+
+
+def method_baselines(config: dict[str, Any]) -> dict[str, str]:
+    """Method -> the method its paper compared it with (``methods.<m>.baseline``), where set."""
+    return {
+        method: entry["baseline"]
+        for method, entry in config["methods"].items()
+        if entry.get("baseline") is not None
+    }
 
 
 def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:

@@ -71,6 +71,8 @@ class Encoder:
     max_length: int = 512
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     memo: dict[str, np.ndarray] | None = None  # sentence -> vector, set by shared_encoders()
+    #: None: fp32 (the default, as SentEval); torch.float16 / bfloat16: autocast (speed only)
+    autocast_dtype: torch.dtype | None = None
 
     @classmethod
     def load(
@@ -115,7 +117,8 @@ class Encoder:
     ) -> np.ndarray:
         order = np.argsort([-len(s) for s in sentences], kind="stable")
         chunks: list[np.ndarray] = []
-        autocast = self.device.type == "cuda"
+        # fp32 on every device, as SentEval / SimCSE evaluate (no fp16 autocast on CUDA)
+        autocast = self.autocast_dtype is not None
         starts = range(0, len(order), batch_size)
         for start in tqdm(starts, desc="encode", disable=not progress, leave=False):
             idx = order[start : start + batch_size]
@@ -123,7 +126,7 @@ class Encoder:
                 self.tokenizer, [sentences[i] for i in idx], self.max_length
             )
             batch = {k: v.to(self.device) for k, v in batch.items()}
-            with torch.autocast(self.device.type, dtype=torch.float16, enabled=autocast):
+            with torch.autocast(self.device.type, dtype=self.autocast_dtype, enabled=autocast):
                 outputs = self.model(**model_inputs(batch), return_dict=True)
                 emb = self.pooler.pool(outputs, batch)
             chunks.append(emb.float().cpu().numpy())

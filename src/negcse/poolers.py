@@ -85,6 +85,10 @@ class MeanPooler(Pooler):
         return (outputs.last_hidden_state * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
 
+TRUNCATIONS = ("prompt", "sentence")
+MAX_POSITIONS = 512  # the prompt never exceeds the position embeddings of BERT / RoBERTa
+
+
 @dataclass(frozen=True)
 class _PromptIds:
     """A template tokenized for one tokenizer."""
@@ -107,13 +111,28 @@ class PromptPooler(Pooler):
     byte-level BPE (RoBERTa) gets ``Ġword`` as in the untruncated full text. ``punctuate`` adds
     `` .`` to a sentence whose last character is not ASCII punctuation (SNCSE's released code
     does so in training and evaluation). The mask position of each row goes in ``mask_index``.
+
+    ``truncate`` sets the sentence's token budget: ``prompt`` (SNCSE's released trainer) cuts the
+    sentence so the whole prompt fits ``max_length``; ``sentence`` (PromptBERT's ``train.py``,
+    which OssCSE follows) cuts the sentence alone to ``max_length`` tokens and then adds the
+    template, so the prompt may exceed ``max_length`` (never the model's 512 positions).
     """
 
     st_mode = None
 
     def __init__(
-        self, tokenizer: Any = None, *, name: str, template: str, punctuate: bool = False, **_: Any
+        self,
+        tokenizer: Any = None,
+        *,
+        name: str,
+        template: str,
+        punctuate: bool = False,
+        truncate: str = "prompt",
+        **_: Any,
     ) -> None:
+        if truncate not in TRUNCATIONS:
+            raise ValueError(f"truncate must be one of {TRUNCATIONS}, got {truncate!r}")
+        self.truncate = truncate
         super().__init__(tokenizer)
         if template.count("{sentence}") != 1 or template.count("{mask}") != 1:
             raise ValueError(
@@ -155,12 +174,11 @@ class PromptPooler(Pooler):
         self, tokenizer: Any, sentences: Sequence[str], max_length: int
     ) -> dict[str, Tensor]:
         t = self.template_ids(tokenizer)
-        budget = (
-            max_length
-            - tokenizer.num_special_tokens_to_add(pair=False)
-            - len(t.prefix)
-            - len(t.suffix)
-        )
+        overhead = tokenizer.num_special_tokens_to_add(pair=False) + len(t.prefix) + len(t.suffix)
+        if self.truncate == "sentence":
+            budget = min(max_length, MAX_POSITIONS - overhead)
+        else:
+            budget = max_length - overhead
         if budget < 1:
             raise ValueError(
                 f"max_length {max_length} leaves no room for the sentence in prompt {self.name}"
@@ -192,12 +210,17 @@ class PromptPooler(Pooler):
 
 
 # Prompts of SNCSE's released code (anchor, and positive / soft negative; it evaluates with the
-# anchor prompt) and of OssCSE's paper, which follows PromptBERT's `"X" means [MASK].` spacing.
-PROMPTS: dict[str, tuple[str, bool]] = {
-    "prompt_sncse_anchor": ('This sentence : " {sentence} " means {mask} .', True),
-    "prompt_sncse_positive": ('This sentence of " {sentence} " means {mask} .', True),
-    "prompt_osscse_anchor": ('This sentence : "{sentence}" means {mask}.', False),
-    "prompt_osscse_positive": ('This sentence of "{sentence}" means {mask}.', False),
+# anchor prompt; the whole prompt fits max_length) and of OssCSE's paper, which follows
+# PromptBERT: its `"X" means [MASK].` spacing and its truncation (the sentence to max_length
+# tokens, then the template). Name -> (template, punctuate, truncate).
+PROMPTS: dict[str, tuple[str, bool, str]] = {
+    "prompt_sncse_anchor": ('This sentence : " {sentence} " means {mask} .', True, "prompt"),
+    "prompt_sncse_positive": ('This sentence of " {sentence} " means {mask} .', True, "prompt"),
+    "prompt_osscse_anchor": ('This sentence : "{sentence}" means {mask}.', False, "sentence"),
+    "prompt_osscse_positive": ('This sentence of "{sentence}" means {mask}.', False, "sentence"),
+    # the whole-prompt budget for OssCSE's templates (the suite's earlier behaviour)
+    "prompt_osscse_anchor_fit": ('This sentence : "{sentence}" means {mask}.', False, "prompt"),
+    "prompt_osscse_positive_fit": ('This sentence of "{sentence}" means {mask}.', False, "prompt"),
 }
 
 
@@ -206,9 +229,9 @@ POOLERS: dict[str, Callable[..., Pooler]] = {
     "cls_before_pooler": ClsBeforePooler,
     "mean": MeanPooler,
 }
-for _name, (_template, _punctuate) in PROMPTS.items():
+for _name, (_template, _punctuate, _truncate) in PROMPTS.items():
     POOLERS[_name] = functools.partial(
-        PromptPooler, name=_name, template=_template, punctuate=_punctuate
+        PromptPooler, name=_name, template=_template, punctuate=_punctuate, truncate=_truncate
     )
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from negcse.evaluate_sts import EncodeFn, cosine_rows, spearman100
-from negcse.mer import Alignment, align, words
+from negcse.mer import DEFAULT_ALIGNMENT, mer
 from negcse.sts_data import load_sts
 
 logger = logging.getLogger(__name__)
@@ -64,63 +64,14 @@ TABLE2_DATASETS: tuple[str, ...] = (
     "STSB-train",
     "STSB-test",
 )
-ALIGNMENTS = ("backtrace", "max_hits")
 SELECTIONS = ("table2", "rule")
 MEDIAN_RANGE = (2.0, 3.5)
 
 
-def backtrace_alignment(reference: Sequence[str], hypothesis: Sequence[str]) -> Alignment:
-    """Counts of the minimum-edit alignment that jiwer/rapidfuzz report.
-
-    The common prefix and suffix are hits; on the rest, D[i][j] (edit distance of the first i
-    reference and j hypothesis words) is walked back from the end, preferring at each cell a
-    deletion (D[i][j] = D[i-1][j] + 1), then an insertion (when j > 1 and
-    D[i][j-1] = D[i-1][j-1] - 1), then the diagonal (a hit or a substitution); words left over
-    at the start are deletions or insertions. This is Hyyrö's bit-parallel backtrace written
-    on the full matrix.
-    """
-    n, m = len(reference), len(hypothesis)
-    pre = 0
-    while pre < min(n, m) and reference[pre] == hypothesis[pre]:
-        pre += 1
-    suf = 0
-    while suf < min(n, m) - pre and reference[n - 1 - suf] == hypothesis[m - 1 - suf]:
-        suf += 1
-    a, b = reference[pre : n - suf], hypothesis[pre : m - suf]
-    la, lb = len(a), len(b)
-    dist = [list(range(lb + 1))]  # dist[i][j]
-    for i in range(1, la + 1):
-        prev, row = dist[-1], [i] + [0] * lb
-        for j in range(1, lb + 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
-        dist.append(row)
-    hits, subs, dels, ins = pre + suf, 0, 0, 0
-    i, j = la, lb
-    while i and j:
-        if dist[i][j] == dist[i - 1][j] + 1:
-            dels += 1
-            i -= 1
-        elif j > 1 and dist[i][j - 1] == dist[i - 1][j - 1] - 1:
-            ins += 1
-            j -= 1
-        else:
-            i -= 1
-            j -= 1
-            if a[i] == b[j]:
-                hits += 1
-            else:
-                subs += 1
-    return Alignment(hits, subs, dels + i, ins + j)
-
-
-def pair_mer(reference: str, hypothesis: str, alignment: str = "backtrace") -> float:
-    """Word-level MER of one pair (lowercased, whitespace words) under ``alignment``."""
-    ref, hyp = words(reference), words(hypothesis)
-    if alignment == "backtrace":
-        return backtrace_alignment(ref, hyp).mer
-    if alignment == "max_hits":
-        return align(ref, hyp).mer
-    raise ValueError(f"unknown alignment '{alignment}'; known: {', '.join(ALIGNMENTS)}")
+def pair_mer(reference: str, hypothesis: str, alignment: str = DEFAULT_ALIGNMENT) -> float:
+    """Word-level MER of one pair (lowercased, whitespace words): :func:`negcse.mer.mer`, the
+    same function the OssCSE paraphrase filter uses."""
+    return mer(reference, hypothesis, alignment=alignment)
 
 
 def assign_splits(scores: np.ndarray, mers: np.ndarray) -> tuple[np.ndarray, float, float]:

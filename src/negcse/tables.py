@@ -77,6 +77,23 @@ def summarize(
     return out
 
 
+def add_baseline_delta(summary: pd.DataFrame, key: str, baselines: dict[str, str]) -> pd.DataFrame:
+    """Columns ``baseline`` (the method the paper compared with) and ``vs_baseline`` (our mean
+    of ``key`` minus the baseline's, same backbone; NaN where the baseline has no row)."""
+    means = {
+        (m, b): float(v)
+        for m, b, v in zip(summary["method"], summary["backbone"], summary[f"{key}_mean"],
+                           strict=True)
+    }
+    out = summary.copy()
+    out["baseline"] = [baselines.get(m, "") for m in out["method"]]
+    out["vs_baseline"] = [
+        means[(m, b)] - means[(baselines[m], b)] if (baselines.get(m), b) in means else math.nan
+        for m, b in zip(out["method"], out["backbone"], strict=True)
+    ]
+    return out
+
+
 def _best(summary: pd.DataFrame, keys: Sequence[str]) -> dict[str, float]:
     return {k: float(np.nanmax(summary[f"{k}_mean"].to_numpy(dtype=float))) for k in keys}
 
@@ -103,10 +120,13 @@ def _latex_escape(text: str) -> str:
 def render_latex(summary: pd.DataFrame, keys: Sequence[str], caption: str, label: str) -> str:
     best = _best(summary, keys)
     has_paper = "paper" in summary
-    cols = "ll" + "r" * len(keys) + ("rr" if has_paper else "")
+    has_base = "vs_baseline" in summary
+    cols = "ll" + "r" * len(keys) + ("rr" if has_paper else "") + ("lr" if has_base else "")
     header = ["Method", "Backbone", *[_latex_escape(SHORT.get(k, k)) for k in keys]]
     if has_paper:
         header += ["Paper", r"$\Delta$"]
+    if has_base:
+        header += ["Baseline", r"$\Delta_{\mathrm{base}}$"]
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
@@ -124,6 +144,8 @@ def render_latex(summary: pd.DataFrame, keys: Sequence[str], caption: str, label
                                math.isclose(mean, best[k]), latex=True))
         if has_paper:
             cells += [_opt(row["paper"]), _opt(row["diff"], signed=True)]
+        if has_base:
+            cells += [_latex_escape(str(row["baseline"])), _opt(row["vs_baseline"], signed=True)]
         lines.append(" & ".join(cells) + r" \\")
     lines += [
         r"\bottomrule",
@@ -138,9 +160,12 @@ def render_latex(summary: pd.DataFrame, keys: Sequence[str], caption: str, label
 def render_markdown(summary: pd.DataFrame, keys: Sequence[str]) -> str:
     best = _best(summary, keys)
     has_paper = "paper" in summary
+    has_base = "vs_baseline" in summary
     header = ["Method", "Backbone", *[SHORT.get(k, k) for k in keys]]
     if has_paper:
         header += ["Paper", "Δ"]
+    if has_base:
+        header += ["Baseline", "Δ base"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for _, row in summary.iterrows():
         cells = [str(row["method"]), str(row["backbone"])]
@@ -150,6 +175,8 @@ def render_markdown(summary: pd.DataFrame, keys: Sequence[str]) -> str:
                                math.isclose(mean, best[k]), latex=False))
         if has_paper:
             cells += [_opt(row["paper"]), _opt(row["diff"], signed=True)]
+        if has_base:
+            cells += [str(row["baseline"]) or "--", _opt(row["vs_baseline"], signed=True)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

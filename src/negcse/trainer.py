@@ -154,6 +154,8 @@ class Trainer:
         #: called with the step count after every optimizer step (benchmarks time with it)
         self.on_step: Callable[[int], None] | None = None
         self._eval_batches: dict[tuple[str, ...], list[tuple[np.ndarray, dict[str, Any]]]] = {}
+        self.data_stats: dict[str, float] = {}
+        self.dev_max_len = settings.dev_max_seq_len or 512
 
     # -- data order ---------------------------------------------------------------------------
     def batch_indices(self, step: int) -> np.ndarray:
@@ -228,7 +230,9 @@ class Trainer:
             plan = []
             for start in range(0, n, batch_size):
                 rows = order[start : start + batch_size]
-                batch = pooler.tokenize(self.model.tokenizer, [sentences[i] for i in rows], 512)
+                batch = pooler.tokenize(
+                    self.model.tokenizer, [sentences[i] for i in rows], self.dev_max_len
+                )
                 if self.device.type == "cuda":
                     batch = {k: v.pin_memory() for k, v in batch.items()}
                 plan.append((rows, dict(batch)))
@@ -317,6 +321,11 @@ class Trainer:
         seed_everything(self.seed)
         self.model.to(self.device)
         self.method.attach(self.model)
+        self.data_stats = self.method.prepare(
+            self.data.columns, self.model.tokenizer, self.s.max_seq_len
+        )
+        for key, value in self.data_stats.items():
+            logger.info("data: %s = %g", key, value)
         no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
         named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
         groups = [
@@ -360,7 +369,8 @@ class Trainer:
             idx = self.batch_indices(step)
             with ctx_factory():
                 emb = self.encode_views(self.method.views(step), idx)
-                out = self.method.loss(emb, StepContext(step, self.model, self.method.backbone))
+                ctx = StepContext(step, self.model, self.method.backbone, {"rows": idx})
+                out = self.method.loss(emb, ctx)
             optimizer.zero_grad(set_to_none=True)
             if scaler is not None:
                 scaler.scale(out.loss).backward()
@@ -374,6 +384,7 @@ class Trainer:
                 scaler.update()
             else:
                 optimizer.step()
+            self.method.after_step(float(optimizer.param_groups[0]["lr"]))
             scheduler.step()
             self.state.step += 1
             bar.update(1)
@@ -397,5 +408,6 @@ class Trainer:
         """Write the best model atomically, then drop the resumable state."""
         with atomic_dir(out_dir) as tmp:
             self.model.cpu().save(tmp, self.eval_pooler, self.s.max_seq_len, meta)
-            write_json(tmp / "train_log.json", {"curve": self.state.curve, **meta})
+            log = {"curve": self.state.curve, "data_stats": self.data_stats, **meta}
+            write_json(tmp / "train_log.json", log)
         shutil.rmtree(self.ckpt_dir, ignore_errors=True)

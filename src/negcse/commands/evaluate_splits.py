@@ -7,9 +7,10 @@ import logging
 import time
 
 from negcse.io_utils import write_json
+from negcse.mer import ALIGNMENTS
 from negcse.model_cli import add_model_arguments, header, load_encoder
 from negcse.probe import load_probe, run_probe
-from negcse.splits import ALIGNMENTS, MEDIAN_RANGE, build_splits, evaluate_splits
+from negcse.splits import MEDIAN_RANGE, build_splits, evaluate_splits
 from negcse.sts_data import PROTOCOLS
 
 NAME = "evaluate-splits"

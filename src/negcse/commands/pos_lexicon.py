@@ -9,7 +9,10 @@ import time
 from negcse.io_utils import write_json
 
 NAME = "pos-lexicon"
-HELP = "tag every vocabulary entry of an MLM tokenizer with spaCy and score it (SAN Table 2)"
+HELP = (
+    "SAN's POS lexicon of an MLM vocabulary: the released table (pinned data file) or every "
+    "entry tagged with spaCy, scored by SAN Table 2"
+)
 logger = logging.getLogger(__name__)
 
 
@@ -20,6 +23,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scale", type=float, default=20.0, help="scale of the logged mean mask probability"
     )
+    p.add_argument(
+        "--source",
+        choices=("spacy", "released"),
+        default="spacy",
+        help="released: SAN's vocab_pos_end.txt (registered data file; BERT-uncased vocabulary "
+        "only); when it cannot be found (offline, not in the mirror or cache) the spaCy tagging "
+        "is used instead, logged and recorded in --stats",
+    )
     p.add_argument("--mirror", default=None)
     p.add_argument("--no-progress", action="store_true")
 
@@ -27,12 +38,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoTokenizer
 
-    from negcse.generators.pos_lexicon import build_lexicon, log_distribution
-    from negcse.resolve import resolve_model
+    from negcse.generators.pos_lexicon import (
+        RELEASED_TABLE,
+        build_lexicon,
+        log_distribution,
+        read_released_table,
+    )
+    from negcse.resolve import ResolveError, resolve_data, resolve_model
 
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(args.mlm, args.mirror))
-    lexicon = build_lexicon(tokenizer, progress=not args.no_progress)
+    source = args.source
+    lexicon = None
+    if source == "released":
+        try:
+            lexicon = read_released_table(resolve_data(RELEASED_TABLE, args.mirror), tokenizer)
+        except ResolveError as err:
+            logger.warning(
+                "the released SAN lexicon (%s) is not available, so the spaCy tagging is used "
+                "instead: %s",
+                RELEASED_TABLE,
+                err,
+            )
+            source = "spacy (released table unavailable)"
+    if lexicon is None:
+        lexicon = build_lexicon(tokenizer, progress=not args.no_progress)
     lexicon.write_tsv(args.output)
     log_distribution(lexicon, args.scale)
     if args.stats:
@@ -40,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
             args.stats,
             {
                 "mlm": args.mlm,
+                "source": source,
                 "vocabulary": len(lexicon),
                 "distribution": lexicon.distribution(),
                 "mean_mask_probability": {

@@ -33,7 +33,7 @@ from negcse.generators.paraphrase import (
     open_cache,
     paraphrase_corpus,
 )
-from negcse.mer import align, words
+from negcse.mer import DEFAULT_ALIGNMENT, alignment_of, words
 from negcse.resolve import resolve_model
 from negcse.seed import numpy_rng
 
@@ -155,6 +155,7 @@ def select_paraphrases(
     seed: int = 0,
     lowercase: bool = True,
     progress: bool = False,
+    alignment: str = DEFAULT_ALIGNMENT,
 ) -> tuple[list[str], SelectionStats]:
     """One paraphrase per sentence: a candidate with low <= MER <= high (drawn uniformly, seeded,
     when several qualify), else the sentence itself."""
@@ -180,7 +181,7 @@ def select_paraphrases(
         ok: list[tuple[str, str, float]] = []
         for source in sources:
             text = candidates[source][i]
-            value = align(ref, words(text, lowercase)).mer
+            value = alignment_of(ref, words(text, lowercase), alignment).mer
             if value < low:
                 stats.below_band[source] += 1
             elif value > high:

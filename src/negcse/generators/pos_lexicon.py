@@ -237,6 +237,32 @@ def build_lexicon(
     return PosLexicon(tuple(tokens), tuple(pos), scores)
 
 
+#: the released SAN table (bcai01/SAN corpus-handle/vocab_pos_end.txt), a registered data file
+RELEASED_TABLE = "san/vocab_pos_end.txt"
+_RELEASED_SPECIAL = frozenset({"PAD", "CLS", "SEP"})  # score 0 in PosContributionCalculator
+
+
+def read_released_table(path: str | Path, tokenizer: Any) -> PosLexicon:
+    """SAN's released lexicon: line i holds the POS tag of token id i of the BERT-uncased
+    vocabulary. ``PAD``, ``CLS`` and ``SEP`` score 0 (as the released
+    ``PosContributionCalculator``); every other tag its Table 2 score, so ``[UNK]`` and
+    ``[MASK]`` (tagged X) score 1 there. The table must have one line per tokenizer entry."""
+    path = Path(path)
+    tags = [t.strip() for t in path.read_text(encoding="utf-8").splitlines()]
+    tokens = [str(t) for t in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))]
+    if len(tags) != len(tokens):
+        raise LexiconError(
+            f"{path}: {len(tags)} lines but the tokenizer has {len(tokens)} entries; the "
+            "released table only fits the BERT-uncased vocabulary (use lexicon: spacy)"
+        )
+    for line, tag in enumerate(tags, start=1):
+        if tag not in POS_SCORES and tag not in _RELEASED_SPECIAL:
+            raise LexiconError(f"{path}: line {line}: unknown tag {tag!r}")
+    pos = [SPECIAL if t in _RELEASED_SPECIAL else t for t in tags]
+    scores = np.asarray([score_of(p) for p in pos], dtype=np.int64)
+    return PosLexicon(tuple(tokens), tuple(pos), scores)
+
+
 def log_distribution(lexicon: PosLexicon, scale: float = DEFAULT_SCALE) -> None:
     """One log line: tokens per tag over the vocabulary, and the mean mask probability."""
     parts = ", ".join(

@@ -21,12 +21,14 @@ SAN_DEFAULTS: dict[str, Any] = {
     "scale": 20,  # mask probability = Table 2 score / scale (Table 7: 10, 20, 30, 40)
     "iterations": 4,  # mask-predict passes, each re-masking the previous output
     "reference_quirks": False,  # true: the released loop (greedy fill of every position)
+    "lexicon": "spacy",  # spacy (re-tag the MLM's vocabulary) or released (vocab_pos_end.txt)
     "fallback": False,  # true: degenerate samples -> the sentence's SNCSE negation
     "max_tokens": 128,  # default mode: MLM window; longer sentences keep their tail
     "chunk_size": DEFAULT_CHUNK,  # sentences per random stream
     "batch_size": 64,  # sentences per MLM batch (speed only)
 }
 
+LEXICON_SOURCES = ("spacy", "released")
 Wildcards = Any
 InputFunction = Callable[[Wildcards], str]
 
@@ -38,6 +40,8 @@ def san_settings(config: dict[str, Any], method: str | None = None) -> dict[str,
     for key in ("reference_quirks", "fallback"):
         if not isinstance(settings[key], bool):
             raise ValueError(f"{where}.{key} must be true or false")
+    if settings["lexicon"] not in LEXICON_SOURCES:
+        raise ValueError(f"{where}.lexicon must be one of {', '.join(LEXICON_SOURCES)}")
     for key in ("iterations", "max_tokens", "chunk_size", "batch_size"):
         if not isinstance(settings[key], int) or settings[key] < 1:
             raise ValueError(f"{where}.{key} must be an integer >= 1")
@@ -67,11 +71,18 @@ def san_variant(settings: dict[str, Any]) -> str:
         name += "_ref"
     if settings["fallback"]:
         name += "_fb"
+    if settings["lexicon"] == "released":
+        name += "_rel"
     return name
 
 
-def lexicon_path(mlm: str) -> str:
-    return f"results/features/pos_lexicon/{mlm_id(mlm)}.tsv"
+def lexicon_id(mlm: str, source: str = "spacy") -> str:
+    """File name of a lexicon: the MLM's id, ``+released`` for SAN's released table."""
+    return mlm_id(mlm) + ("+released" if source == "released" else "")
+
+
+def lexicon_path(mlm: str, source: str = "spacy") -> str:
+    return f"results/features/pos_lexicon/{lexicon_id(mlm, source)}.tsv"
 
 
 def san_samples_path(corpus: str, variant: str, seed: int | str) -> str:
@@ -83,9 +94,11 @@ def san_variants(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return method_variants(config, SAN_COLUMN, san_settings, san_variant)
 
 
-def san_mlms(variants: dict[str, dict[str, Any]]) -> dict[str, str]:
-    """MLM id -> MLM name, over the variants."""
-    return {mlm_id(s["mlm"]): s["mlm"] for s in variants.values()}
+def san_mlms(variants: dict[str, dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Lexicon id -> (MLM name, lexicon source), over the variants."""
+    return {
+        lexicon_id(s["mlm"], s["lexicon"]): (s["mlm"], s["lexicon"]) for s in variants.values()
+    }
 
 
 def san_cli_args(settings: dict[str, Any]) -> str:
@@ -117,15 +130,18 @@ def san_samples_input(config: dict[str, Any], corpus: str) -> InputFunction:
 
 
 def san_lexicon_input(variants: dict[str, dict[str, Any]]) -> InputFunction:
-    return per_variant(variants, lambda settings: lexicon_path(settings["mlm"]))
+    return per_variant(variants, lambda settings: lexicon_path(settings["mlm"], settings["lexicon"]))
 
 
 def san_args_param(variants: dict[str, dict[str, Any]]) -> InputFunction:
     return per_variant(variants, san_cli_args)
 
 
-def lexicon_mlm_param(mlms: dict[str, str]) -> InputFunction:
-    def name(wildcards: Wildcards) -> str:
-        return mlms[wildcards.mlm]
+def lexicon_mlm_param(mlms: dict[str, tuple[str, str]]) -> InputFunction:
+    """The ``negcse pos-lexicon`` options of a lexicon id: MLM and source."""
 
-    return name
+    def args(wildcards: Wildcards) -> str:
+        mlm, source = mlms[wildcards.mlm]
+        return f"--mlm {shlex.quote(mlm)} --source {shlex.quote(source)}"
+
+    return args

@@ -94,5 +94,37 @@ class Method(ABC):
     def attach(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
         """Called once before training (e.g. to remember initial weights)."""
 
+    def prepare(
+        self, columns: dict[str, list[str]], tokenizer: Any, max_length: int
+    ) -> dict[str, float]:
+        """Called once before training with the whole corpus and its columns; returns counts
+        for the log and the training metadata (``train_log.json``: ``data_stats``)."""
+        return {}
+
+    def after_step(self, lr: float) -> None:  # noqa: B027 - optional hook
+        """Called after each optimizer step with the learning rate of that step."""
+
+
+def identical_prompt_pairs(
+    pooler: Pooler,
+    tokenizer: Any,
+    first: list[str],
+    second: list[str],
+    max_length: int,
+    chunk: int = 4096,
+) -> int:
+    """Rows whose two texts give the same token ids through ``pooler`` (after truncation)."""
+    same = 0
+    for start in range(0, len(first), chunk):
+        a = pooler.tokenize(tokenizer, first[start : start + chunk], max_length)
+        b = pooler.tokenize(tokenizer, second[start : start + chunk], max_length)
+        len_a, len_b = a["attention_mask"].sum(1), b["attention_mask"].sum(1)
+        width = min(a["input_ids"].size(1), b["input_ids"].size(1))
+        equal = (a["input_ids"][:, :width] == b["input_ids"][:, :width]) | (
+            torch.arange(width) >= len_a[:, None]
+        )
+        same += int(((len_a == len_b) & equal.all(1)).sum())
+    return same
+
     @abstractmethod
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput: ...

@@ -13,13 +13,24 @@ ignored; the prompts stay).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
+from typing import Any
 
 from torch import Tensor
 
 from negcse.losses import bidirectional_margin_loss, info_nce, info_nce_paired_negative
-from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.base import (
+    LossOutput,
+    Method,
+    MethodParams,
+    StepContext,
+    View,
+    identical_prompt_pairs,
+)
 from negcse.methods.registry import register
+
+logger = logging.getLogger(__name__)
 
 ANCHOR_PROMPT = "prompt_sncse_anchor"
 POSITIVE_PROMPT = "prompt_sncse_positive"
@@ -47,6 +58,26 @@ class _SNCSEBase(Method):
         if self.columns:
             views.append(View("negation", NEGATION_COLUMN, POSITIVE_PROMPT))
         return views
+
+    def prepare(
+        self, columns: dict[str, list[str]], tokenizer: Any, max_length: int
+    ) -> dict[str, float]:
+        """Count the negations token-identical to their positive after truncation (the released
+        whole-prompt budget can cut the inserted "not")."""
+        if NEGATION_COLUMN not in self.columns:
+            return {}
+        pooler = self.pooler(POSITIVE_PROMPT, tokenizer)
+        sentences = columns["sentence"]
+        same = identical_prompt_pairs(
+            pooler, tokenizer, sentences, columns[NEGATION_COLUMN], max_length
+        )
+        logger.info(
+            "%s: %d of %d negations are token-identical to their positive after truncation",
+            self.name,
+            same,
+            len(sentences),
+        )
+        return {"sentences": len(sentences), "identical_negations": same}
 
 
 @register

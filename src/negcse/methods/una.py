@@ -118,6 +118,15 @@ class Una(_UnaFamily):
 
 
 @register
+class UnaBaseline(_UnaFamily):
+    """UNA's own SimCSE baseline (released ``run_*_simcse.sh``): the symmetric loss over the
+    sentence's two dropout views, never a negative, under UNA's training settings."""
+
+    name = "una_baseline"
+    Params = ParaphraseParams
+
+
+@register
 class UnaParaphrase(_UnaFamily):
     """SimCSE with paraphrase positives (UNA paper, Table 1 "+paraphrasing")."""
 

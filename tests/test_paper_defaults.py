@@ -1,0 +1,347 @@
+"""Issue 11: the paper grid compares like with like and defaults to what the papers ran.
+
+Baselines per method (params.yaml ``baseline``) and the STS table's delta to them; UNA's own
+baseline and SimCSE at SimCSE+SAN's dropout, resolved from params.yaml; OssCSE's counts and
+options (paraphrase fallback rows, identical negations, masking, RecAdam's decoupled recall);
+fp32 final encodings; SAN's released POS table; UNA's truncated dev sentences.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from negcse.config import (
+    ConfigError,
+    TrainSettings,
+    check_config,
+    load_config,
+    method_baselines,
+    resolve_method,
+    train_settings,
+)
+from negcse.generators.pos_lexicon import LexiconError, read_released_table
+from negcse.losses import two_way_margin_loss
+from negcse.methods.base import StepContext
+from negcse.methods.registry import build_method
+from negcse.tables import add_baseline_delta, render_markdown
+
+REPO = Path(__file__).resolve().parents[1]
+BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
+
+
+@pytest.fixture(scope="module")
+def params() -> dict:
+    return load_config(REPO / "params.yaml")
+
+
+# -- baselines -----------------------------------------------------------------------------------
+
+
+def test_una_baseline_has_unas_released_settings(params: dict) -> None:
+    """run_{bert,roberta}base_simcse.sh: symmetric NT-Xent, no clipping, fp32, dev every 100
+    steps; RoBERTa-base batch 64, lr 5e-6 constant; BERT-base lr 3e-5 linear; no negatives."""
+    run = resolve_method(params, "una_baseline", "roberta-base")
+    t = run["train"]
+    assert (t["batch_size"], t["learning_rate"], t["scheduler"]) == (64, 5e-6, "constant")
+    assert (t["max_grad_norm"], t["precision"], t["eval_steps"]) == (None, "fp32", 100)
+    assert run["params"]["objective"] == "symmetric"
+    bert = resolve_method(params, "una_baseline", "bert-base-uncased")["train"]
+    assert (bert["batch_size"], bert["learning_rate"], bert["scheduler"]) == (64, 3e-5, "linear")
+    method = build_method("una_baseline", run["params"], "roberta-base")
+    assert method.columns == () and all(
+        [v.name for v in method.views(step)] == ["anchor", "positive"] for step in range(11)
+    )
+    # like with like: UNA and its baseline differ only in the negatives
+    for backbone in BACKBONES:
+        assert train_settings(params, "una", backbone) == train_settings(
+            params, "una_baseline", backbone
+        )
+
+
+def test_simcse_dropout15_is_simcse_san_without_san(params: dict) -> None:
+    for backbone in BACKBONES:
+        base = train_settings(params, "simcse_dropout15", backbone)
+        assert base == train_settings(params, "simcse_san", backbone)
+    assert train_settings(params, "simcse_dropout15", "bert-base-uncased").dropout == 0.15
+    assert train_settings(params, "simcse", "bert-base-uncased").dropout == 0.1
+
+
+def test_baselines_are_the_papers_comparisons(params: dict) -> None:
+    base = method_baselines(params)
+    assert base["una"] == base["una_paraphrase"] == base["una_both"] == "una_baseline"
+    assert base["una_random_select"] == "una"  # UNA Table 2 compares ablations with UNA
+    assert base["simcse_san"] == base["simcse_san_masked"] == "simcse_dropout15"
+    assert base["sncse_san"] == "sncse" and base["sncse_pl"] == "sncse"
+    assert base["sncse"] == base["osscse"] == "simcse"
+    assert all(b in params["methods"] for b in base.values())
+
+
+def test_unknown_baseline_is_an_error(params: dict) -> None:
+    bad = copy.deepcopy(params)
+    bad["methods"]["una"]["baseline"] = "una_basline"
+    with pytest.raises(ConfigError, match="methods.una.baseline names 'una_basline'"):
+        check_config(bad)
+
+
+def test_baseline_delta_by_hand() -> None:
+    summary = pd.DataFrame(
+        {
+            "method": ["simcse", "una_baseline", "una", "una", "osscse"],
+            "backbone": ["b", "b", "b", "c", "b"],
+            "avg_mean": [70.0, 71.5, 72.25, 60.0, 73.0],
+            "avg_std": [0.0] * 5,
+            "seeds": [2] * 5,
+        }
+    )
+    out = add_baseline_delta(summary, "avg", {"una": "una_baseline", "osscse": "simcse"})
+    # 72.25 - 71.5; 73 - 70; no una_baseline row on backbone c; simcse has no baseline set
+    got = dict(zip(zip(out["method"], out["backbone"], strict=True), out["vs_baseline"], strict=True))
+    assert got[("una", "b")] == pytest.approx(0.75)
+    assert got[("osscse", "b")] == pytest.approx(3.0)
+    assert np.isnan(got[("una", "c")]) and np.isnan(got[("simcse", "b")])
+    md = render_markdown(out, ["avg"])
+    assert "| una | b | 72.25 ± 0.00 | una_baseline | +0.75 |" in md
+    assert "| una | c | 60.00 ± 0.00 | una_baseline | -- |" in md
+
+
+# -- OssCSE: counts and options -----------------------------------------------------------------
+
+# "not" is the 27th token: inside PromptBERT's 32-token sentence budget, outside the 22 tokens
+# the whole-prompt budget leaves (tests/test_prompt_pooler.py counts it by hand)
+LONG = (
+    "the old stone bridge over the wide river near the small quiet village in the green "
+    "valley where many people walk every day and they do like it ."
+)
+DATA = {
+    "sentence": ["A man is playing a guitar.", "The cat sat.", LONG, "He can swim."],
+    "paraphrase_osscse": ["A guy plays a guitar.", "The cat sat.", "x y z", " He can swim. "],
+    "negation_osscse": [
+        "A man is not playing a guitar.",
+        "The cat did not sit.",
+        LONG.replace("they do like", "they do not like"),
+        "He can swim.",  # a negation equal to its sentence
+    ],
+}
+
+
+@pytest.mark.mirror
+@pytest.mark.parametrize(("truncate", "identical"), [("sentence", 1), ("prompt", 2)])
+def test_osscse_counts_fallbacks_and_identical_negations(
+    splade_tiny: Path, truncate: str, identical: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(splade_tiny))
+    method = build_method("osscse", {"truncate": truncate}, "splade-tiny")
+    with caplog.at_level(logging.INFO, logger="negcse.methods.osscse"):
+        stats = method.prepare(DATA, tok, 32)
+    assert stats == {"sentences": 4, "paraphrase_fallback": 2, "identical_negations": identical}
+    assert "2 of 4 paraphrases are the sentence itself" in caplog.text
+
+
+def _linear_model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Linear(3, 2)
+
+
+def _emb(rows: int = 4) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(1)
+    return {k: torch.randn(rows, 5, generator=g) for k in ("anchor", "positive", "negation",
+                                                            "paraphrase")}
+
+
+def test_osscse_mask_fallback_drops_those_rows_from_the_margin() -> None:
+    method = build_method("osscse", {"mask_fallback": True}, "bert-base-uncased")
+    method.attach(_linear_model())
+    method._fallback = np.array([False, True, False, True, False, False])
+    emb = _emb()
+    rows = np.array([0, 1, 2, 3])  # rows 1 and 3 fall back
+    out = method.loss(emb, StepContext(0, None, "b", {"rows": rows}))
+    keep = torch.tensor([0, 2])
+    hand = two_way_margin_loss(
+        emb["anchor"][keep], emb["paraphrase"][keep], emb["negation"][keep], 0.05, 0.2
+    )
+    assert out.logs["margin"] == pytest.approx(float(hand))
+    plain = build_method("osscse", {}, "bert-base-uncased")
+    plain.attach(_linear_model())
+    full = plain.loss(emb, StepContext(0, None, "b", {"rows": rows})).logs["margin"]
+    assert full != pytest.approx(float(hand))
+
+
+def test_osscse_decoupled_recall_is_recadams_update() -> None:
+    """RecAdam: the quadratic penalty is not in the loss (so not in Adam's moments); after the
+    step theta <- theta - lr * gamma * (theta - theta0)."""
+    method = build_method("osscse", {"recall": "decoupled"}, "bert-base-uncased")
+    model = _linear_model()
+    method.attach(model)
+    with torch.no_grad():
+        model.weight.add_(1.0)  # theta - theta0 = 1 on every weight, 0 on the bias
+    emb = _emb()
+    out = method.loss(emb, StepContext(0, model, "b"))
+    logs = out.logs
+    assert float(out.loss) == pytest.approx(logs["infonce"] + 1e-3 * logs["margin"], rel=1e-6)
+    assert logs["recall"] == pytest.approx(0.5 * 2e-3 * 6)  # gamma / 2 * six squared ones
+    before = model.weight.detach().clone()
+    method.after_step(lr=0.5)
+    np.testing.assert_allclose(model.weight.detach(), before - 0.5 * 2e-3 * 1.0, rtol=1e-6)
+    literal = build_method("osscse", {}, "bert-base-uncased")
+    literal.attach(model)
+    assert literal.params.recall == "loss"
+
+
+# -- fp32 final encodings ------------------------------------------------------------------------
+
+
+def _tiny_encoder(tmp_path: Path, device: torch.device):
+    """A randomly initialised 2-layer BERT and a WordPiece tokenizer built here (no mirror), so
+    the check also runs on a GPU machine."""
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    from negcse.encoder import Encoder
+    from negcse.poolers import get_pooler
+
+    words = ["a", "man", "plays", "the", "guitar", "cat", "sat", "on", "mat", ".", "is", "playing"]
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words]) + "\n")
+    tok = BertTokenizerFast(vocab_file=str(vocab))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(tok), hidden_size=64, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=128)  # fmt: skip
+    model = BertModel(config).to(device).eval()
+    return Encoder(model, tok, get_pooler("cls_before_pooler", tokenizer=tok), 32, device)
+
+
+@pytest.mark.parametrize(
+    ("device", "fast"),
+    [("cpu", torch.bfloat16), pytest.param("cuda", torch.float16, marks=pytest.mark.gpu)],
+)
+def test_final_encodings_run_in_fp32(tmp_path: Path, device: str, fast: torch.dtype) -> None:
+    """The encoder's forward runs without autocast (SentEval / SimCSE evaluate in fp32), also
+    on CUDA, where it used fp16 autocast; the same check sees the autocast dtype when one is
+    asked for, so it can tell the two apart."""
+    enc = _tiny_encoder(tmp_path, torch.device(device))
+    seen: list[torch.dtype] = []
+    # a Linear's output: under autocast it takes the autocast dtype (LayerNorm outputs stay fp32)
+    linear = next(m for m in enc.model.modules() if isinstance(m, torch.nn.Linear))
+    hook = linear.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    sentences = ["a man plays the guitar .", "the cat sat on the mat .", "a man is playing ."]
+    try:
+        exact = enc.encode(sentences)
+        assert seen and set(seen) == {torch.float32} and exact.dtype == np.float32
+        seen.clear()
+        enc.autocast_dtype = fast
+        approx = enc.encode(sentences)
+        assert set(seen) == {fast}
+    finally:
+        hook.remove()
+    assert np.abs(exact - approx).max() > 0  # reduced precision changes the vectors
+
+
+# -- SAN's released POS table --------------------------------------------------------------------
+
+
+def _table(tmp_path: Path, tags: list[str]) -> Path:
+    path = tmp_path / "vocab_pos_end.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(tags), encoding="utf-8")  # released: no final newline
+    return path
+
+
+@pytest.mark.mirror
+def test_released_table_scores(splade_tiny: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(splade_tiny))
+    tags = [" NOUN"] * len(tok)
+    tags[0], tags[101], tags[102] = "PAD", "CLS", "SEP"
+    tags[100], tags[103], tags[1996], tags[2000] = "X", "X", " PRON", " PART"  # [UNK], [MASK]
+    lex = read_released_table(_table(tmp_path, tags), tok)
+    assert lex.scores[[0, 101, 102, 100, 103, 1996, 2000, 5000]].tolist() == [
+        0, 0, 0, 1, 1, 7, 3, 9
+    ]  # fmt: skip
+    assert lex.tokens[1996] == "the" and lex.pos[1996] == "PRON"
+    with pytest.raises(LexiconError, match="30521 lines but the tokenizer has 30522"):
+        read_released_table(_table(tmp_path, tags[:-1]), tok)
+    tags[7] = "NOUNS"
+    with pytest.raises(LexiconError, match="line 8: unknown tag 'NOUNS'"):
+        read_released_table(_table(tmp_path, tags), tok)
+
+
+@pytest.mark.mirror
+def test_pos_lexicon_command_reads_the_pinned_table(
+    splade_tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--source released`` resolves the registered file (mirror, cache, network) and checks its
+    sha256; here a mirror holds a table whose checksum the registry is told."""
+    from transformers import AutoTokenizer
+
+    from negcse.cli import main
+    from negcse.resolve import DataFile, registry
+
+    tok = AutoTokenizer.from_pretrained(str(splade_tiny))
+    tags = ["X"] * len(tok)
+    tags[0] = "PAD"
+    mirror = tmp_path / "mirror"
+    table = _table(mirror / "data" / "san", tags)
+    entry = registry()["san/vocab_pos_end.txt"]
+    sha = hashlib.sha256(table.read_bytes()).hexdigest()
+    monkeypatch.setitem(registry(), entry.relative_path, DataFile(entry.relative_path, sha,
+                                                                    entry.lines, entry.url))
+    out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
+    assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
+                 str(out), "--stats", str(stats), "--mirror", str(mirror)]) == 0  # fmt: skip
+    assert json.loads(stats.read_text())["source"] == "released"
+    rows = out.read_text().splitlines()
+    assert rows[1] == "0\t[PAD]\tSPECIAL\t0" and rows[2] == "1\t[unused0]\tX\t1"
+
+
+# -- UNA's dev truncation ------------------------------------------------------------------------
+
+
+def test_dev_truncation_setting_is_optional_and_kept_out_of_default_run_specs() -> None:
+    values = {
+        "epochs": 1, "batch_size": 64, "learning_rate": 3e-5, "max_seq_len": 32, "dropout": 0.1,
+        "scheduler": "linear", "warmup_ratio": 0.0, "weight_decay": 0.0, "max_grad_norm": None,
+        "max_steps": None, "eval_steps": 100, "checkpoint_steps": 100, "precision": "fp32",
+    }  # fmt: skip
+    assert "dev_max_seq_len" not in TrainSettings.from_dict(values).to_dict()
+    cut = TrainSettings.from_dict({**values, "dev_max_seq_len": 32})
+    assert cut.to_dict()["dev_max_seq_len"] == 32
+
+
+@pytest.mark.mirror
+def test_dev_sentences_cut_to_dev_max_seq_len(splade_tiny: Path, tmp_path: Path) -> None:
+    """UNA's released dev loader: STS-B dev sentences cut to 32 tokens. With the setting, model
+    selection encodes a long sentence as its first tokens; without it, in full."""
+    from negcse.model import SentenceEncoder
+    from negcse.trainer import TrainData, Trainer
+
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    values = {
+        "epochs": 1, "batch_size": 2, "learning_rate": 1e-5, "max_seq_len": 32, "dropout": 0.1,
+        "scheduler": "linear", "warmup_ratio": 0.0, "weight_decay": 0.0, "max_grad_norm": None,
+        "max_steps": 1, "eval_steps": 1, "checkpoint_steps": 1, "precision": "fp32",
+    }  # fmt: skip
+    long = "the old stone bridge over the wide river near the small quiet village ."
+    head = "the old stone bridge over the"  # the first 6 tokens: 8 with [CLS] and [SEP]
+    data = TrainData({"sentence": ["a b", "c d"]})
+    method = build_method("una_baseline", {}, "splade-tiny")
+
+    def trainer(cut: int | None) -> Trainer:
+        settings = TrainSettings.from_dict({**values, "dev_max_seq_len": cut})
+        return Trainer(method, model, data, settings, 1, lambda _e: 0.0, tmp_path,
+                       device=torch.device("cpu"), progress=False)  # fmt: skip
+
+    cut = trainer(8).encode_eval([long, head])
+    np.testing.assert_allclose(cut[0], cut[1], atol=1e-5)
+    full = trainer(None).encode_eval([long, head])
+    assert np.abs(full[0] - full[1]).max() > 1e-3
