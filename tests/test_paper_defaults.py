@@ -170,10 +170,10 @@ def test_osscse_mask_fallback_drops_those_rows_from_the_margin() -> None:
     hand = two_way_margin_loss(
         emb["anchor"][keep], emb["paraphrase"][keep], emb["negation"][keep], 0.05, 0.2
     )
-    assert out.logs["margin"] == pytest.approx(float(hand))
+    assert float(out.logs["margin"]) == pytest.approx(float(hand))
     plain = build_method("osscse", {}, "bert-base-uncased")
     plain.attach(_linear_model())
-    full = plain.loss(emb, StepContext(0, None, "b", {"rows": rows})).logs["margin"]
+    full = float(plain.loss(emb, StepContext(0, None, "b", {"rows": rows})).logs["margin"])
     assert full != pytest.approx(float(hand))
 
 
@@ -187,7 +187,7 @@ def test_osscse_decoupled_recall_is_recadams_update() -> None:
         model.weight.add_(1.0)  # theta - theta0 = 1 on every weight, 0 on the bias
     emb = _emb()
     out = method.loss(emb, StepContext(0, model, "b"))
-    logs = out.logs
+    logs = {k: float(v) for k, v in out.logs.items()}  # tensors: no host sync in the step
     assert float(out.loss) == pytest.approx(logs["infonce"] + 1e-3 * logs["margin"], rel=1e-6)
     assert logs["recall"] == pytest.approx(0.5 * 2e-3 * 6)  # gamma / 2 * six squared ones
     before = model.weight.detach().clone()

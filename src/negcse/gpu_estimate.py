@@ -30,6 +30,7 @@ LARGE_FACTOR = 24 * 1024**2 / (12 * 768**2)
 #: implementations priced by the measured one with the same forward passes per step (UNA's
 #: variants swap a column; SNCSE's ablations keep its three prompt views, or drop one)
 SAME_COST = {
+    "una_baseline": "simcse",  # UNA's own SimCSE run (fp32, no injection)
     "una_paraphrase": "una",
     "una_both": "una",
     "sncse_pl": "sncse",
