@@ -49,7 +49,8 @@ rule evaluate_model:
     threads: 2
     resources:
         gpu=1,
-        mem_mb=16000,
+        mem_mb=32000,
+        runtime=60,
     params:
         parts=evaluation_parts,
     shell:
@@ -74,7 +75,8 @@ rule evaluate_untrained:
     threads: 2
     resources:
         gpu=1,
-        mem_mb=16000,
+        mem_mb=32000,
+        runtime=60,
     params:
         parts=evaluation_parts,
     shell:

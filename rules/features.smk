@@ -20,7 +20,7 @@ rule paraphrase:
     threads: 2
     resources:
         gpu=1,
-        mem_mb=16000,
+        mem_mb=32000,
         runtime=1440,
     params:
         model=PARAPHRASE["model"],

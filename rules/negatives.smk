@@ -54,7 +54,7 @@ rule back_translation:
     threads: 2
     resources:
         gpu=1,
-        mem_mb=16000,
+        mem_mb=32000,
         runtime=720,
     params:
         models=translation_args(config),

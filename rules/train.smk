@@ -16,7 +16,7 @@ rule train:
     threads: 2
     resources:
         gpu=1,
-        mem_mb=16000,
+        mem_mb=32000,
         runtime=360,
     params:
         run=run_spec,
