@@ -408,4 +408,6 @@ def print_gpu_estimate():
     rows = estimate(config, costs, sentences, gpu_generators(config, paths))
     mteb = len(mteb_evals())
     unpriced = f"{mteb} MTEB evaluation jobs" if mteb else ""
-    logger.info(format_table(rows, costs, sentences, "benchmarks/gpu_costs.csv", unpriced))
+    logger.info(
+        format_table(rows, costs, sentences, "benchmarks/gpu_costs.csv", unpriced)
+    )
