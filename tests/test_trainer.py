@@ -195,17 +195,12 @@ def test_checkpoint_loads_in_transformers_and_sentence_transformers(
     np.testing.assert_allclose(got.numpy(), ours, atol=1e-5)
 
 
-@pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp16", "bf16"])
-def test_mixed_precision_training_on_gpu(
-    splade_tiny: Path, sentences: list[str], tmp_path: Path, precision: str
-) -> None:
-    """Autocast (and the fp16 grad scaler) on CUDA: the loss falls and the model stays finite."""
-    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
-    method = build_method("simcse", {}, "splade-tiny")
-    settings = TrainSettings(**{**SETTINGS, "precision": precision, "max_steps": 20})
-    trainer = Trainer(
-        method,
+def _cuda_trainer(
+    model: SentenceEncoder, sentences: list[str], settings: TrainSettings, tmp_path: Path
+) -> Trainer:
+    """A SimCSE trainer of ``model`` on CUDA (the GPU tests' setup)."""
+    return Trainer(
+        build_method("simcse", {}, "splade-tiny"),
         model,
         TrainData({"sentence": sentences}),
         settings,
@@ -215,6 +210,17 @@ def test_mixed_precision_training_on_gpu(
         device=torch.device("cuda"),
         progress=False,
     )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_mixed_precision_training_on_gpu(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path, precision: str
+) -> None:
+    """Autocast (and the fp16 grad scaler) on CUDA: the loss falls and the model stays finite."""
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    settings = TrainSettings(**{**SETTINGS, "precision": precision, "max_steps": 20})
+    trainer = _cuda_trainer(model, sentences, settings, tmp_path)
     state = trainer.train()
     assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
     assert state.best_step > 0
@@ -228,23 +234,12 @@ def test_compiled_static_padding_training_on_gpu(
     fp16 grad scaler): the run finishes finite, and the dev evaluation on CUDA (length-sorted
     batches, fp32) gives the CPU's vectors back in input order."""
     model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
-    method = build_method("simcse", {}, "splade-tiny")
     settings = TrainSettings(
         **{**SETTINGS, "precision": "fp16", "max_steps": 20},
         compile=True,
         static_padding=True,
     )
-    trainer = Trainer(
-        method,
-        model,
-        TrainData({"sentence": sentences}),
-        settings,
-        1,
-        _dev,
-        tmp_path,
-        device=torch.device("cuda"),
-        progress=False,
-    )
+    trainer = _cuda_trainer(model, sentences, settings, tmp_path)
     state = trainer.train()
     assert all(torch.isfinite(p).all() for p in trainer.model.parameters())
     assert state.best_step > 0
@@ -254,7 +249,7 @@ def test_compiled_static_padding_training_on_gpu(
     reference = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
     reference.load_state_dict(trainer.model.state_dict())
     cpu = Trainer(
-        method,
+        trainer.method,
         reference,
         TrainData({"sentence": sentences}),
         TrainSettings(**SETTINGS),
