@@ -19,6 +19,7 @@ from negcse.config import (
     resolve_method,
     schema_path,
 )
+from negcse.generators import registry as generators
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -105,16 +106,10 @@ def run_spec(wildcards):
 
 
 def prefetch_models():
-    """Every model the config names: backbones, and generator models (e.g. an MLM)."""
-    names = list(BACKBONES)
-    for settings in (config.get("generators") or {}).values():
-        if isinstance(settings, dict):
-            names += [
-                v
-                for k, v in settings.items()
-                if k in ("model", "mlm") and isinstance(v, str)
-            ]
-    return quoted(dict.fromkeys(names))
+    """Every model the config names: backbones, and the models of the generators (their
+    specs' ``models``: an MLM, the paraphraser, the translation pivots; per-method overrides
+    too)."""
+    return quoted(dict.fromkeys([*BACKBONES, *generators.config_models(config)]))
 
 
 def sts_evals():
@@ -145,9 +140,36 @@ def all_targets():
     )
 
 
-# Generator outputs a method's columns come from: column name -> function(wildcards) -> path.
-# Rule files that add generators register their columns here.
-COLUMN_FILES = {}
+# Generators (src/negcse/generators/specs/, one spec each): the rules of rules/generators/ and
+# the train jobs' inputs read their columns, outputs, settings and variants from the specs.
+
+
+def generator_settings(name):
+    """A generator's settings (defaults < generators.<name>)."""
+    return generators.settings(config, name)
+
+
+def generator_variants(name):
+    """Variant name -> settings over every configured method reading the generator's columns."""
+    return generators.variants(config, name)
+
+
+def generator_output(name):
+    """The output pattern of a generator's column files."""
+    return generators.spec(name).output
+
+
+def variant_args(name, variants):
+    """Params function of a rule with a {variant} wildcard: the generator's command-line
+    options of that variant's settings (of its only settings if it has no variants)."""
+    gen = generators.spec(name)
+
+    def of(wildcards):
+        if gen.variant is None:
+            return gen.args(generators.settings(config, name))
+        return gen.args(variants[wildcards.variant])
+
+    return of
 
 
 def method_columns(method):
@@ -156,14 +178,25 @@ def method_columns(method):
     return method_class(config["methods"][method]["implementation"]).columns
 
 
+def command_generators():
+    """The generators with no rule file of their own (a spec with a `command`)."""
+    return [g for g in generators.specs().values() if g.command is not None]
+
+
+def column_file(wildcards, column):
+    """The file of a generated column that a train job (method, seed) reads."""
+    try:
+        return generators.column_file(
+            config, column, wildcards.method, wildcards.seed, CORPUS
+        )
+    except KeyError as err:
+        raise WorkflowError(f"{err.args[0]} (method {wildcards.method})") from None
+
+
 def train_inputs(wildcards):
     inputs = {"corpus": f"results/data/corpus/{CORPUS}.txt"}
     for column in method_columns(wildcards.method):
-        if column not in COLUMN_FILES:
-            raise ValueError(
-                f"no rule produces column '{column}' (method {wildcards.method})"
-            )
-        inputs[column] = COLUMN_FILES[column](wildcards)
+        inputs[column] = column_file(wildcards, column)
     return inputs
 
 
@@ -368,7 +401,7 @@ def _is_dry_run(argv):
 
 
 def print_gpu_estimate():
-    """Called by the Snakefile after every rule file (COLUMN_FILES complete)."""
+    """Called by the Snakefile after every rule file."""
     if not _is_dry_run(sys.argv[1:]):
         return
     from snakemake.iocontainers import Wildcards
@@ -402,8 +435,7 @@ def print_gpu_estimate():
                     fromdict={"method": method, "backbone": backbone, "seed": seed}
                 )
                 for column in method_columns(config, method):
-                    if column in COLUMN_FILES:
-                        paths.append((column, str(COLUMN_FILES[column](wc))))
+                    paths.append((column, column_file(wc, column)))
     costs = load_costs(costs_file)
     rows = estimate(config, costs, sentences, gpu_generators(config, paths))
     mteb = len(mteb_evals())
