@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,7 @@ SPEC = register(GeneratorSpec(
     args=lambda settings: f"--rate {settings['rate']}",
     command="toy-negatives {input.corpus} {output} --seed {wildcards.seed} {params.settings}",
     resources={"mem_mb": 1000},
+    conda="toy",
 ))
 """
 TOY_METHOD = """
@@ -148,6 +150,7 @@ def toy_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (ws / "src/negcse/generators/specs/toy.py").write_text(TOY_SPEC)
     (ws / "src/negcse/methods/toy.py").write_text(TOY_METHOD)
     (ws / "toy.yaml").write_text(TOY_CONFIG)
+    (ws / "envs/toy.yaml").write_text("channels: [conda-forge]\ndependencies: [python=3.11]\n")
     return ws
 
 
@@ -185,3 +188,40 @@ def test_toy_generator_feeds_the_method_reading_its_column(toy_workspace: Path) 
     train = re.search(r"^rule train:\n(?:    .*\n)+Shell command: (.*)$", out, flags=re.M)
     assert train and toy_file in train.group(0).split("\n")[1]  # the input line
     assert f"--column toy_negative={toy_file}" in train.group(1)
+
+
+# Snakemake prints no rule's conda env without conda installed (not here): read it from the
+# parsed workflow (its API; `_workflow` is the parsed Workflow object).
+RULE_ENVS = """
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings, StorageSettings
+with SnakemakeApi(OutputSettings()) as api:
+    workflow = api.workflow(
+        resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
+        config_settings=ConfigSettings(configfiles=[Path("tests/smoke/config.yaml"), Path("toy.yaml")]),
+        snakefile=Path("Snakefile"), workdir=Path("."),
+    )._workflow
+    for rule in workflow.rules:
+        print("ENV", rule.name, rule.conda_env)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+def test_toy_generator_runs_in_its_own_conda_env(toy_workspace: Path) -> None:
+    """A generator names a second environment (an LLM runtime would): its rule uses it, the
+    other rules keep envs/negcse.yaml."""
+    proc = subprocess.run(
+        [sys.executable, "-c", RULE_ENVS],
+        cwd=toy_workspace,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONPATH": str(toy_workspace / "src")},
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    envs = dict(line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("ENV "))
+    assert envs["toy"] == "../../envs/toy.yaml"
+    assert (toy_workspace / "rules/generators" / envs["toy"]).resolve().is_file()
+    assert (envs["negation"], envs["train"]) == ("../../envs/negcse.yaml", "../envs/negcse.yaml")

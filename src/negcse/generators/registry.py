@@ -36,6 +36,10 @@ def _no_models(settings: Settings) -> tuple[str, ...]:
     return ()
 
 
+def _no_gpu(settings: Settings) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class GeneratorSpec:
     """One generator: the columns it produces and everything the workflow needs to make them.
@@ -56,6 +60,9 @@ class GeneratorSpec:
     check: Callable[[Settings], None] = _no_check  # what the schema cannot say; ValueError
     args: Callable[[Settings], str] = _no_args  # command-line options of a variant
     models: Callable[[Settings], Iterable[str]] = _no_models  # models to prefetch
+    #: the GPU rule whose measured per-sentence cost (benchmarks/gpu_costs.csv) prices one
+    #: output in the dry run's estimate; None: no GPU job
+    gpu_rule: Callable[[Settings], str | None] = _no_gpu
     command: str | None = None
     threads: int = 1
     resources: Mapping[str, int] = field(default_factory=dict)  # gpu, mem_mb, runtime

@@ -29,6 +29,8 @@ from typing import ClassVar, Literal
 import torch
 from torch import Tensor
 
+from negcse.generators.specs.paraphrase import COLUMN as PARAPHRASE_COLUMN
+from negcse.generators.specs.una import COLUMN as NEGATIVE_COLUMN
 from negcse.losses import info_nce, symmetric_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
@@ -37,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 Objective = Literal["symmetric", "infonce"]
 OBJECTIVES: tuple[str, ...] = ("symmetric", "infonce")
-NEGATIVE_COLUMN = "una_negative"
-PARAPHRASE_COLUMN = "paraphrase"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ from typing import Any
 from negcse.generators.registry import GeneratorSpec, register
 
 #: column -> negation style
-STYLES = {"negation_sncse": "sncse", "negation_osscse": "osscse"}
+SNCSE_COLUMN = "negation_sncse"
+OSSCSE_COLUMN = "negation_osscse"
+STYLES = {SNCSE_COLUMN: "sncse", OSSCSE_COLUMN: "osscse"}
 #: every file the rule can make (the analyses read the SNCSE one whatever the grid)
 VARIANTS = ("sncse", "sncse-reference", "osscse")
 

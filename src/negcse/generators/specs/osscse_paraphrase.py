@@ -13,6 +13,7 @@ WMT19_PIVOTS: dict[str, tuple[str, str]] = {
     "de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en"),
     "ru": ("facebook/wmt19-en-ru", "facebook/wmt19-ru-en"),
 }
+COLUMN = "paraphrase_osscse"  # negcse.methods.osscse reads it
 SOURCES = ("backtranslation", "surface_edits")
 #: candidate files (rules back_translation, surface_edits)
 BACKTRANSLATION = "results/negatives/osscse_paraphrase/{corpus}/bt_{pivot}.txt"
@@ -41,7 +42,7 @@ def candidates(settings: dict[str, Any], corpus: str) -> dict[str, str]:
 SPEC = register(
     GeneratorSpec(
         name="osscse_paraphrase",
-        columns=("paraphrase_osscse",),
+        columns=(COLUMN,),
         output="results/negatives/osscse_paraphrase/{corpus}/paraphrases.txt",
         defaults={
             "source": "backtranslation",  # the paper; surface_edits: offline fallback
@@ -78,5 +79,8 @@ SPEC = register(
         },
         check=check,
         models=models,
+        gpu_rule=lambda settings: (
+            "back_translation" if settings["source"] == "backtranslation" else None
+        ),
     )
 )

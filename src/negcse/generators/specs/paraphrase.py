@@ -7,6 +7,8 @@ from typing import Any
 
 from negcse.generators.registry import GeneratorSpec, register
 
+COLUMN = "paraphrase"  # UNA's positives (negcse.methods.una reads it)
+
 
 def models(settings: dict[str, Any]) -> tuple[str, ...]:
     return (settings["model"],)
@@ -15,7 +17,7 @@ def models(settings: dict[str, Any]) -> tuple[str, ...]:
 SPEC = register(
     GeneratorSpec(
         name="paraphrase",
-        columns=("paraphrase",),
+        columns=(COLUMN,),
         output="results/features/paraphrase/{corpus}.txt",
         defaults={
             "model": "tuner007/pegasus_paraphrase",
@@ -32,5 +34,6 @@ SPEC = register(
             "precision": {"enum": ["fp32", "bf16"]},
         },
         models=models,
+        gpu_rule=lambda settings: "paraphrase",
     )
 )

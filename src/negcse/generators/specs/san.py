@@ -10,6 +10,7 @@ from typing import Any
 
 from negcse.generators.registry import GeneratorSpec, register
 
+COLUMN = "san"  # negcse.methods.san reads it
 LEXICON_SOURCES = ("spacy", "released")
 DEFAULT_CHUNK = 2048  # sentences per random stream
 LEXICON = "results/features/pos_lexicon/{mlm}.tsv"  # rule pos_lexicon; {mlm}: lexicon_id()
@@ -65,7 +66,7 @@ def models(settings: dict[str, Any]) -> tuple[str, ...]:
 SPEC = register(
     GeneratorSpec(
         name="san",
-        columns=("san",),
+        columns=(COLUMN,),
         output="results/negatives/san/{corpus}/{variant}/seed{seed}.txt",
         per_method=True,
         defaults={
@@ -93,5 +94,6 @@ SPEC = register(
         variant=variant,
         args=args,
         models=models,
+        gpu_rule=lambda settings: "san_negatives",
     )
 )

@@ -11,6 +11,7 @@ from negcse.generators.registry import GeneratorSpec, register
 SELECT_MODES: tuple[str, ...] = ("tfidf", "random")
 REPLACE_MODES: tuple[str, ...] = ("window", "random")
 SCORE_MODES: tuple[str, ...] = ("sentence", "global")
+COLUMN = "una_negative"  # the negatives (negcse.methods.una reads it)
 DEFAULT_CHUNK = 10_000  # sentences per random stream
 #: the TF-IDF tables a variant samples from (rules tfidf, tfidf_with_paraphrases)
 TFIDF_TABLE = "results/features/tfidf/{corpus}.tsv"
@@ -45,7 +46,7 @@ def tfidf_table(corpus: str, with_paraphrases: bool) -> str:
 SPEC = register(
     GeneratorSpec(
         name="una",
-        columns=("una_negative",),
+        columns=(COLUMN,),
         output="results/negatives/una/{corpus}/{variant}/seed{seed}.txt",
         per_method=True,
         defaults={
