@@ -154,26 +154,17 @@ def toy_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
+def run_in(ws: Path, *cmd: str) -> subprocess.CompletedProcess[str]:
+    """``cmd`` in ``ws``, with ``ws``'s package (and so its toy spec) on the path."""
+    env = {**os.environ, "PYTHONPATH": str(ws / "src")}
+    return subprocess.run(cmd, cwd=ws, capture_output=True, text=True, timeout=900, env=env)
+
+
 @pytest.mark.slow
 @pytest.mark.mirror
 def test_toy_generator_feeds_the_method_reading_its_column(toy_workspace: Path) -> None:
-    proc = subprocess.run(
-        [
-            "snakemake",
-            "-n",
-            "-p",
-            "--profile",
-            "profiles/smoke",
-            "--configfile",
-            "tests/smoke/config.yaml",
-            "toy.yaml",
-        ],
-        cwd=toy_workspace,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "PYTHONPATH": str(toy_workspace / "src")},
-    )
+    smoke = ["--profile", "profiles/smoke", "--configfile", "tests/smoke/config.yaml", "toy.yaml"]
+    proc = run_in(toy_workspace, "snakemake", "-n", "-p", *smoke)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     toy_file = "results/negatives/toy/wiki-smoke/r0.25/seed1.txt"
@@ -212,14 +203,7 @@ with SnakemakeApi(OutputSettings()) as api:
 def test_toy_generator_runs_in_its_own_conda_env(toy_workspace: Path) -> None:
     """A generator names a second environment (an LLM runtime would): its rule uses it, the
     other rules keep envs/negcse.yaml."""
-    proc = subprocess.run(
-        [sys.executable, "-c", RULE_ENVS],
-        cwd=toy_workspace,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "PYTHONPATH": str(toy_workspace / "src")},
-    )
+    proc = run_in(toy_workspace, sys.executable, "-c", RULE_ENVS)
     assert proc.returncode == 0, proc.stderr[-3000:]
     envs = dict(line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("ENV "))
     assert envs["toy"] == "../../envs/toy.yaml"

@@ -47,8 +47,9 @@ class GeneratorSpec:
     ``output`` is the pattern of a column's file, with ``{corpus}`` and, where the generator
     has them, ``{variant}`` (``variant(settings, column)`` names it) and ``{seed}`` (one file per
     training seed). A generator with no rule file of its own gives ``command``: a shell template
-    (``{input.corpus}``, ``{output}``, ``{wildcards.seed}``, ``{threads}``, ``{settings}`` = ``args``
-    of the variant's settings) run by the rule ``rules/generators/generic.smk`` makes for it."""
+    (``{input.corpus}``, ``{output}``, ``{wildcards.seed}``, ``{threads}``, ``{params.settings}``:
+    ``args`` of the variant's settings) run by the rule ``rules/generators/generic.smk`` makes
+    for it, with ``threads``, ``resources`` and the conda env ``envs/<conda>.yaml``."""
 
     name: str
     columns: tuple[str, ...]
