@@ -10,6 +10,7 @@ configfile: "params.yaml"
 
 include: "rules/common.smk"
 include: "rules/data.smk"
+include: "rules/generators/inputs.smk"
 include: "rules/generators/paraphrase.smk"
 include: "rules/generators/una.smk"
 include: "rules/generators/negation.smk"

@@ -140,47 +140,14 @@ def all_targets():
     )
 
 
-# Generators (src/negcse/generators/specs/, one spec each): the rules of rules/generators/ and
-# the train jobs' inputs read their columns, outputs, settings and variants from the specs.
-
-
-def generator_settings(name):
-    """A generator's settings (defaults < generators.<name>)."""
-    return generators.settings(config, name)
-
-
-def generator_variants(name):
-    """Variant name -> settings over every configured method reading the generator's columns."""
-    return generators.variants(config, name)
-
-
-def generator_output(name):
-    """The output pattern of a generator's column files."""
-    return generators.spec(name).output
-
-
-def variant_args(name, variants):
-    """Params function of a rule with a {variant} wildcard: the generator's command-line
-    options of that variant's settings (of its only settings if it has no variants)."""
-    gen = generators.spec(name)
-
-    def of(wildcards):
-        if gen.variant is None:
-            return gen.args(generators.settings(config, name))
-        return gen.args(variants[wildcards.variant])
-
-    return of
+# Generated columns: a train job reads the file of each column its method declares, made by
+# the column's generator (src/negcse/generators/specs/; rules in rules/generators/).
 
 
 def method_columns(method):
     from negcse.methods.registry import method_class
 
     return method_class(config["methods"][method]["implementation"]).columns
-
-
-def command_generators():
-    """The generators with no rule file of their own (a spec with a `command`)."""
-    return [g for g in generators.specs().values() if g.command is not None]
 
 
 def column_file(wildcards, column):

@@ -11,11 +11,9 @@ for _gen in command_generators():
         output:
             _gen.output,
         log:
-            "logs/" + _gen.output.removeprefix("results/").rsplit(".", 1)[0] + ".log",
+            generator_log(_gen, "logs"),
         benchmark:
-            "benchmarks/rules/"
-            + _gen.output.removeprefix("results/").rsplit(".", 1)[0]
-            + ".tsv"
+            generator_log(_gen, "benchmarks/rules")
         wildcard_constraints:
             variant=_alternation(generator_variants(_gen.name)) or "[^/]+",
         conda:

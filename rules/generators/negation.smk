@@ -1,13 +1,5 @@
 # SNCSE / OssCSE negations of the corpus (spaCy rules): one file per corpus and style, shared by
 # every backbone and seed. The generator's facts: src/negcse/generators/specs/negation.py.
-from negcse.generators.specs.negation import VARIANTS as NEGATION_VARIANTS
-from negcse.generators.specs.negation import variant_args as negation_variant_args
-
-NEGATION = generator_settings("negation")
-
-
-def negation_args(wildcards):
-    return negation_variant_args(wildcards.variant)
 
 
 rule negation:

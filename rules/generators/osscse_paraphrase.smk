@@ -1,31 +1,6 @@
 # OssCSE's paraphrases (positives): back-translation through the wmt19 pivots, or the offline
 # fallback's surface edits, then the candidates kept by word MER. One file per corpus, shared
 # by every backbone and seed. The generator's facts: specs/osscse_paraphrase.py.
-from negcse.generators.specs.osscse_paraphrase import (
-    BACKTRANSLATION,
-    SURFACE_EDITS,
-    candidates as osscse_candidates,
-)
-
-OSSCSE_PARAPHRASE = generator_settings("osscse_paraphrase")
-
-
-def paraphrase_candidates(wildcards):
-    """The candidate files of the configured source, name -> path."""
-    return osscse_candidates(OSSCSE_PARAPHRASE, wildcards.corpus)
-
-
-def translation_args(wildcards):
-    """``--forward A --backward B`` of a pivot."""
-    return "--forward {} --backward {}".format(
-        *map(shlex.quote, OSSCSE_PARAPHRASE["pivots"][wildcards.pivot])
-    )
-
-
-def candidate_args(wildcards, input):
-    """``--candidates name=file ...`` for select-paraphrases (the rule's named inputs)."""
-    names = input.keys()  # a Snakemake Namedlist iterates over its files, not its names
-    return " ".join(f"{name}={input[name]}" for name in names if name != "corpus")
 
 
 rule back_translation:

@@ -1,8 +1,5 @@
 # PEGASUS paraphrases of the corpus: UNA's positives (GPU, cached across runs). The generator's
 # facts (column, output, settings): src/negcse/generators/specs/paraphrase.py.
-PARAPHRASE = generator_settings("paraphrase")
-
-
 rule paraphrase:
     input:
         "results/data/corpus/{corpus}.txt",

@@ -1,25 +1,6 @@
 # SAN negatives: the POS lexicon of the MLM's vocabulary (one per MLM), then one file of
 # mask-predict samples per corpus, settings (variant) and seed, shared by every backbone and by
 # the methods with the same settings. The generator's facts: specs/san.py.
-from negcse.generators.specs.san import LEXICON, lexicon_id, lexicon_path
-
-SAN_VARIANTS = generator_variants("san")
-# lexicon id -> (MLM name, lexicon source), over the variants
-SAN_MLMS = {
-    lexicon_id(s["mlm"], s["lexicon"]): (s["mlm"], s["lexicon"])
-    for s in SAN_VARIANTS.values()
-}
-
-
-def san_lexicon_input(wildcards):
-    settings = SAN_VARIANTS[wildcards.variant]
-    return lexicon_path(settings["mlm"], settings["lexicon"])
-
-
-def lexicon_mlm_param(wildcards):
-    """The ``negcse pos-lexicon`` options of a lexicon id: MLM and source."""
-    mlm, source = SAN_MLMS[wildcards.mlm]
-    return f"--mlm {shlex.quote(mlm)} --source {shlex.quote(source)}"
 
 
 rule pos_lexicon:

@@ -2,19 +2,6 @@
 # it), and the negatives: one file per corpus, settings (variant) and seed, shared by every
 # backbone; "same seed, same negatives". The Table 2 ablations are other variants. The
 # generator's facts: src/negcse/generators/specs/una.py.
-from negcse.generators.specs.una import (
-    TFIDF_TABLE,
-    TFIDF_TABLE_WITH_PARAPHRASES,
-    tfidf_table,
-)
-
-UNA_VARIANTS = generator_variants("una")
-
-
-def una_tfidf_input(wildcards):
-    """The TF-IDF table a negatives variant samples from."""
-    settings = UNA_VARIANTS[wildcards.variant]
-    return tfidf_table(wildcards.corpus, settings["with_paraphrases"])
 
 
 rule tfidf:
