@@ -7,7 +7,8 @@ import functools
 import logging
 import time
 
-from negcse.generators.backtranslation import WMT19_PIVOTS, back_translate, load_translator
+from negcse.generators.backtranslation import back_translate, load_translator
+from negcse.generators.specs.osscse_paraphrase import WMT19_PIVOTS
 from negcse.io_utils import read_lines, write_json, write_lines
 from negcse.model import torch_threads
 
