@@ -13,7 +13,7 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke paper-dry-run test lint
+.PHONY: setup lock smoke paper-dry-run test lint llama-server
 
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
@@ -37,6 +37,23 @@ lock:
 	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) -c locks/constraints-cuda.txt \
 	  -o locks/cuda.txt
 	PYTHONPATH=src $(PY) -m negcse.lockfile conda locks/cuda.txt envs/negcse.yaml
+
+# llama.cpp's server, for tests/llm/ (the openai backend against a real server; they skip without
+# it): built from the llama.cpp in the pinned llama-cpp-python sdist (envs/llama-server.txt), CPU
+# only, into .venv/bin. About 12 CPU-minutes of compiling (benchmarks/gcse.md); needs cmake, g++.
+LLAMA_DIR := $(VENV)/llama-server-build
+llama-server: $(VENV)/bin/llama-server
+$(VENV)/bin/llama-server: envs/llama-server.txt | setup
+	rm -rf $(LLAMA_DIR) && mkdir -p $(LLAMA_DIR)/src
+	$(PY) -m pip download -q --no-deps --no-binary :all: --require-hashes -r $< -d $(LLAMA_DIR)
+	tar xzf $(LLAMA_DIR)/llama_cpp_python-*.tar.gz -C $(LLAMA_DIR)/src --strip-components=3 \
+	  --wildcards '*/vendor/llama.cpp/*'
+	cmake -S $(LLAMA_DIR)/src -B $(LLAMA_DIR)/build -DCMAKE_BUILD_TYPE=Release \
+	  -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	  -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF
+	cmake --build $(LLAMA_DIR)/build --target llama-server -j $$(nproc)
+	cp $(LLAMA_DIR)/build/bin/llama-server $@
+	rm -rf $(LLAMA_DIR)
 
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
