@@ -54,6 +54,13 @@ def _torch_teachers(alpha: float) -> tuple[torch.Tensor, torch.Tensor]:
     )
 
 
+def _loss(alpha: float, weights: DistillationWeights, with_san: bool, **kw):
+    """distillation_loss on the batch above with teachers mixed at (alpha, 1 - alpha)."""
+    g_main, g_san = _torch_teachers(alpha)
+    san = {"san": _t(S), "teacher_san": g_san} if with_san else {}
+    return distillation_loss(_t(A), _t(P), g_main, weights=weights, **san, **kw)
+
+
 def test_teacher_similarities_mix_cosines() -> None:
     main, san = _teachers(0.33)
     got_main, got_san = _torch_teachers(0.33)
@@ -79,18 +86,8 @@ def test_eq6_rankcse_san(beta, gamma, lam, tau1, tau2, tau_rank) -> None:
         + gamma * hand.list_mle(s_main, t_main, tau_rank)
         + gamma * lam * hand.list_mle(s_san, t_san, tau2)  # tau3 = tau2, as released
     )
-    g_main, g_san = _torch_teachers(0.33)
-    loss, parts = distillation_loss(
-        _t(A),
-        _t(P),
-        g_main,
-        weights=DistillationWeights(consistency=beta, rank=gamma, san_rank=lam),
-        temperature=tau1,
-        rank_temperature=tau_rank,
-        san=_t(S),
-        tau2=tau2,
-        teacher_san=g_san,
-    )
+    weights = DistillationWeights(consistency=beta, rank=gamma, san_rank=lam)
+    loss, parts = _loss(0.33, weights, True, temperature=tau1, rank_temperature=tau_rank, tau2=tau2)
     assert float(loss) == pytest.approx(expected, rel=1e-5)
     assert set(parts) == {"hince", "consistency", "rank", "rank_san"}
     assert float(parts["rank_san"]) == pytest.approx(hand.list_mle(s_san, t_san, tau2), rel=1e-5)
@@ -104,15 +101,8 @@ def test_rankcse_without_san_is_infonce_consistency_listmle() -> None:
         + hand.js_consistency(A, P, 0.05)
         + hand.list_mle(s_main, t_main, 0.05)
     )
-    g_main, _ = _torch_teachers(0.33)
-    loss, parts = distillation_loss(
-        _t(A),
-        _t(P),
-        g_main,
-        weights=DistillationWeights(consistency=1.0, rank=1.0),
-        temperature=0.05,
-        rank_temperature=0.05,
-    )
+    weights = DistillationWeights(consistency=1.0, rank=1.0)
+    loss, parts = _loss(0.33, weights, False, temperature=0.05, rank_temperature=0.05)
     assert float(loss) == pytest.approx(expected, rel=1e-5)
     assert set(parts) == {"infonce", "consistency", "rank"}
 
@@ -121,16 +111,8 @@ def test_rankcse_listnet_variant() -> None:
     t_main, _ = _teachers(0.33)
     s_main, _ = _student_lists()
     expected = hand.hince(A, P, None, 0.05, 1.0) + hand.list_net(s_main, t_main, 0.05, 0.05, True)
-    g_main, _ = _torch_teachers(0.33)
-    loss, _ = distillation_loss(
-        _t(A),
-        _t(P),
-        g_main,
-        weights=DistillationWeights(rank=1.0),
-        temperature=0.05,
-        rank_temperature=0.05,
-        kind="listnet",
-    )
+    weights = DistillationWeights(rank=1.0)
+    loss, _ = _loss(0.33, weights, False, temperature=0.05, rank_temperature=0.05, kind="listnet")
     assert float(loss) == pytest.approx(expected, rel=1e-5)
 
 
@@ -151,18 +133,9 @@ def test_eq7_rlrd_san(mu, gamma, lam) -> None:
         + hand.hince(A, P, S, tau1, tau2)  # zeta = 1
         + gamma * lam * hand.list_mle(s_san, t_san, tau2)
     )
-    g_main, g_san = _torch_teachers(0.5)
-    loss, parts = distillation_loss(
-        _t(A),
-        _t(P),
-        g_main,
-        weights=DistillationWeights(bml=mu, rank=gamma, san_rank=lam),
-        temperature=tau1,
-        rank_temperature=tau1,
-        san=_t(S),
-        tau2=tau2,
-        teacher_san=g_san,
-        negation=_t(N),
+    weights = DistillationWeights(bml=mu, rank=gamma, san_rank=lam)
+    loss, parts = _loss(
+        0.5, weights, True, temperature=tau1, rank_temperature=tau1, tau2=tau2, negation=_t(N)
     )
     assert float(loss) == pytest.approx(expected, rel=1e-5)
     assert set(parts) == {"hince", "bml", "rank", "rank_san"}
@@ -177,16 +150,8 @@ def test_rlrd_without_san() -> None:
         + 0.5 * hand.bml(A, P, N, 0.1, 0.3)
         + 0.25 * hand.list_mle(s_main, t_main, 0.05)
     )
-    g_main, _ = _torch_teachers(0.5)
-    loss, _ = distillation_loss(
-        _t(A),
-        _t(P),
-        g_main,
-        weights=DistillationWeights(bml=0.5, rank=0.25),
-        temperature=0.05,
-        rank_temperature=0.05,
-        negation=_t(N),
-    )
+    weights = DistillationWeights(bml=0.5, rank=0.25)
+    loss, _ = _loss(0.5, weights, False, temperature=0.05, rank_temperature=0.05, negation=_t(N))
     assert float(loss) == pytest.approx(expected, rel=1e-5)
 
 
