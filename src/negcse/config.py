@@ -169,9 +169,9 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
                 "method (misspelt?)"
             )
-    from negcse.teachers import check_teachers
+    from negcse.guide_config import check_guides
 
-    check_teachers(config, source)
+    check_guides(config, source)
 
 
 def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None:
