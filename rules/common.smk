@@ -19,6 +19,7 @@ from negcse.config import (
     resolve_method,
     schema_path,
 )
+from negcse.generators import registry as generators
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -105,16 +106,10 @@ def run_spec(wildcards):
 
 
 def prefetch_models():
-    """Every model the config names: backbones, and generator models (e.g. an MLM)."""
-    names = list(BACKBONES)
-    for settings in (config.get("generators") or {}).values():
-        if isinstance(settings, dict):
-            names += [
-                v
-                for k, v in settings.items()
-                if k in ("model", "mlm") and isinstance(v, str)
-            ]
-    return quoted(dict.fromkeys(names))
+    """Every model the config names: backbones, and the models of the generators (their
+    specs' ``models``: an MLM, the paraphraser, the translation pivots; per-method overrides
+    too)."""
+    return quoted(dict.fromkeys([*BACKBONES, *generators.config_models(config)]))
 
 
 def sts_evals():
@@ -145,9 +140,8 @@ def all_targets():
     )
 
 
-# Generator outputs a method's columns come from: column name -> function(wildcards) -> path.
-# Rule files that add generators register their columns here.
-COLUMN_FILES = {}
+# Generated columns: a train job reads the file of each column its method declares, made by
+# the column's generator (src/negcse/generators/specs/; rules in rules/generators/).
 
 
 def method_columns(method):
@@ -156,14 +150,20 @@ def method_columns(method):
     return method_class(config["methods"][method]["implementation"]).columns
 
 
+def column_file(wildcards, column):
+    """The file of a generated column that a train job (method, seed) reads."""
+    try:
+        return generators.column_file(
+            config, column, wildcards.method, wildcards.seed, CORPUS
+        )
+    except KeyError as err:
+        raise WorkflowError(f"{err.args[0]} (method {wildcards.method})") from None
+
+
 def train_inputs(wildcards):
     inputs = {"corpus": f"results/data/corpus/{CORPUS}.txt"}
     for column in method_columns(wildcards.method):
-        if column not in COLUMN_FILES:
-            raise ValueError(
-                f"no rule produces column '{column}' (method {wildcards.method})"
-            )
-        inputs[column] = COLUMN_FILES[column](wildcards)
+        inputs[column] = column_file(wildcards, column)
     return inputs
 
 
@@ -368,7 +368,7 @@ def _is_dry_run(argv):
 
 
 def print_gpu_estimate():
-    """Called by the Snakefile after every rule file (COLUMN_FILES complete)."""
+    """Called by the Snakefile after every rule file."""
     if not _is_dry_run(sys.argv[1:]):
         return
     from snakemake.iocontainers import Wildcards
@@ -402,8 +402,7 @@ def print_gpu_estimate():
                     fromdict={"method": method, "backbone": backbone, "seed": seed}
                 )
                 for column in method_columns(config, method):
-                    if column in COLUMN_FILES:
-                        paths.append((column, str(COLUMN_FILES[column](wc))))
+                    paths.append((column, column_file(wc, column)))
     costs = load_costs(costs_file)
     rows = estimate(config, costs, sentences, gpu_generators(config, paths))
     mteb = len(mteb_evals())

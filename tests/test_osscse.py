@@ -19,13 +19,9 @@ import torch
 from negcse.config import TrainSettings
 from negcse.encoder import Encoder
 from negcse.generators.backtranslation import back_translate, select_paraphrases, surface_edits
-from negcse.generators.negation_workflow import (
-    column_inputs,
-    negation_args,
-    negation_settings,
-    osscse_paraphrase_settings,
-    paraphrase_candidates,
-)
+from negcse.generators.registry import column_file, settings
+from negcse.generators.specs.negation import variant_args
+from negcse.generators.specs.osscse_paraphrase import candidates
 from negcse.losses import recall_loss, two_way_margin_loss
 from negcse.mer import mer
 from negcse.methods.base import StepContext
@@ -324,38 +320,39 @@ def test_back_translate_command(tiny_pair: tuple[Path, Path], tmp_path: Path) ->
 # -- workflow settings ---------------------------------------------------------------------------
 
 
-class _W:
-    def __init__(self, **kw: str) -> None:
-        self.__dict__.update(kw)
-
-
 def test_workflow_settings_and_files() -> None:
     config = {
         "methods": {
-            "sncse": {},
-            "sncse_ref": {"generators": {"negation": {"reference_quirks": True}}},
+            "sncse": {"implementation": "sncse"},
+            "sncse_ref": {
+                "implementation": "sncse",
+                "generators": {"negation": {"reference_quirks": True}},
+            },
         },
         "generators": {"osscse_paraphrase": {"source": "surface_edits"}},
     }
-    cols = column_inputs(config, "wiki")
-    assert cols["negation_sncse"](_W(method="sncse")) == "results/negatives/negation/wiki/sncse.txt"
+    negation = column_file(config, "negation_sncse", "sncse", 1, "wiki")
+    assert negation == "results/negatives/negation/wiki/sncse.txt"
     assert (
-        cols["negation_sncse"](_W(method="sncse_ref"))
+        column_file(config, "negation_sncse", "sncse_ref", 1, "wiki")
         == "results/negatives/negation/wiki/sncse-reference.txt"
     )
-    assert cols["negation_osscse"](_W(method="sncse_ref")).endswith("/wiki/osscse.txt")
-    assert negation_args(_W(variant="sncse-reference")) == "--style sncse --reference-quirks"
-    assert negation_args(_W(variant="osscse")) == "--style osscse"
-    assert paraphrase_candidates(config)(_W(corpus="wiki")) == {
+    assert column_file(config, "negation_osscse", "sncse_ref", 1, "wiki").endswith(
+        "/wiki/osscse.txt"
+    )
+    assert variant_args("sncse-reference") == "--style sncse --reference-quirks"
+    assert variant_args("osscse") == "--style osscse"
+    source = settings(config, "osscse_paraphrase")
+    assert candidates(source, "wiki") == {
         "edits": "results/negatives/osscse_paraphrase/wiki/surface_edits.txt"
     }
     config["generators"]["osscse_paraphrase"]["source"] = "backtranslation"
-    assert sorted(paraphrase_candidates(config)(_W(corpus="wiki"))) == ["de", "ru"]
-    assert osscse_paraphrase_settings(config)["mer_min"] == 0.15
-    assert negation_settings(config)["reference_quirks"] is False
+    assert sorted(candidates(settings(config, "osscse_paraphrase"), "wiki")) == ["de", "ru"]
+    assert settings(config, "osscse_paraphrase")["mer_min"] == 0.15
+    assert settings(config, "negation")["reference_quirks"] is False
     for bad in ({"sourc": "x"}, {"source": "llm"}, {"mer_min": 0.7, "mer_max": 0.6}):
         with pytest.raises((KeyError, ValueError)):
-            osscse_paraphrase_settings({"generators": {"osscse_paraphrase": bad}})
+            settings({"generators": {"osscse_paraphrase": bad}}, "osscse_paraphrase")
 
 
 # -- training ------------------------------------------------------------------------------------

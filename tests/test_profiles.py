@@ -61,7 +61,7 @@ def test_slurm_profile_holds_site_settings_only() -> None:
 def test_gpu_rules_declare_their_memory_and_runtime() -> None:
     """The SLURM profile no longer supplies them: every rule asking for a GPU declares both."""
     rules = re.split(
-        r"^rule ", "".join(p.read_text() for p in sorted(REPO.glob("rules/*.smk"))), flags=re.M
+        r"^rule ", "".join(p.read_text() for p in sorted(REPO.glob("rules/**/*.smk"))), flags=re.M
     )
     gpu_rules = {block.split(":")[0]: block for block in rules if "gpu=1" in block}
     assert {"train", "evaluate_model", "evaluate_untrained"} <= set(gpu_rules)

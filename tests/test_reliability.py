@@ -324,8 +324,17 @@ def snakemake(ws: Path, *args: str, env: dict[str, str] | None = None):
             "methods:\n  simcse:\n    backbones:\n      roberta-bsae: {train: {batch_size: 512}}\n",
             "methods.simcse.backbones.roberta-bsae: unknown backbone (misspelt?)",
         ),
+        (
+            "methods:\n  una_random_select:\n    generators:\n      una: {selct: random}\n",
+            "unknown key 'methods.una_random_select.generators.una.selct' (misspelt?)",
+        ),
     ],
-    ids=["misspelt-key", "unknown-grid-backbone", "misspelt-backbone-override"],
+    ids=[
+        "misspelt-key",
+        "unknown-grid-backbone",
+        "misspelt-backbone-override",
+        "misspelt-generator-setting",
+    ],
 )
 def test_workflow_config_error_is_the_suites_message(
     text: str, message: str, workflow_copy: Path, tmp_path: Path

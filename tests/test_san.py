@@ -18,6 +18,7 @@ import torch
 from negcse.cli import main
 from negcse.generators.negation import negate_raw
 from negcse.generators.pos_lexicon import PosLexicon, build_lexicon
+from negcse.generators.registry import column_file, settings
 from negcse.generators.san import (
     PUNCTUATION,
     MaskPredictor,
@@ -28,13 +29,9 @@ from negcse.generators.san import (
     apply_fallback,
     is_degenerate,
 )
-from negcse.generators.san_workflow import (
-    lexicon_path,
-    san_cli_args,
-    san_samples_input,
-    san_settings,
-    san_variant,
-)
+from negcse.generators.specs.san import args as san_cli_args
+from negcse.generators.specs.san import lexicon_path
+from negcse.generators.specs.san import variant as san_variant_of
 
 # -- pure helpers ---------------------------------------------------------------------------------
 
@@ -281,6 +278,14 @@ def _config(**method_san) -> dict:
     }
 
 
+def san_settings(config: dict, method: str) -> dict:
+    return settings(config, "san", method)
+
+
+def san_variant(values: dict) -> str:
+    return san_variant_of(values, "san")
+
+
 def test_settings_layers_and_variant() -> None:
     settings = san_settings(_config(scale=10), "m")
     assert settings["mlm"] == "splade-tiny" and settings["scale"] == 10
@@ -289,7 +294,7 @@ def test_settings_layers_and_variant() -> None:
     assert san_variant(quirky).endswith("_ref_fb")
     assert "--reference-quirks" in san_cli_args(quirky)
     assert "--no-fallback" in san_cli_args(settings)
-    path = san_samples_input(_config(), "wiki")(type("W", (), {"method": "m", "seed": "3"})())
+    path = column_file(_config(), "san", "m", "3", "wiki")
     assert path == "results/negatives/san/wiki/splade-tiny_s20_i4_t128_c2048/seed3.txt"
     released = san_settings(_config(lexicon="released", reference_quirks=True), "m")
     assert san_variant(released) == "splade-tiny_s20_i4_t128_c2048_ref_rel"
@@ -301,8 +306,8 @@ def test_settings_layers_and_variant() -> None:
     [
         ({"sclae": 10}, "unknown setting"),
         ({"scale": 0}, "scale"),
-        ({"fallback": "yes"}, "true"),
-        ({"lexicon": "nltk"}, "lexicon must be one of spacy, released"),
+        ({"fallback": "yes"}, r"methods\.m\.generators\.san\.fallback: 'yes' is not of type 'boolean'"),
+        ({"lexicon": "nltk"}, r"lexicon: 'nltk' is not one of \['spacy', 'released'\]"),
     ],
 )
 def test_bad_settings(override: dict, message: str) -> None:

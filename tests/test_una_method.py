@@ -16,12 +16,8 @@ import yaml
 from negcse.commands import una_negatives as una_cmd
 from negcse.config import TrainSettings, check_config, deep_merge
 from negcse.evaluate_sts import score_task
-from negcse.generators.generator_settings import (
-    una_negatives_input,
-    una_settings,
-    una_variant,
-    una_variants,
-)
+from negcse.generators.registry import column_file, settings, variants
+from negcse.generators.specs.una import variant as una_variant_of
 from negcse.generators.tfidf import fit_tfidf_files, write_tfidf_table
 from negcse.io_utils import read_lines, write_lines
 from negcse.losses import symmetric_info_nce
@@ -350,7 +346,7 @@ def params() -> dict:
 
 
 def test_params_entries_select_their_generator_settings(params: dict) -> None:
-    s = {m: una_settings(params, m) for m in ("una", "una_random_select", "una_random_both")}
+    s = {m: settings(params, "una", m) for m in ("una", "una_random_select", "una_random_both")}
     assert (s["una"]["select"], s["una"]["replace"]) == ("tfidf", "window")
     assert (s["una_random_select"]["select"], s["una_random_select"]["replace"]) == (
         "random",
@@ -360,31 +356,28 @@ def test_params_entries_select_their_generator_settings(params: dict) -> None:
         "random",
         "random",
     )
-    assert una_settings(params, "una_both")["with_paraphrases"] is True
-    variants = una_variants(params)
+    assert settings(params, "una", "una_both")["with_paraphrases"] is True
     # una, three ablations and una_both's paraphrase table: five distinct files per seed
-    assert len(variants) == 5
-    assert una_variant(s["una"]) == "tfidf-window_b0.5_r4000_sentence_c10000"
+    assert len(variants(params, "una")) == 5
+    assert una_variant_of(s["una"], "una_negative") == "tfidf-window_b0.5_r4000_sentence_c10000"
 
 
 def test_column_file_depends_on_method_and_seed(params: dict) -> None:
-    path = una_negatives_input(params, "wiki1m")
-    w = argparse.Namespace
-
-    una1 = path(w(method="una", backbone="bert-base-uncased", seed="1"))
+    """The file names the method's settings and the seed, not the backbone (the signature has
+    none): every backbone of a seed trains on the same negatives."""
+    una1 = column_file(params, "una_negative", "una", "1", "wiki1m")
     assert una1 == "results/negatives/una/wiki1m/tfidf-window_b0.5_r4000_sentence_c10000/seed1.txt"
-    assert una1 == path(w(method="una", backbone="roberta-base", seed="1"))  # backbone-free
-    assert una1 != path(w(method="una", backbone="roberta-base", seed="2"))
-    assert una1 != path(w(method="una_random_replace", backbone="roberta-base", seed="1"))
+    assert una1 != column_file(params, "una_negative", "una", "2", "wiki1m")
+    assert una1 != column_file(params, "una_negative", "una_random_replace", "1", "wiki1m")
 
 
 def test_unknown_generator_setting_names_the_key(params: dict) -> None:
     bad = deep_merge(params, {"methods": {"una": {"generators": {"una": {"selct": "random"}}}}})
     with pytest.raises(KeyError, match=r"methods\.una\.generators\.una.*'selct'"):
-        una_settings(bad, "una")
+        settings(bad, "una", "una")
     worse = deep_merge(params, {"generators": {"una": {"select": "tf-idf"}}})
     with pytest.raises(ValueError, match="select"):
-        una_settings(worse, "una")
+        settings(worse, "una", "una")
 
 
 def test_smoke_grid_holds_una_and_its_ablations_but_no_paraphrase(params: dict) -> None:

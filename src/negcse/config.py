@@ -19,6 +19,8 @@ import jsonschema
 import yaml
 
 from negcse.errors import UserError
+from negcse.generators.registry import settings as generator_settings
+from negcse.generators.registry import settings_schema, specs
 from negcse.methods.registry import build_method
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
@@ -66,8 +68,15 @@ class TrainSettings:
 
 
 def schema() -> dict[str, Any]:
+    """config.schema.yaml with each generator's settings (its spec's schema) filled in."""
     text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
-    return yaml.safe_load(text)
+    out = yaml.safe_load(text)
+    props = out["properties"]
+    props["generators"].update(settings_schema())
+    props["methods"]["additionalProperties"]["properties"]["generators"].update(
+        settings_schema(per_method=True)
+    )
+    return out
 
 
 def schema_path() -> str:
@@ -145,6 +154,7 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 "(misspelt?)"
             )
     check_backbones(config, source)
+    check_generators(config, source)
     from negcse.resolve import registry
 
     if config["corpus"]["source"] not in registry():
@@ -172,6 +182,18 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
     from negcse.guide_config import check_guides
 
     check_guides(config, source)
+
+
+def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Every generator's settings, and every method's override of them, pass the spec's
+    checks (those the schema cannot express, e.g. mer_min <= mer_max)."""
+    for name in specs():
+        methods = [m for m, e in config["methods"].items() if (e.get("generators") or {}).get(name)]
+        try:
+            for method in [None, *methods]:
+                generator_settings(config, name, method)
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(f"{source}: {exc.args[0]}") from None
 
 
 def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from negcse.config import resolve_method
+from negcse.generators.registry import producer, settings
 from negcse.methods.registry import method_class
 
 WIKI1M = 1_000_000
@@ -157,15 +158,17 @@ def estimate(
 def gpu_generators(
     config: Mapping[str, Any], column_paths: Iterable[tuple[str, str]]
 ) -> dict[str, int]:
-    """Distinct GPU generator outputs: (column, output path) pairs -> generator -> count."""
-    source = (config.get("generators") or {}).get("osscse_paraphrase", {}).get("source")
-    gpu_columns = {"san": "san_negatives", "paraphrase": "paraphrase"}
-    if source == "backtranslation":
-        gpu_columns["paraphrase_osscse"] = "back_translation"
+    """Distinct GPU generator outputs: (column, output path) pairs -> the GPU rule its
+    generator's spec names (``gpu_rule``) -> count; columns of no generator are skipped."""
     seen: dict[str, set[str]] = defaultdict(set)
     for column, path in column_paths:
-        if column in gpu_columns:
-            seen[gpu_columns[column]].add(path)
+        try:
+            gen = producer(column)
+        except KeyError:
+            continue
+        rule = gen.gpu_rule(settings(config, gen.name))
+        if rule is not None:
+            seen[rule].add(path)
     return {k: len(v) for k, v in seen.items()}
 
 

@@ -39,11 +39,6 @@ from negcse.seed import numpy_rng
 
 logger = logging.getLogger(__name__)
 
-# pivot -> (en -> pivot, pivot -> en), the paper's footnote 4
-WMT19_PIVOTS: dict[str, tuple[str, str]] = {
-    "de": ("facebook/wmt19-en-de", "facebook/wmt19-de-en"),
-    "ru": ("facebook/wmt19-en-ru", "facebook/wmt19-ru-en"),
-}
 SURFACE_EDITS_STREAM = 7  # numpy_rng sub-stream of the fallback candidates
 SELECTION_STREAM = 8  # numpy_rng sub-stream of the choice among kept candidates
 

@@ -39,13 +39,13 @@ import torch
 from tqdm.auto import tqdm
 
 from negcse.generators.pos_lexicon import PIECE, WORD, PosLexicon, token_kinds
+from negcse.generators.specs.san import DEFAULT_CHUNK
 from negcse.seed import numpy_rng
 
 logger = logging.getLogger(__name__)
 
 PUNCTUATION = frozenset(string.punctuation)
 SAN_STREAM = 7  # numpy_rng sub-stream of SAN masks
-DEFAULT_CHUNK = 2048
 REFERENCE_MAX_CHARS = 300  # handle.py: sentence[:300]
 FALLBACK_MAX_CHARS = 50
 FALLBACK_MIN_RATIO = 0.3

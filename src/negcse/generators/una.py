@@ -40,6 +40,7 @@ from typing import Literal
 import numpy as np
 from tqdm import tqdm
 
+from negcse.generators.specs.una import DEFAULT_CHUNK, REPLACE_MODES, SCORE_MODES, SELECT_MODES
 from negcse.generators.tfidf import TfidfTable, read_tfidf_table
 from negcse.generators.word_tokenize import una_tokenize
 from negcse.seed import numpy_rng
@@ -49,11 +50,7 @@ logger = logging.getLogger(__name__)
 Select = Literal["tfidf", "random"]
 Replace = Literal["window", "random"]
 Scores = Literal["sentence", "global"]
-SELECT_MODES: tuple[str, ...] = ("tfidf", "random")
-REPLACE_MODES: tuple[str, ...] = ("window", "random")
-SCORE_MODES: tuple[str, ...] = ("sentence", "global")
 UNA_STREAM = 0x554E41  # "UNA": this generator's numpy sub-stream
-DEFAULT_CHUNK = 10_000
 
 
 @dataclass

@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from negcse.generators.specs.negation import OSSCSE_COLUMN as NEGATION_COLUMN
+from negcse.generators.specs.osscse_paraphrase import COLUMN as PARAPHRASE_COLUMN
 from negcse.losses import info_nce, recall_loss, two_way_margin_loss
 from negcse.methods.base import (
     Column,
@@ -47,8 +49,6 @@ logger = logging.getLogger(__name__)
 
 ANCHOR_PROMPT = "prompt_osscse_anchor"
 POSITIVE_PROMPT = "prompt_osscse_positive"
-NEGATION_COLUMN = "negation_osscse"
-PARAPHRASE_COLUMN = "paraphrase_osscse"
 
 
 @dataclass(frozen=True)

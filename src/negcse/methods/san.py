@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 from torch import Tensor
 
+from negcse.generators.specs.san import COLUMN as SAN_COLUMN
 from negcse.losses import bidirectional_margin_loss, hierarchical_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
 from negcse.methods.sncse import POSITIVE_PROMPT, SNCSE, SNCSEParams
 from negcse.poolers import POOLERS, PROMPTS, PromptPooler, register_pooler
 
-SAN_COLUMN = "san"
 #: SNCSE's positive prompt without the " ." it adds to a sentence lacking final punctuation
 SAN_PROMPT = "prompt_sncse_positive_nopunct"
 

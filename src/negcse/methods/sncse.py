@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from torch import Tensor
 
+from negcse.generators.specs.negation import SNCSE_COLUMN as NEGATION_COLUMN
 from negcse.losses import bidirectional_margin_loss, info_nce, info_nce_paired_negative
 from negcse.methods.base import (
     Column,
@@ -36,7 +37,6 @@ logger = logging.getLogger(__name__)
 
 ANCHOR_PROMPT = "prompt_sncse_anchor"
 POSITIVE_PROMPT = "prompt_sncse_positive"
-NEGATION_COLUMN = "negation_sncse"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ At the other steps the same loss runs on the 2B rows of the B pairs.
 InfoNCE with the negatives as B extra columns (one extra view), not the released behaviour.
 
 Negatives come from the ``una_negative`` column: one line per corpus line, written per seed by
-``negcse una-negatives`` (Snakemake: ``rules/negatives_una.smk``); the Table 2 ablations are
+``negcse una-negatives`` (Snakemake: ``rules/generators/una.smk``); the Table 2 ablations are
 the same method fed by other generator settings. Positives come from the ``paraphrase`` column
 (PEGASUS, ``negcse paraphrase``) in ``una_paraphrase`` and ``una_both``, from the sentence itself
 otherwise.
@@ -29,6 +29,8 @@ from typing import ClassVar, Literal, TypeVar
 import torch
 from torch import Tensor
 
+from negcse.generators.specs.paraphrase import COLUMN as PARAPHRASE_COLUMN
+from negcse.generators.specs.una import COLUMN as NEGATIVE_COLUMN
 from negcse.losses import info_nce, symmetric_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
@@ -37,8 +39,6 @@ logger = logging.getLogger(__name__)
 
 Objective = Literal["symmetric", "infonce"]
 OBJECTIVES: tuple[str, ...] = ("symmetric", "infonce")
-NEGATIVE_COLUMN = "una_negative"
-PARAPHRASE_COLUMN = "paraphrase"
 
 
 @dataclass(frozen=True)

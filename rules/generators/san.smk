@@ -1,24 +1,11 @@
 # SAN negatives: the POS lexicon of the MLM's vocabulary (one per MLM), then one file of
-# mask-predict samples per corpus, generator settings (variant) and seed, shared by every
-# backbone and by the methods with the same settings. Settings: generators.san.
-from negcse.generators.san_workflow import (
-    SAN_COLUMN,
-    lexicon_mlm_param,
-    san_args_param,
-    san_lexicon_input,
-    san_mlms,
-    san_samples_input,
-    san_variants,
-)
-
-SAN_VARIANTS = san_variants(config)
-SAN_MLMS = san_mlms(SAN_VARIANTS)
-COLUMN_FILES[SAN_COLUMN] = san_samples_input(config, CORPUS)
+# mask-predict samples per corpus, settings (variant) and seed, shared by every backbone and by
+# the methods with the same settings. The generator's facts: specs/san.py.
 
 
 rule pos_lexicon:
     output:
-        table="results/features/pos_lexicon/{mlm}.tsv",
+        table=LEXICON,
         stats="results/features/pos_lexicon/{mlm}.stats.json",
     log:
         "logs/features/pos_lexicon/{mlm}.log",
@@ -27,9 +14,9 @@ rule pos_lexicon:
     wildcard_constraints:
         mlm=_alternation(SAN_MLMS),
     conda:
-        "../envs/negcse.yaml"
+        "../../envs/negcse.yaml"
     params:
-        mlm=lexicon_mlm_param(SAN_MLMS),
+        mlm=lexicon_mlm_param,
         mirror=mirror_arg(),
     shell:
         "python -m negcse pos-lexicon {params.mlm} --output {output.table} "
@@ -39,9 +26,9 @@ rule pos_lexicon:
 rule san_negatives:
     input:
         corpus="results/data/corpus/{corpus}.txt",
-        lexicon=san_lexicon_input(SAN_VARIANTS),
+        lexicon=san_lexicon_input,
     output:
-        samples="results/negatives/san/{corpus}/{variant}/seed{seed}.txt",
+        samples=generator_output("san"),
         stats="results/negatives/san/{corpus}/{variant}/seed{seed}.stats.json",
     log:
         "logs/negatives/san/{corpus}/{variant}/seed{seed}.log",
@@ -50,14 +37,14 @@ rule san_negatives:
     wildcard_constraints:
         variant=_alternation(SAN_VARIANTS),
     conda:
-        "../envs/negcse.yaml"
+        "../../envs/negcse.yaml"
     threads: 1
     resources:
         gpu=1,
         mem_mb=8000,
         runtime=240,
     params:
-        settings=san_args_param(SAN_VARIANTS),
+        settings=variant_args("san", SAN_VARIANTS),
         mirror=mirror_arg(),
     shell:
         "python -m negcse.gpu_slots -- "

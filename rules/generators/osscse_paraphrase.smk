@@ -1,48 +1,13 @@
-# SNCSE / OssCSE generators: negations of the corpus (spaCy rules) and OssCSE's paraphrases
-# (back-translation kept by word MER; offline fallback: surface edits). One file per corpus,
-# shared by every backbone and seed. Settings: generators.negation, generators.osscse_paraphrase.
-from negcse.generators.negation_workflow import (
-    candidate_args,
-    column_inputs,
-    negation_args,
-    negation_settings,
-    osscse_paraphrase_settings,
-    paraphrase_candidates,
-    translation_args,
-)
-
-NEGATION = negation_settings(config)
-OSSCSE_PARAPHRASE = osscse_paraphrase_settings(config)
-COLUMN_FILES.update(column_inputs(config, CORPUS))
-
-
-rule negation:
-    input:
-        "results/data/corpus/{corpus}.txt",
-    output:
-        "results/negatives/negation/{corpus}/{variant}.txt",
-    log:
-        "logs/negatives/negation/{corpus}/{variant}.log",
-    benchmark:
-        "benchmarks/rules/negatives/negation/{corpus}/{variant}.tsv"
-    wildcard_constraints:
-        variant="sncse|sncse-reference|osscse",
-    conda:
-        "../envs/negcse.yaml"
-    threads: 4
-    params:
-        style=negation_args,
-        batch_size=NEGATION["batch_size"],
-    shell:
-        "python -m negcse negate --input {input} --output {output} {params.style} "
-        "--n-process {threads} --batch-size {params.batch_size} --no-progress 2> {log}"
+# OssCSE's paraphrases (positives): back-translation through the wmt19 pivots, or the offline
+# fallback's surface edits, then the candidates kept by word MER. One file per corpus, shared
+# by every backbone and seed. The generator's facts: specs/osscse_paraphrase.py.
 
 
 rule back_translation:
     input:
         "results/data/corpus/{corpus}.txt",
     output:
-        "results/negatives/osscse_paraphrase/{corpus}/bt_{pivot}.txt",
+        BACKTRANSLATION,
     log:
         "logs/negatives/osscse_paraphrase/{corpus}/bt_{pivot}.log",
     benchmark:
@@ -50,14 +15,14 @@ rule back_translation:
     wildcard_constraints:
         pivot=_alternation(OSSCSE_PARAPHRASE["pivots"]),
     conda:
-        "../envs/negcse.yaml"
+        "../../envs/negcse.yaml"
     threads: 2
     resources:
         gpu=1,
         mem_mb=32000,
         runtime=720,
     params:
-        models=translation_args(config),
+        models=translation_args,
         cache="results/cache/backtranslation/{pivot}.sqlite",
         num_beams=OSSCSE_PARAPHRASE["num_beams"],
         max_length=OSSCSE_PARAPHRASE["max_length"],
@@ -77,13 +42,13 @@ rule surface_edits:
     input:
         "results/data/corpus/{corpus}.txt",
     output:
-        "results/negatives/osscse_paraphrase/{corpus}/surface_edits.txt",
+        SURFACE_EDITS,
     log:
         "logs/negatives/osscse_paraphrase/{corpus}/surface_edits.log",
     benchmark:
         "benchmarks/rules/negatives/osscse_paraphrase/{corpus}/surface_edits.tsv"
     conda:
-        "../envs/negcse.yaml"
+        "../../envs/negcse.yaml"
     params:
         rate=OSSCSE_PARAPHRASE["edit_rate"],
         seed=OSSCSE_PARAPHRASE["seed"],
@@ -94,17 +59,17 @@ rule surface_edits:
 
 rule osscse_paraphrase:
     input:
-        unpack(paraphrase_candidates(config)),
+        unpack(paraphrase_candidates),
         corpus="results/data/corpus/{corpus}.txt",
     output:
-        paraphrases="results/negatives/osscse_paraphrase/{corpus}/paraphrases.txt",
+        paraphrases=generator_output("osscse_paraphrase"),
         stats="results/negatives/osscse_paraphrase/{corpus}/stats.json",
     log:
         "logs/negatives/osscse_paraphrase/{corpus}/select.log",
     benchmark:
         "benchmarks/rules/negatives/osscse_paraphrase/{corpus}/select.tsv"
     conda:
-        "../envs/negcse.yaml"
+        "../../envs/negcse.yaml"
     params:
         candidates=candidate_args,
         mer_min=OSSCSE_PARAPHRASE["mer_min"],
