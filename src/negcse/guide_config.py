@@ -144,3 +144,22 @@ def _check_acyclic(config: dict[str, Any], method: str, path: list[str], source:
                 f"{source}: methods.{path[0]}.guides: a cycle: {' -> '.join([*path, run])}"
             )
         _check_acyclic(config, run, [*path, run], source)
+
+
+def _all_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for entry in config["methods"].values():
+        out += (entry.get("guides") or {}).values()
+        for override in (entry.get("backbones") or {}).values():
+            out += ((override or {}).get("guides") or {}).values()
+    return [e for e in out if isinstance(e, dict)]
+
+
+def config_guide_models(config: dict[str, Any]) -> list[str]:
+    """The released models the config names as guides (for the prefetch rule)."""
+    return list(dict.fromkeys(str(e["model"]) for e in _all_entries(config) if "model" in e))
+
+
+def guide_backbones(config: dict[str, Any]) -> list[str]:
+    """Backbones that guide runs pin (they may lie outside grid.backbones)."""
+    return list(dict.fromkeys(str(e["backbone"]) for e in _all_entries(config) if "backbone" in e))
