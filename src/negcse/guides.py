@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from negcse.batching import TokenRows, collate, to_device, tokenize_rows
-from negcse.methods.base import Guide
+from negcse.methods.base import Column, Guide
 from negcse.model import SentenceEncoder
 from negcse.poolers import Pooler, get_pooler
 from negcse.resolve import resolve_model
@@ -81,7 +81,7 @@ class FrozenGuide:
     @torch.no_grad()
     def encode(
         self,
-        columns: Mapping[str, Sequence[str]],
+        columns: Mapping[str, Column],
         idx: np.ndarray,
         max_len: int,
         device: torch.device,
@@ -89,10 +89,9 @@ class FrozenGuide:
         """Embeddings of rows ``idx`` of each of the guide's columns (tokenized on first use)."""
         out: dict[str, Tensor] = {}
         for column in self.spec.columns:
-            if column not in self.rows:
-                self.rows[column] = tokenize_rows(
-                    self.pooler, self.model.tokenizer, list(columns[column]), max_len
-                )
+            if column not in self.rows:  # a text column (the trainer refuses numeric ones)
+                texts = list(columns[column])
+                self.rows[column] = tokenize_rows(self.pooler, self.model.tokenizer, texts, max_len)
             batch = to_device(collate([self.rows[column]], idx, None), device)
             out[column] = self.model.embed_batch(batch, self.pooler, self.use_mlp)
         return out
