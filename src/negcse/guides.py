@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from negcse.batching import TokenRows, collate, to_device, tokenize_rows
+from negcse.errors import UserError
 from negcse.methods.base import Column, Guide
 from negcse.model import SentenceEncoder
 from negcse.poolers import Pooler, get_pooler
@@ -26,6 +27,10 @@ from negcse.resolve import resolve_model
 logger = logging.getLogger(__name__)
 
 _POOLER_WEIGHT = "pooler.dense.weight"
+
+
+class GuideError(UserError, ValueError):
+    """A guide without a model, a model for no declared guide, or a model that cannot serve."""
 
 
 def _saved_weight_names(folder: Path) -> set[str] | None:
@@ -65,7 +70,7 @@ class FrozenGuide:
             if dense is None or (
                 names is not None and not any(n.endswith(_POOLER_WEIGHT) for n in names)
             ):
-                raise ValueError(
+                raise GuideError(
                     f"guide '{spec.name}': pooler 'cls' needs the dense + tanh head saved with "
                     f"the model ({_POOLER_WEIGHT}); {path} has none: give a model trained by "
                     "the suite, or a guide pooler without the head"
@@ -101,7 +106,7 @@ def _check_declared(specs: Sequence[Guide], names: Mapping[str, str]) -> None:
     declared = {g.name for g in specs}
     unknown = sorted(set(names) - declared)
     if unknown:
-        raise ValueError(
+        raise GuideError(
             f"--guide {', '.join(unknown)}: the method declares no such guide; "
             f"its guides: {', '.join(sorted(declared)) or 'none'}"
         )
@@ -119,7 +124,7 @@ def guide_paths(
     for spec in specs:
         name = given.get(spec.name, spec.default)
         if name is None:
-            raise ValueError(
+            raise GuideError(
                 f"guide '{spec.name}' needs a model: pass --guide {spec.name}=PATH "
                 "(a trained model folder or a backbone name)"
             )
@@ -135,7 +140,7 @@ def load_guides(
     _check_declared(specs, paths)
     missing = [g.name for g in specs if g.name not in paths]
     if missing:
-        raise ValueError(
+        raise GuideError(
             f"guide(s) {', '.join(missing)} need a model: pass --guide NAME=PATH for each"
         )
     return {g.name: FrozenGuide.load(g, paths[g.name], device) for g in specs}
