@@ -18,7 +18,8 @@ import torch
 from torch import Tensor
 
 from negcse.batching import TokenRows, collate, to_device, tokenize_rows
-from negcse.methods.base import Guide
+from negcse.errors import UserError
+from negcse.methods.base import Column, Guide
 from negcse.model import SentenceEncoder
 from negcse.poolers import Pooler, get_pooler
 from negcse.resolve import resolve_model
@@ -26,6 +27,10 @@ from negcse.resolve import resolve_model
 logger = logging.getLogger(__name__)
 
 _POOLER_WEIGHT = "pooler.dense.weight"
+
+
+class GuideError(UserError, ValueError):
+    """A guide without a model, a model for no declared guide, or a model that cannot serve."""
 
 
 def _saved_weight_names(folder: Path) -> set[str] | None:
@@ -65,7 +70,7 @@ class FrozenGuide:
             if dense is None or (
                 names is not None and not any(n.endswith(_POOLER_WEIGHT) for n in names)
             ):
-                raise ValueError(
+                raise GuideError(
                     f"guide '{spec.name}': pooler 'cls' needs the dense + tanh head saved with "
                     f"the model ({_POOLER_WEIGHT}); {path} has none: give a model trained by "
                     "the suite, or a guide pooler without the head"
@@ -81,7 +86,7 @@ class FrozenGuide:
     @torch.no_grad()
     def encode(
         self,
-        columns: Mapping[str, Sequence[str]],
+        columns: Mapping[str, Column],
         idx: np.ndarray,
         max_len: int,
         device: torch.device,
@@ -89,10 +94,9 @@ class FrozenGuide:
         """Embeddings of rows ``idx`` of each of the guide's columns (tokenized on first use)."""
         out: dict[str, Tensor] = {}
         for column in self.spec.columns:
-            if column not in self.rows:
-                self.rows[column] = tokenize_rows(
-                    self.pooler, self.model.tokenizer, list(columns[column]), max_len
-                )
+            if column not in self.rows:  # a text column (the trainer refuses numeric ones)
+                texts = list(columns[column])
+                self.rows[column] = tokenize_rows(self.pooler, self.model.tokenizer, texts, max_len)
             batch = to_device(collate([self.rows[column]], idx, None), device)
             out[column] = self.model.embed_batch(batch, self.pooler, self.use_mlp)
         return out
@@ -102,7 +106,7 @@ def _check_declared(specs: Sequence[Guide], names: Mapping[str, str]) -> None:
     declared = {g.name for g in specs}
     unknown = sorted(set(names) - declared)
     if unknown:
-        raise ValueError(
+        raise GuideError(
             f"--guide {', '.join(unknown)}: the method declares no such guide; "
             f"its guides: {', '.join(sorted(declared)) or 'none'}"
         )
@@ -120,7 +124,7 @@ def guide_paths(
     for spec in specs:
         name = given.get(spec.name, spec.default)
         if name is None:
-            raise ValueError(
+            raise GuideError(
                 f"guide '{spec.name}' needs a model: pass --guide {spec.name}=PATH "
                 "(a trained model folder or a backbone name)"
             )
@@ -136,7 +140,7 @@ def load_guides(
     _check_declared(specs, paths)
     missing = [g.name for g in specs if g.name not in paths]
     if missing:
-        raise ValueError(
+        raise GuideError(
             f"guide(s) {', '.join(missing)} need a model: pass --guide NAME=PATH for each"
         )
     return {g.name: FrozenGuide.load(g, paths[g.name], device) for g in specs}

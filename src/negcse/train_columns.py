@@ -12,23 +12,28 @@ from pathlib import Path
 
 import numpy as np
 
+from negcse.errors import UserError
 from negcse.io_utils import read_lines
 from negcse.methods.base import Column
 
 NUMERIC_SUFFIXES = (".npy", ".tsv")
 
 
+class ColumnError(UserError, ValueError):
+    """A column file that cannot be used (its message names the file, and the line)."""
+
+
 def _check_numeric(values: np.ndarray, source: str) -> np.ndarray:
     if values.ndim not in (1, 2):
-        raise ValueError(f"{source}: shape {values.shape}; expected (lines,) or (lines, k)")
+        raise ColumnError(f"{source}: shape {values.shape}; expected (lines,) or (lines, k)")
     if values.dtype == np.bool_:
         return values
     if not (np.issubdtype(values.dtype, np.integer) or np.issubdtype(values.dtype, np.floating)):
-        raise ValueError(f"{source}: dtype {values.dtype} is not numeric (int, float or bool)")
+        raise ColumnError(f"{source}: dtype {values.dtype} is not numeric (int, float or bool)")
     if np.issubdtype(values.dtype, np.floating):
         bad = np.flatnonzero(~np.isfinite(values).reshape(len(values), -1).all(axis=1))
         if bad.size:
-            raise ValueError(
+            raise ColumnError(
                 f"{source}: line {bad[0] + 1} is NaN or infinite ({bad.size} such line(s))"
             )
         return values.astype(np.float32)
@@ -41,7 +46,7 @@ def _read_tsv(path: Path) -> np.ndarray:
         try:
             values.append(float(line))
         except ValueError:
-            raise ValueError(
+            raise ColumnError(
                 f"{path}:{number}: '{line[:40]}' is not a number (one number per line)"
             ) from None
     return np.asarray(values, dtype=np.float64)
@@ -58,7 +63,7 @@ def read_column(path: str | Path) -> Column:
         try:
             values = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: not a numeric .npy array ({exc})") from exc
+            raise ColumnError(f"{path}: not a numeric .npy array ({exc})") from exc
     return _check_numeric(values, str(path))
 
 
@@ -68,7 +73,7 @@ def check_aligned(columns: dict[str, Column], sources: dict[str, str]) -> None:
     for name, values in columns.items():
         if len(values) != n:
             where = f"{sources[name]} (column '{name}')" if name in sources else f"column '{name}'"
-            raise ValueError(
+            raise ColumnError(
                 f"{where} has {len(values)} lines but the corpus has {n}; "
                 "columns must be aligned line by line with the corpus"
             )

@@ -1,10 +1,13 @@
 """One trainer for every method.
 
 Per step the method names the views to encode; views sharing a pooler and a dropout rate are
-encoded in one forward pass; the method's loss gets the embeddings. STS-B dev is scored every
-``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full state (weights,
-optimizer, scheduler, grad scaler, every RNG, best score, curve) is written atomically, so a
-killed run restarted with the same arguments resumes and ends with the same metrics.
+encoded in one forward pass; the method's loss gets the embeddings and a ``StepContext`` with
+the batch rows of its declared columns (text or numeric) and the embeddings of its frozen guide
+models (:mod:`negcse.guides`; the contract is in :mod:`negcse.methods.base`). STS-B dev is
+scored every ``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full
+state (weights, optimizer, scheduler, grad scaler, every RNG, best score, curve) is written
+atomically, so a killed run restarted with the same arguments resumes and ends with the same
+metrics.
 
 Speed (the numerics on CPU are those of the plain per-step loop): every (column, pooler) is
 tokenized once (:mod:`negcse.batching`); nothing in a step waits for the GPU (the loss reaches
@@ -151,11 +154,11 @@ class Trainer:
         self.ckpt_dir = Path(checkpoint_dir)
         self.device = device or default_device()
         self.progress = progress
-        #: frozen guide models (never trained, never in a checkpoint); loaded after the trained
-        #: model is built, so the MLP head's seeded initialisation does not depend on them
         numeric_views = [c for g in guide_specs for c in g.columns if not _is_text(data, c)]
         if numeric_views:
             raise ValueError(f"guides encode text columns only; {numeric_views} are numeric")
+        #: frozen guide models (never trained, never in a checkpoint); loaded after the trained
+        #: model is built, so the MLP head's seeded initialisation does not depend on them
         self.guides: dict[str, FrozenGuide] = load_guides(guide_specs, guides or {}, self.device)
         #: numeric columns as CPU tensors, indexed per step
         self._numeric = {
@@ -200,7 +203,7 @@ class Trainer:
             self.token_rows[key] = tokenize_rows(
                 self._pooler(pooler_key),
                 self.model.tokenizer,
-                self.data.columns[column],  # type: ignore[arg-type]  # text (checked above)
+                self.data.columns[column],
                 self.s.max_seq_len,
             )
             logger.info(
@@ -241,9 +244,9 @@ class Trainer:
 
     def encode_guides(self, idx: np.ndarray) -> dict[str, dict[str, torch.Tensor]]:
         """Each guide's embeddings of its columns for the batch rows (no gradient)."""
-        columns = self.data.columns
+        columns, max_len = self.data.columns, self.s.max_seq_len
         return {
-            name: guide.encode(columns, idx, self.s.max_seq_len, self.device)  # type: ignore[arg-type]
+            name: guide.encode(columns, idx, max_len, self.device)
             for name, guide in self.guides.items()
         }
 

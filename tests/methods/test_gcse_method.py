@@ -91,16 +91,21 @@ def test_train_command_step0_loss_is_eq_12_13(
     lines = (mirror / "data/unlabeled/wiki1m/wiki1m_random10k.txt").read_text().splitlines()
     anchors = [s for s in lines if 20 < len(s) < 120][:8]
     positives = [" ".join(s.split()[:-1]) for s in anchors]  # the sentence minus its last word
-    negatives = anchors[1:] + anchors[:1]  # another row's sentence
+    negatives = [f"it is not true that {s}" for s in anchors]  # hard: close to the anchor
     corpus, pos_file, neg_file = tmp_path / "c.txt", tmp_path / "p.txt", tmp_path / "n.txt"
     for path, rows in ((corpus, anchors), (pos_file, positives), (neg_file, negatives)):
         path.write_text("\n".join(rows) + "\n")
-    # the guide: splade-tiny saved as a suite model, its head (stored as the BERT pooler) from
-    # another seed than the trained model's, so s and s' differ
-    seed_everything(123)
-    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(
-        tmp_path / "stage1", get_pooler("cls"), 64, {}
-    )
+    # the guide: a copy of the starting model (the same seed draws the same MLP head) saved as a
+    # suite model, its head (stored as the BERT pooler) nudged so that s and s' differ by
+    # about 1e-3 in cosine, where eq. 13's decay acts
+    seed_everything(5)
+    stage1 = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    with torch.no_grad():
+        noise = torch.randn(
+            stage1.mlp.dense.weight.shape, generator=torch.Generator().manual_seed(0)
+        )
+        stage1.mlp.dense.weight.add_(0.005 * noise)
+    stage1.save(tmp_path / "stage1", get_pooler("cls"), 64, {})
     seen: dict[str, object] = {}
     original = GCSE.loss
 
@@ -152,11 +157,12 @@ def test_train_command_step0_loss_is_eq_12_13(
     _, gn = _cls(tmp_path / "stage1", negatives)
     s_frozen = _row_cos(ga, gn)
     s = _row_cos(h, hn)
-    assert np.all(np.abs(s - s_frozen) > 1e-3)  # no row near eq. 13's switch at s = s'
+    assert np.all(np.abs(s - s_frozen) > 2e-4)  # no row at eq. 13's switch at s = s'
+    assert (s < s_frozen).sum() >= 2 and (s > s_frozen).sum() >= 1  # both branches
     assert seen["loss"] == pytest.approx(_hand_loss(h, hp, hn, s_frozen), rel=1e-4)
     # the decay changed the loss: without it (s' far below s on every row) the value differs
     undecayed = _hand_loss(h, hp, hn, np.full(len(s), -10.0))
-    assert abs(undecayed - seen["loss"]) > 1e-3
+    assert abs(undecayed - seen["loss"]) > 1e-2
 
     meta = json.loads((tmp_path / "out" / "negcse.json").read_text())
     assert meta["guides"] == {"evaluation": str((tmp_path / "stage1").resolve())}

@@ -3,10 +3,12 @@ read as float32 / int64 / bool, and bad files refused with an error naming the f
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from negcse.train_columns import read_column
 from negcse.trainer import TrainData
@@ -73,3 +75,32 @@ def test_misaligned_numeric_column_names_its_file(tmp_path: Path) -> None:
         TrainData(
             {"sentence": ["a", "b", "c"], "weight": weights}, {"weight": str(tmp_path / "w.npy")}
         )
+
+
+def test_train_command_reports_a_bad_column_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from negcse.cli import main
+
+    (tmp_path / "corpus.txt").write_text("a\nb\n")
+    np.save(tmp_path / "w.npy", np.array([1.0, np.nan]))
+    run = {"method": "simcse", "implementation": "simcse", "backbone": "splade-tiny"}
+    params_yaml = Path(__file__).resolve().parents[2] / "params.yaml"
+    run |= {"params": {}, "train": yaml.safe_load(params_yaml.read_text())["train"]}
+    args = [
+        "train",
+        "--run",
+        json.dumps(run),
+        "--seed",
+        "1",
+        "--corpus",
+        str(tmp_path / "corpus.txt"),
+    ]
+    args += ["--column", f"weight={tmp_path / 'w.npy'}", "--out", str(tmp_path / "out")]
+    args += ["--checkpoint-dir", str(tmp_path / "ckpt"), "--no-progress"]
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"negcse train: error: {tmp_path / 'w.npy'}: line 2 is NaN or infinite (1 such line(s))"
+    ]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ckpt").exists()
