@@ -20,6 +20,13 @@ from negcse.config import (
     schema_path,
 )
 from negcse.generators import registry as generators
+from negcse.guide_config import (
+    config_guide_models,
+    guide_args,
+    guide_backbones,
+    guide_outputs,
+    guide_specs,
+)
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -51,7 +58,7 @@ def _alternation(values):
 
 wildcard_constraints:
     method=_alternation(config["methods"]),
-    backbone=_alternation(BACKBONES),
+    backbone=_alternation([*BACKBONES, *guide_backbones(config)]),
     seed=r"\d+",
     corpus=r"[A-Za-z0-9_.-]+",
 
@@ -99,17 +106,21 @@ def evaluation_parts(wildcards, input, output, threads):
 
 
 def run_spec(wildcards):
-    """Everything that determines one training run; a change here reruns exactly that run."""
-    return json.dumps(
-        resolve_method(config, wildcards.method, wildcards.backbone), sort_keys=True
-    )
+    """Everything that determines one training run; a change here reruns exactly that run
+    (and, through ``guide_runs``, a changed teacher reruns its students)."""
+    spec = resolve_method(config, wildcards.method, wildcards.backbone)
+    guides = guide_specs(config, wildcards.method, wildcards.backbone)
+    if guides:
+        spec["guide_runs"] = guides
+    return json.dumps(spec, sort_keys=True)
 
 
 def prefetch_models():
     """Every model the config names: backbones, and the models of the generators (their
     specs' ``models``: an MLM, the paraphraser, the translation pivots; per-method overrides
     too)."""
-    return quoted(dict.fromkeys([*BACKBONES, *generators.config_models(config)]))
+    models = [*BACKBONES, *generators.config_models(config), *config_guide_models(config)]
+    return quoted(dict.fromkeys(models))
 
 
 def sts_evals():
@@ -161,10 +172,18 @@ def column_file(wildcards, column):
 
 
 def train_inputs(wildcards):
+    """The corpus, the method's columns and its guide runs (teachers train first)."""
     inputs = {"corpus": f"results/data/corpus/{CORPUS}.txt"}
     for column in method_columns(wildcards.method):
         inputs[column] = column_file(wildcards, column)
+    guides = guide_outputs(config, wildcards.method, wildcards.backbone, wildcards.seed)
+    inputs.update({f"guide_{name}": path for name, path in guides.items()})
     return inputs
+
+
+def guide_arguments(wildcards):
+    """`--guide NAME=MODEL` for each guide of the method (teacher folders or released names)."""
+    return guide_args(config, wildcards.method, wildcards.backbone, wildcards.seed)
 
 
 def column_args(wildcards, input):

@@ -21,12 +21,13 @@ rule train:
     params:
         run=run_spec,
         columns=column_args,
+        guides=guide_arguments,
         checkpoints="results/checkpoints/{method}/{backbone}/seed{seed}",
         protocol=config["evaluation"]["protocol"],
         mirror=mirror_arg(),
     shell:
         "python -m negcse.gpu_slots -- "
         "python -m negcse train --run {params.run:q} --seed {wildcards.seed} "
-        "--corpus {input.corpus} {params.columns} --out {output} "
+        "--corpus {input.corpus} {params.columns} {params.guides} --out {output} "
         "--checkpoint-dir {params.checkpoints} --eval-protocol {params.protocol} "
         "--threads {threads} {params.mirror} 2> {log}"

@@ -179,6 +179,9 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
                 "method (misspelt?)"
             )
+    from negcse.guide_config import check_guides
+
+    check_guides(config, source)
 
 
 def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:

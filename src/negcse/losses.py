@@ -1,4 +1,8 @@
-"""Contrastive losses shared by the methods (each method composes its own from these)."""
+"""Contrastive losses shared by the methods (each method composes its own from these).
+
+Every per-row loss takes optional ``weights`` (one per row of ``anchor``): the batch mean becomes
+sum_i w_i l_i / sum_i w_i, which is the plain mean for equal weights (:func:`weighted_mean`).
+"""
 
 from __future__ import annotations
 
@@ -14,11 +18,32 @@ def cosine_matrix(a: Tensor, b: Tensor) -> Tensor:
     return F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T
 
 
+def weighted_mean(per_row: Tensor, weights: Tensor | None) -> Tensor:
+    """sum_i w_i x_i / sum_i w_i over rows (the mean without weights); weights >= 0, sum > 0."""
+    if weights is None:
+        return per_row.mean()
+    n = per_row.size(0)
+    if weights.shape != (n,):
+        raise ValueError(f"weights must have shape ({n},), got {tuple(weights.shape)}")
+    w = weights.to(per_row)
+    if bool((w < 0).any()) or not bool(w.sum() > 0):
+        raise ValueError("weights must be >= 0 and sum to a positive number")
+    return (w * per_row).sum() / w.sum()
+
+
+def _cross_entropy(logits: Tensor, labels: Tensor, weights: Tensor | None) -> Tensor:
+    """Row-wise cross-entropy, batch mean (torch's own reduction without weights)."""
+    if weights is None:
+        return F.cross_entropy(logits, labels)
+    return weighted_mean(F.cross_entropy(logits, labels, reduction="none"), weights)
+
+
 def info_nce(
     anchor: Tensor,
     positive: Tensor,
     temperature: float,
     hard_negatives: Tensor | None = None,
+    weights: Tensor | None = None,
 ) -> Tensor:
     """InfoNCE with in-batch negatives (SimCSE eq. 1), mean over the batch.
 
@@ -29,16 +54,19 @@ def info_nce(
     if hard_negatives is not None:
         logits = torch.cat([logits, cosine_matrix(anchor, hard_negatives) / temperature], dim=1)
     labels = torch.arange(anchor.size(0), device=anchor.device)
-    return F.cross_entropy(logits.float(), labels)
+    return _cross_entropy(logits.float(), labels, weights)
 
 
-def symmetric_info_nce(first: Tensor, second: Tensor, temperature: float) -> Tensor:
+def symmetric_info_nce(
+    first: Tensor, second: Tensor, temperature: float, weights: Tensor | None = None
+) -> Tensor:
     """InfoNCE over all 2N rows of a batch of N pairs (NT-Xent), mean over the 2N rows.
 
     Row i of ``first`` and row i of ``second`` are a positive pair. Every row is an anchor: its
     positive is its partner and its negatives are the other 2N - 2 rows of both sides (itself
     excluded). This is the loss of the released UNA code (``simcse_unsup_loss``); extra pairs,
-    such as a negative sentence encoded twice, enter as extra rows.
+    such as a negative sentence encoded twice, enter as extra rows. ``weights`` (N,) weigh
+    pair i's two rows alike.
     """
     n = first.size(0)
     rows = torch.cat([first, second])
@@ -46,11 +74,16 @@ def symmetric_info_nce(first: Tensor, second: Tensor, temperature: float) -> Ten
     self_mask = torch.eye(2 * n, dtype=torch.bool, device=logits.device)
     logits = logits.masked_fill(self_mask, float("-inf"))
     partner = torch.arange(2 * n, device=logits.device).roll(n)
-    return F.cross_entropy(logits, partner)
+    return _cross_entropy(logits, partner, None if weights is None else weights.repeat(2))
 
 
 def margin_band_loss(
-    anchor: Tensor, closer: Tensor, farther: Tensor, alpha: float, beta: float
+    anchor: Tensor,
+    closer: Tensor,
+    farther: Tensor,
+    alpha: float,
+    beta: float,
+    weights: Tensor | None = None,
 ) -> Tensor:
     """Keep cos(h, closer) - cos(h, farther) within [alpha, beta], row by row; batch mean.
 
@@ -60,27 +93,41 @@ def margin_band_loss(
     delta = F.cosine_similarity(anchor, farther, dim=-1) - F.cosine_similarity(
         anchor, closer, dim=-1
     )
-    return (F.relu(delta + alpha) + F.relu(-delta - beta)).float().mean()
+    return weighted_mean((F.relu(delta + alpha) + F.relu(-delta - beta)).float(), weights)
 
 
 def bidirectional_margin_loss(
-    anchor: Tensor, positive: Tensor, soft_negative: Tensor, alpha: float, beta: float
+    anchor: Tensor,
+    positive: Tensor,
+    soft_negative: Tensor,
+    alpha: float,
+    beta: float,
+    weights: Tensor | None = None,
 ) -> Tensor:
     """SNCSE's BML (eq. 4-5): delta = cos(h, h#) - cos(h, h+); ReLU(delta + alpha) +
     ReLU(-delta - beta), mean over the batch."""
-    return margin_band_loss(anchor, positive, soft_negative, alpha, beta)
+    return margin_band_loss(anchor, positive, soft_negative, alpha, beta, weights)
 
 
 def two_way_margin_loss(
-    anchor: Tensor, paraphrase: Tensor, negation: Tensor, alpha: float, beta: float
+    anchor: Tensor,
+    paraphrase: Tensor,
+    negation: Tensor,
+    alpha: float,
+    beta: float,
+    weights: Tensor | None = None,
 ) -> Tensor:
     """OssCSE's two-way max margin (eq. 3): max(sim(h, h_n) - sim(h, h_p) + alpha, 0) +
     max(sim(h, h_p) - sim(h, h_n) - beta, 0), mean over the batch (the same band as BML)."""
-    return margin_band_loss(anchor, paraphrase, negation, alpha, beta)
+    return margin_band_loss(anchor, paraphrase, negation, alpha, beta, weights)
 
 
 def info_nce_paired_negative(
-    anchor: Tensor, positive: Tensor, negative: Tensor, temperature: float
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    temperature: float,
+    weights: Tensor | None = None,
 ) -> Tensor:
     """InfoNCE with one extra logit per row: row i's own negative only (SNCSE eq. 9, "NL").
 
@@ -91,7 +138,7 @@ def info_nce_paired_negative(
     own = F.cosine_similarity(anchor, negative, dim=-1) / temperature
     logits = torch.cat([logits, own[:, None]], dim=1)
     labels = torch.arange(anchor.size(0), device=anchor.device)
-    return F.cross_entropy(logits.float(), labels)
+    return _cross_entropy(logits.float(), labels, weights)
 
 
 def recall_loss(parameters: Sequence[Tensor], initial: Sequence[Tensor], gamma: float) -> Tensor:
@@ -113,6 +160,7 @@ def hierarchical_info_nce(
     temperature: float,
     san: Tensor | None = None,
     san_temperature: float | None = None,
+    weights: Tensor | None = None,
 ) -> Tensor:
     """HiNCE (SAN paper eq. 2): InfoNCE whose denominator also holds every SAN sample at tau2.
 
@@ -126,4 +174,4 @@ def hierarchical_info_nce(
             raise ValueError("san_temperature (tau2) is required with SAN samples")
         logits = torch.cat([logits, cosine_matrix(anchor, san) / san_temperature], dim=1)
     labels = torch.arange(anchor.size(0), device=anchor.device)
-    return F.cross_entropy(logits.float(), labels)
+    return _cross_entropy(logits.float(), labels, weights)

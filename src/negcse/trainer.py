@@ -1,10 +1,13 @@
 """One trainer for every method.
 
 Per step the method names the views to encode; views sharing a pooler and a dropout rate are
-encoded in one forward pass; the method's loss gets the embeddings. STS-B dev is scored every
-``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full state (weights,
-optimizer, scheduler, grad scaler, every RNG, best score, curve) is written atomically, so a
-killed run restarted with the same arguments resumes and ends with the same metrics.
+encoded in one forward pass; the method's loss gets the embeddings and a ``StepContext`` with
+the batch rows of its declared columns (text or numeric) and the embeddings of its frozen guide
+models (:mod:`negcse.guides`; the contract is in :mod:`negcse.methods.base`). STS-B dev is
+scored every ``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full
+state (weights, optimizer, scheduler, grad scaler, every RNG, best score, curve) is written
+atomically, so a killed run restarted with the same arguments resumes and ends with the same
+metrics.
 
 Speed (the numerics on CPU are those of the plain per-step loop): every (column, pooler) is
 tokenized once (:mod:`negcse.batching`); nothing in a step waits for the GPU (the loss reaches
@@ -39,11 +42,13 @@ from negcse.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.config import TrainSettings
 from negcse.encoder import default_device
 from negcse.evaluate_sts import EncodeFn
+from negcse.guides import FrozenGuide, load_guides
 from negcse.io_utils import atomic_dir, atomic_path, write_json
-from negcse.methods.base import Method, StepContext, View
+from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.model import SentenceEncoder, dropout_rate
 from negcse.poolers import Pooler
 from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
+from negcse.train_columns import check_aligned
 
 logger = logging.getLogger(__name__)
 
@@ -52,18 +57,15 @@ DevScorer = Callable[[EncodeFn], float]
 
 @dataclass
 class TrainData:
-    """The corpus and the generator columns aligned with it, line by line."""
+    """The corpus and the columns aligned with it, line by line: text (``list[str]``) or
+    numeric (an array whose first axis is the line; :mod:`negcse.train_columns`).
+    ``sources``: column -> file, named in errors."""
 
-    columns: dict[str, list[str]]
+    columns: dict[str, Column]
+    sources: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        n = len(self.columns["sentence"])
-        for name, values in self.columns.items():
-            if len(values) != n:
-                raise ValueError(
-                    f"column '{name}' has {len(values)} lines but the corpus has {n}; "
-                    "generator outputs must be aligned line by line with the corpus"
-                )
+        check_aligned(self.columns, self.sources)
 
     def __len__(self) -> int:
         return len(self.columns["sentence"])
@@ -103,6 +105,10 @@ def load_checkpoint(path: Path) -> dict[str, Any] | None:
     return None
 
 
+def _is_text(data: TrainData, column: str) -> bool:
+    return not isinstance(data.columns[column], np.ndarray)
+
+
 def _precision(name: str, device: torch.device) -> torch.dtype | None:
     if name == "auto":
         return torch.float16 if device.type == "cuda" else None
@@ -128,8 +134,13 @@ class Trainer:
         checkpoint_dir: Path,
         device: torch.device | None = None,
         progress: bool = True,
+        guides: dict[str, str] | None = None,
     ) -> None:
-        missing = [c for c in method.columns if c not in data.columns]
+        """``guides``: guide name -> local model folder, for each guide the method declares
+        (:func:`negcse.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults)."""
+        guide_specs = method.guides()
+        needed = [*method.columns, *(c for g in guide_specs for c in g.columns)]
+        missing = [c for c in dict.fromkeys(needed) if c not in data.columns]
         if missing:
             raise ValueError(
                 f"method '{method.name}' needs column(s) {missing}; got {sorted(data.columns)}"
@@ -143,6 +154,16 @@ class Trainer:
         self.ckpt_dir = Path(checkpoint_dir)
         self.device = device or default_device()
         self.progress = progress
+        numeric_views = [c for g in guide_specs for c in g.columns if not _is_text(data, c)]
+        if numeric_views:
+            raise ValueError(f"guides encode text columns only; {numeric_views} are numeric")
+        #: frozen guide models (never trained, never in a checkpoint); loaded after the trained
+        #: model is built, so the MLP head's seeded initialisation does not depend on them
+        self.guides: dict[str, FrozenGuide] = load_guides(guide_specs, guides or {}, self.device)
+        #: numeric columns as CPU tensors, indexed per step
+        self._numeric = {
+            c: torch.from_numpy(v) for c, v in data.columns.items() if isinstance(v, np.ndarray)
+        }
         self.poolers: dict[str, Pooler] = {}
         self.eval_pooler = method.pooler(method.eval_pooler, model.tokenizer)
         self.steps_per_epoch = math.ceil(len(data) / settings.batch_size)
@@ -175,6 +196,8 @@ class Trainer:
     def _rows(self, column: str, pooler_key: str) -> TokenRows:
         """The token rows of a column under a pooler, tokenized on first use."""
         key = (column, pooler_key)
+        if column in self._numeric:
+            raise ValueError(f"view of numeric column '{column}': only text columns are encoded")
         if key not in self.token_rows:
             t0 = time.perf_counter()
             self.token_rows[key] = tokenize_rows(
@@ -206,6 +229,26 @@ class Trainer:
             for k, view in enumerate(members):
                 out[view.name] = emb[k * len(idx) : (k + 1) * len(idx)]
         return out
+
+    def batch_columns(self, idx: np.ndarray) -> dict[str, BatchColumn]:
+        """The batch rows of each declared column: text as strings, numbers on the device."""
+        out: dict[str, BatchColumn] = {}
+        for column in self.method.columns:
+            if column in self._numeric:
+                rows = self._numeric[column][torch.from_numpy(idx)]
+                out[column] = rows.to(self.device, non_blocking=True)
+            else:
+                text = self.data.columns[column]
+                out[column] = [text[i] for i in idx]
+        return out
+
+    def encode_guides(self, idx: np.ndarray) -> dict[str, dict[str, torch.Tensor]]:
+        """Each guide's embeddings of its columns for the batch rows (no gradient)."""
+        columns, max_len = self.data.columns, self.s.max_seq_len
+        return {
+            name: guide.encode(columns, idx, max_len, self.device)
+            for name, guide in self.guides.items()
+        }
 
     def _eval_pooler(self) -> tuple[Pooler, bool]:
         use_mlp = self.eval_pooler.name == "cls"
@@ -369,7 +412,14 @@ class Trainer:
             idx = self.batch_indices(step)
             with ctx_factory():
                 emb = self.encode_views(self.method.views(step), idx)
-                ctx = StepContext(step, self.model, self.method.backbone, {"rows": idx})
+                ctx = StepContext(
+                    step,
+                    self.model,
+                    self.method.backbone,
+                    rows=idx,
+                    columns=self.batch_columns(idx),
+                    guides=self.encode_guides(idx),
+                )
                 out = self.method.loss(emb, ctx)
             optimizer.zero_grad(set_to_none=True)
             if scaler is not None:

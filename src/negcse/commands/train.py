@@ -14,12 +14,15 @@ import transformers
 from negcse import __version__
 from negcse.config import TrainSettings
 from negcse.evaluate_sts import dev_scorer
+from negcse.guides import guide_paths
 from negcse.io_utils import check_writable, read_lines
 from negcse.lockfile import lock_record
+from negcse.methods.base import Column
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder, torch_threads
 from negcse.resolve import resolve_model
 from negcse.seed import seed_everything
+from negcse.train_columns import read_column
 from negcse.trainer import TrainData, Trainer
 
 NAME = "train"
@@ -40,7 +43,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=FILE",
-        help="a generator output aligned with the corpus (repeatable)",
+        help="a column aligned with the corpus (repeatable): text, or numbers in a .npy or a "
+        ".tsv of one number per line",
+    )
+    p.add_argument(
+        "--guide",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="the model of a frozen guide the method declares: a trained model folder or a "
+        "backbone name (repeatable)",
     )
     p.add_argument("--out", required=True, help="output folder (written atomically)")
     p.add_argument("--checkpoint-dir", required=True, help="resumable state (kept until success)")
@@ -48,6 +60,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--eval-protocol", default="senteval")
     p.add_argument("--no-progress", action="store_true")
+
+
+def _pairs(items: list[str], flag: str, form: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not name or not value:
+            raise SystemExit(f"{flag} expects {form}, got '{item}'")
+        if name in out:
+            raise SystemExit(f"{flag} {name} given twice")
+        out[name] = value
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,13 +86,12 @@ def run(args: argparse.Namespace) -> int:
         spec["backbone"],
         where=f"methods.{spec['method']}.params",
     )
-    columns = {"sentence": read_lines(args.corpus)}
-    for item in args.column:
-        name, _, path = item.partition("=")
-        if not path:
-            raise SystemExit(f"--column expects NAME=FILE, got '{item}'")
-        columns[name] = read_lines(path)
-    data = TrainData(columns)
+    columns: dict[str, Column] = {"sentence": read_lines(args.corpus)}
+    sources = {"sentence": args.corpus}
+    for name, path in _pairs(args.column, "--column", "NAME=FILE").items():
+        columns[name], sources[name] = read_column(path), path
+    data = TrainData(columns, sources)
+    guides = guide_paths(method.guides(), _pairs(args.guide, "--guide", "NAME=PATH"), args.mirror)
     seed_everything(args.seed)  # the MLP head's initialisation draws from the seeded RNG
     model = SentenceEncoder.from_pretrained(
         resolve_model(spec["backbone"], args.mirror), settings.dropout
@@ -82,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         dev_scorer(args.eval_protocol, args.mirror),
         Path(args.checkpoint_dir),
         progress=not args.no_progress,
+        guides=guides,
     )
     logger.info(
         "%s on %s, seed %d: %d sentences, %d steps",
@@ -100,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
         "best_stsb_dev": state.best_score,
         "steps": state.step,
         "corpus_sentences": len(data),
+        **({"guides": guides} if guides else {}),
         "versions": {
             "negcse": __version__,
             "torch": torch.__version__,

@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from negcse.losses import cosine_matrix
+from negcse.losses import cosine_matrix, weighted_mean
 
 DecayForm = Literal["paper", "released"]
 FORMS: tuple[DecayForm, ...] = ("paper", "released")
@@ -82,13 +82,4 @@ def gaussian_decayed_info_nce(
     neg_logits = torch.where(eye, torch.diag_embed(own), neg_logits)
     logits = torch.cat([pos_logits, neg_logits], dim=1)
     labels = torch.arange(n, device=logits.device)
-    per_row = F.cross_entropy(logits, labels, reduction="none")
-    if weights is None:
-        return per_row.mean()
-    if weights.shape != (n,):
-        raise ValueError(f"weights must have shape ({n},), got {tuple(weights.shape)}")
-    w = weights.to(per_row)
-    total = w.sum()
-    if total <= 0:
-        raise ValueError("weights must sum to a positive number")
-    return (w * per_row).sum() / total
+    return weighted_mean(F.cross_entropy(logits, labels, reduction="none"), weights)

@@ -1,21 +1,43 @@
-"""What a method is: the views it encodes, its loss, its poolers and its parameters.
+"""What a method is: the views it encodes, its loss, its poolers, its guides and its parameters.
 
-The trainer knows nothing about any method. For each step it asks the method which *views* to
-encode (a view = a text column, an optional prompt pooler, an optional dropout), encodes them,
-and hands the embeddings to the method's loss. Extra text columns (negations, TF-IDF negatives,
-SAN samples, paraphrases) come from generator artifacts aligned line by line with the corpus.
+The trainer knows nothing about any method. The contract, per step:
+
+1. ``views(step)``: the *views* to encode (a view = a text column, an optional prompt pooler,
+   an optional dropout); the trainer encodes them with the trained model (gradients on).
+2. ``guides()``: frozen models the method reads (:class:`Guide`: a name, the columns it encodes,
+   its pooler). The user gives each a model (``negcse train --guide NAME=PATH``: a trained model
+   folder of the suite or a backbone name; ``Guide.default`` when not given). The trainer loads
+   each once, frozen (eval mode, ``requires_grad`` False, on the training device, under the
+   training autocast) and never saves it (``last.pt`` holds the trained model only; a resumed
+   run reloads the guides). Each step it encodes the guide's columns for the batch rows under
+   ``no_grad``: ``ctx.guides[guide.name][column]`` is a (batch, dim) tensor.
+3. ``loss(emb, ctx)``: ``emb`` maps view names to embeddings; :class:`StepContext` carries the
+   batch's corpus rows (``ctx.rows``) and the batch rows of every column in ``columns``
+   (``ctx.columns``): a text column as ``list[str]``, a numeric column (a ``.npy`` or
+   one-number-per-line ``.tsv`` aligned with the corpus: scores, weights, labels) as a tensor on
+   the training device (float32, int64 or bool; shape (batch,) or (batch, k)).
+
+Columns come from generator artifacts (or any file) aligned line by line with the corpus;
+``prepare`` sees them whole once before training. A new method subclasses ``Method[P]`` with
+its params dataclass ``P`` (``self.params: P``) and calls ``registry.register``.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from negcse.poolers import Pooler, get_pooler
+
+#: a column of the training data: text lines, or a numeric array whose first axis is the line
+Column = list[str] | np.ndarray
+#: a column's batch rows as the loss gets them
+BatchColumn = list[str] | Tensor
 
 
 @dataclass(frozen=True)
@@ -28,14 +50,32 @@ class View:
     dropout: float | None = None
 
 
+@dataclass(frozen=True)
+class Guide:
+    """A frozen model a method reads: ``name`` (``--guide NAME=PATH``, key of ``ctx.guides``),
+    the text ``columns`` it encodes each step and its ``pooler`` (a registered pooler name;
+    ``"cls"`` is [CLS] + the dense + tanh head saved with the model). ``default``: the model
+    used when no ``--guide`` names it (None: required)."""
+
+    name: str
+    columns: tuple[str, ...] = ("sentence",)
+    pooler: str = "cls_before_pooler"
+    default: str | None = None
+
+
 @dataclass
 class StepContext:
-    """What a loss may look at beyond the embeddings."""
+    """What a loss may look at beyond the embeddings (see the module docstring)."""
 
     step: int
     model: torch.nn.Module
     backbone: str
-    extras: dict[str, Any] = field(default_factory=dict)
+    #: corpus line numbers of the batch, in batch order
+    rows: np.ndarray | None = None
+    #: batch rows of every column the method declared
+    columns: dict[str, BatchColumn] = field(default_factory=dict)
+    #: guide name -> column -> (batch, dim) embeddings from the frozen guide (no gradient)
+    guides: dict[str, dict[str, Tensor]] = field(default_factory=dict)
 
 
 @dataclass
@@ -47,6 +87,11 @@ class LossOutput:
     logs: dict[str, Tensor | float] = field(default_factory=dict)
 
 
+PT = TypeVar("PT", bound="MethodParams")
+#: a method's params type (``Method[P]``)
+P = TypeVar("P", bound="MethodParams")
+
+
 @dataclass(frozen=True)
 class MethodParams:
     """Base for a method's hyperparameters; subclasses add fields (all with defaults)."""
@@ -54,7 +99,7 @@ class MethodParams:
     temperature: float = 0.05
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any], where: str) -> MethodParams:
+    def from_dict(cls: type[PT], values: dict[str, Any], where: str) -> PT:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -65,12 +110,13 @@ class MethodParams:
         return cls(**values)
 
 
-class Method(ABC):
-    """A training method. Subclasses set ``name``, ``Params`` and implement ``loss``."""
+class Method(ABC, Generic[P]):
+    """A training method. Subclasses set ``name``, ``Params`` (the class of ``P``) and implement
+    ``loss``."""
 
     name: ClassVar[str]
     Params: ClassVar[type[MethodParams]] = MethodParams
-    #: generator artifacts (name -> column) the method needs besides the corpus
+    #: columns (generator artifacts, text or numeric) the method needs besides the corpus
     columns: ClassVar[tuple[str, ...]] = ()
     #: pooler of training views whose ``View.pooler`` is "train"
     train_pooler: ClassVar[str] = "cls_before_pooler"
@@ -79,8 +125,8 @@ class Method(ABC):
     #: pooler used for evaluation and saved with the checkpoint
     eval_pooler: ClassVar[str] = "cls_before_pooler"
 
-    def __init__(self, params: MethodParams, backbone: str) -> None:
-        self.params = params
+    def __init__(self, params: P, backbone: str) -> None:
+        self.params: P = params
         self.backbone = backbone
 
     def views(self, step: int) -> list[View]:
@@ -91,18 +137,25 @@ class Method(ABC):
         """The pooler of a view (``View.pooler``): "train" or a registered pooler name."""
         return get_pooler(self.train_pooler if key == "train" else key, tokenizer=tokenizer)
 
-    def attach(self, model: torch.nn.Module) -> None:  # noqa: B027 - optional hook
+    def attach(self, model: torch.nn.Module) -> None:
         """Called once before training (e.g. to remember initial weights)."""
 
     def prepare(
-        self, columns: dict[str, list[str]], tokenizer: Any, max_length: int
+        self, columns: dict[str, Column], tokenizer: Any, max_length: int
     ) -> dict[str, float]:
         """Called once before training with the whole corpus and its columns; returns counts
         for the log and the training metadata (``train_log.json``: ``data_stats``)."""
         return {}
 
-    def after_step(self, lr: float) -> None:  # noqa: B027 - optional hook
+    def after_step(self, lr: float) -> None:
         """Called after each optimizer step with the learning rate of that step."""
+
+    def guides(self) -> tuple[Guide, ...]:
+        """Frozen models the loss reads (none by default)."""
+        return ()
+
+    @abstractmethod
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput: ...
 
 
 def identical_prompt_pairs(
@@ -125,6 +178,3 @@ def identical_prompt_pairs(
         )
         same += int(((len_a == len_b) & equal.all(1)).sum())
     return same
-
-    @abstractmethod
-    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput: ...

@@ -35,6 +35,7 @@ from negcse.generators.specs.negation import OSSCSE_COLUMN as NEGATION_COLUMN
 from negcse.generators.specs.osscse_paraphrase import COLUMN as PARAPHRASE_COLUMN
 from negcse.losses import info_nce, recall_loss, two_way_margin_loss
 from negcse.methods.base import (
+    Column,
     LossOutput,
     Method,
     MethodParams,
@@ -70,7 +71,7 @@ class OssCSEParams(MethodParams):
 
 
 @register
-class OssCSE(Method):
+class OssCSE(Method[OssCSEParams]):
     name = "osscse"
     Params = OssCSEParams
     columns = (NEGATION_COLUMN, PARAPHRASE_COLUMN)
@@ -93,7 +94,7 @@ class OssCSE(Method):
         ]
 
     def prepare(
-        self, columns: dict[str, list[str]], tokenizer: Any, max_length: int
+        self, columns: dict[str, Column], tokenizer: Any, max_length: int
     ) -> dict[str, float]:
         """Count the paraphrase fallback rows and the negations identical to their positive."""
         sentences = columns["sentence"]
@@ -124,14 +125,13 @@ class OssCSE(Method):
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         p = self.params
-        assert isinstance(p, OssCSEParams)
         if not self._theta0:
             raise RuntimeError("OssCSE.attach(model) must run before the loss (recall loss)")
         contrastive = info_nce(emb["anchor"], emb["positive"], p.temperature)
         recall = recall_loss(self._theta, self._theta0, p.recall_weight)
         keep = slice(None)
         if p.mask_fallback:
-            rows = ctx.extras.get("rows")
+            rows = ctx.rows
             if rows is None or self._fallback is None:
                 raise RuntimeError("mask_fallback needs prepare() and the batch rows (trainer)")
             keep = torch.from_numpy(~self._fallback[rows]).to(emb["anchor"].device)
@@ -155,7 +155,6 @@ class OssCSE(Method):
     def after_step(self, lr: float) -> None:
         """RecAdam's decoupled penalty: theta -= lr * gamma * (theta - theta0)."""
         p = self.params
-        assert isinstance(p, OssCSEParams)
         if p.recall == "decoupled":
             for theta, theta0 in zip(self._theta, self._theta0, strict=True):
                 theta.sub_(lr * p.recall_weight * (theta - theta0))

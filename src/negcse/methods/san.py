@@ -66,13 +66,12 @@ class SNCSESanParams(SNCSEParams):
 
 
 @register
-class SimCSESan(Method):
+class SimCSESan(Method[HiNCEParams]):
     name = "simcse_san"
     Params = HiNCEParams
     columns = (SAN_COLUMN,)
 
     def views(self, step: int) -> list[View]:
-        assert isinstance(self.params, HiNCEParams)
         return [
             View("anchor"),
             View("positive"),
@@ -81,7 +80,6 @@ class SimCSESan(Method):
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         p = self.params
-        assert isinstance(p, HiNCEParams)
         loss = hierarchical_info_nce(
             emb["anchor"], emb["positive"], p.temperature, emb["san"], p.tau2
         )
@@ -89,18 +87,16 @@ class SimCSESan(Method):
 
 
 @register
-class SNCSESan(SNCSE):
+class SNCSESan(SNCSE[SNCSESanParams]):
     name = "sncse_san"
     Params = SNCSESanParams
     columns = (*SNCSE.columns, SAN_COLUMN)
 
     def views(self, step: int) -> list[View]:
-        assert isinstance(self.params, SNCSESanParams)
         return [*super().views(step), View("san", SAN_COLUMN, SAN_PROMPT, dropout=self.params.p2)]
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         p = self.params
-        assert isinstance(p, SNCSESanParams)
         hince = hierarchical_info_nce(
             emb["anchor"], emb["positive"], p.temperature, emb["san"], p.tau2
         )

@@ -5,12 +5,12 @@ from __future__ import annotations
 from torch import Tensor
 
 from negcse.losses import info_nce
-from negcse.methods.base import LossOutput, Method, StepContext
+from negcse.methods.base import LossOutput, Method, MethodParams, StepContext
 from negcse.methods.registry import register
 
 
 @register
-class SimCSE(Method):
+class SimCSE(Method[MethodParams]):
     name = "simcse"
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from torch import Tensor
 
 from negcse.generators.specs.negation import SNCSE_COLUMN as NEGATION_COLUMN
 from negcse.losses import bidirectional_margin_loss, info_nce, info_nce_paired_negative
 from negcse.methods.base import (
+    Column,
     LossOutput,
     Method,
     MethodParams,
+    P,
     StepContext,
     View,
     identical_prompt_pairs,
@@ -44,7 +46,11 @@ class SNCSEParams(MethodParams):
     bml_weight: float = 1e-3  # lambda: 1e-3 for BERT, 5e-4 for RoBERTa (per backbone in params)
 
 
-class _SNCSEBase(Method):
+#: SNCSE's params or a subclass of them (SNCSE + SAN)
+SP = TypeVar("SP", bound=SNCSEParams)
+
+
+class _SNCSEBase(Method[P]):
     """Prompt views shared by SNCSE and its ablations."""
 
     columns = (NEGATION_COLUMN,)
@@ -60,7 +66,7 @@ class _SNCSEBase(Method):
         return views
 
     def prepare(
-        self, columns: dict[str, list[str]], tokenizer: Any, max_length: int
+        self, columns: dict[str, Column], tokenizer: Any, max_length: int
     ) -> dict[str, float]:
         """Count the negations token-identical to their positive after truncation (the released
         whole-prompt budget can cut the inserted "not")."""
@@ -81,13 +87,12 @@ class _SNCSEBase(Method):
 
 
 @register
-class SNCSE(_SNCSEBase):
+class SNCSE(_SNCSEBase[SP]):
     name = "sncse"
     Params = SNCSEParams
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         p = self.params
-        assert isinstance(p, SNCSEParams)
         nce = info_nce(emb["anchor"], emb["positive"], p.temperature)
         bml = bidirectional_margin_loss(
             emb["anchor"], emb["positive"], emb["negation"], p.alpha, p.beta
@@ -97,7 +102,7 @@ class SNCSE(_SNCSEBase):
 
 
 @register
-class SNCSEPositiveLoss(_SNCSEBase):
+class SNCSEPositiveLoss(_SNCSEBase[MethodParams]):
     """Ablation PL (eq. 8): InfoNCE(h, h+) + InfoNCE(h, h#), in-batch negations as negatives."""
 
     name = "sncse_pl"
@@ -110,7 +115,7 @@ class SNCSEPositiveLoss(_SNCSEBase):
 
 
 @register
-class SNCSENegativeLoss(_SNCSEBase):
+class SNCSENegativeLoss(_SNCSEBase[MethodParams]):
     """Ablation NL (eq. 9): the negation of sentence i as one extra negative of anchor i."""
 
     name = "sncse_nl"
@@ -123,7 +128,7 @@ class SNCSENegativeLoss(_SNCSEBase):
 
 
 @register
-class SNCSEInfoNCE(_SNCSEBase):
+class SNCSEInfoNCE(_SNCSEBase[MethodParams]):
     """Ablation InfoNCE (Table 3, "w.o. BML" in Table 2): the prompts without the negation."""
 
     name = "sncse_infonce"

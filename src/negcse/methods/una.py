@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 import torch
 from torch import Tensor
@@ -66,7 +66,11 @@ class UnaParams(ParaphraseParams):
             raise ValueError(f"alpha must be an integer >= 0, got {self.alpha}")
 
 
-class _UnaFamily(Method):
+#: the family's params: positives only, or with negatives (``UnaParams``)
+UP = TypeVar("UP", bound=ParaphraseParams)
+
+
+class _UnaFamily(Method[UP]):
     """Shared views and loss; subclasses choose the positive column and whether to inject."""
 
     Params = ParaphraseParams
@@ -108,7 +112,7 @@ class _UnaFamily(Method):
 
 
 @register
-class Una(_UnaFamily):
+class Una(_UnaFamily[UnaParams]):
     """SimCSE + UNA negatives (and the Table 2 ablations, through the negatives file)."""
 
     name = "una"
@@ -118,7 +122,7 @@ class Una(_UnaFamily):
 
 
 @register
-class UnaBaseline(_UnaFamily):
+class UnaBaseline(_UnaFamily[ParaphraseParams]):
     """UNA's own SimCSE baseline (released ``run_*_simcse.sh``): the symmetric loss over the
     sentence's two dropout views, never a negative, under UNA's training settings."""
 
@@ -127,7 +131,7 @@ class UnaBaseline(_UnaFamily):
 
 
 @register
-class UnaParaphrase(_UnaFamily):
+class UnaParaphrase(_UnaFamily[ParaphraseParams]):
     """SimCSE with paraphrase positives (UNA paper, Table 1 "+paraphrasing")."""
 
     name = "una_paraphrase"
@@ -137,7 +141,7 @@ class UnaParaphrase(_UnaFamily):
 
 
 @register
-class UnaBoth(_UnaFamily):
+class UnaBoth(_UnaFamily[UnaParams]):
     """Paraphrase positives + UNA negatives (UNA paper, Table 1 "+both")."""
 
     name = "una_both"

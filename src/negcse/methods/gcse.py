@@ -1,0 +1,92 @@
+"""GCSE stage 2 (Wang et al. 2025, eq. 12-13): triplets and a Gaussian-decayed hard negative.
+
+Each corpus line x_i (the anchor) comes with a synthesized positive and hard negative, the text
+columns ``gcse_positive`` and ``gcse_negative`` aligned with the corpus (denoised triplets).
+The trained model (a copy of the stage-1 evaluation model, given as the backbone) encodes the
+three with dropout, [CLS] + MLP as SimCSE trains. The frozen stage-1 model is the ``evaluation``
+guide (``negcse train --guide evaluation=STAGE1_MODEL``): it gives s'_i = cos(h'_i, h'_i-) of
+the anchor and its own hard negative, and the loss is
+:func:`negcse.gcse.loss.gaussian_decayed_info_nce` (``form`` "paper", the default, or
+"released"; docs/fidelity-gcse.md says why). The guide embeds with [CLS] + the dense + tanh head
+saved with the model, as the released frozen SimCSE does (``guide_pooler``).
+
+Training settings of the released stage 2 (``RELEASED_TRAIN``): max_seq_len 64, batch 128,
+lr 1e-5, 2 epochs, STS-B dev every 125 steps; they become the method's ``train`` block in
+params.yaml with the GCSE rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch.nn.functional as F
+from torch import Tensor
+
+from negcse.gcse.loss import FORMS, DecayForm, gaussian_decayed_info_nce
+from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.registry import register
+
+POSITIVE_COLUMN = "gcse_positive"
+NEGATIVE_COLUMN = "gcse_negative"
+GUIDE = "evaluation"
+
+#: the released stage-2 training settings (GCSE_REFERENCE.md §5), as ``train`` overrides
+RELEASED_TRAIN: dict[str, Any] = {
+    "max_seq_len": 64,
+    "batch_size": 128,
+    "learning_rate": 1.0e-5,
+    "epochs": 2,
+    "eval_steps": 125,
+}
+
+
+@dataclass(frozen=True)
+class GCSEParams(MethodParams):
+    """``sigma``: eq. 13's width in cosine units (paper 0.01; released alpha 0.17 = 0.0085);
+    ``form``: "paper" (gradient through G) or "released" (detached change);
+    ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head)."""
+
+    sigma: float = 0.01
+    form: DecayForm = "paper"
+    guide_pooler: str = "cls"
+
+    def __post_init__(self) -> None:
+        if self.form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
+        if not self.sigma > 0:
+            raise ValueError(f"sigma must be > 0, got {self.sigma}")
+        if not self.temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+
+
+@register
+class GCSE(Method[GCSEParams]):
+    name = "gcse"
+    Params = GCSEParams
+    columns = (POSITIVE_COLUMN, NEGATIVE_COLUMN)
+
+    def views(self, step: int) -> list[View]:
+        return [
+            View("anchor"),
+            View("positive", POSITIVE_COLUMN),
+            View("negative", NEGATIVE_COLUMN),
+        ]
+
+    def guides(self) -> tuple[Guide, ...]:
+        return (Guide(GUIDE, ("sentence", NEGATIVE_COLUMN), self.params.guide_pooler),)
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        p = self.params
+        frozen = ctx.guides[GUIDE]
+        s_frozen = F.cosine_similarity(frozen["sentence"], frozen[NEGATIVE_COLUMN], dim=-1)
+        loss = gaussian_decayed_info_nce(
+            emb["anchor"],
+            emb["positive"],
+            emb["negative"],
+            s_frozen,
+            p.temperature,
+            p.sigma,
+            p.form,
+        )
+        return LossOutput(loss, {"gcse": loss.detach(), "frozen_cos": s_frozen.mean()})

@@ -1,0 +1,171 @@
+"""RankCSE and RLRD (ranking distillation from frozen teachers), alone and with SAN.
+
+The teachers are frozen guide models (``Method.guides``: ``teacher1`` and, unless
+``teacher_weight`` is 1, ``teacher2``; ``negcse train --guide teacher1=PATH``). Each encodes the
+sentences (and the SAN samples for the +SAN methods) every step; their similarity lists are
+mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
+:func:`negcse.rank_distillation.distillation_loss` (SAN paper eq. 6 and 7):
+
+- ``rankcse``: SimCSE's views; InfoNCE + beta * consistency + gamma * ListMLE (or ListNet).
+- ``rankcse_san`` (eq. 6): + the SAN view at dropout p2; HiNCE at tau2 in place of InfoNCE and
+  + gamma * lambda * ListMLE over the SAN similarities (eq. 5).
+- ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE, fixed teacher weights (the released
+  reinforcement-learned weighting is not built; docs/fidelity-san.md).
+- ``rlrd_san`` (eq. 7): + the SAN view as in ``sncse_san``, HiNCE and the SAN ListMLE.
+
+Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) and Table 6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+from torch import Tensor
+
+from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.registry import register
+from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
+from negcse.methods.sncse import ANCHOR_PROMPT, SNCSEParams, _SNCSEBase
+from negcse.rank_distillation import DistillationWeights, distillation_loss, teacher_similarities
+
+TEACHERS = ("teacher1", "teacher2")
+
+
+@dataclass(frozen=True)
+class DistillParams(MethodParams):
+    rank_temperature: float = 0.05  # released --tau2: the student lists' temperature
+    distillation: str = "listmle"  # or "listnet"
+    consistency_weight: float = 1.0  # beta (RankCSE's consistency)
+    distillation_weight: float = 1.0  # gamma
+    teacher_weight: float = 0.33  # alpha: teacher1's weight; teacher2 gets 1 - alpha
+    teacher1_pooler: str = "cls_before_pooler"
+    teacher2_pooler: str = "cls_before_pooler"
+    reference_quirks: bool = False  # the released consistency term (an entropy; see docs)
+
+    def __post_init__(self) -> None:
+        if self.distillation not in ("listmle", "listnet"):
+            raise ValueError(f"distillation must be listmle or listnet, got {self.distillation!r}")
+        if not 0 < self.teacher_weight <= 1:
+            raise ValueError(f"teacher_weight must be in (0, 1], got {self.teacher_weight}")
+        if not self.rank_temperature > 0:
+            raise ValueError(f"rank_temperature must be > 0, got {self.rank_temperature}")
+
+
+@dataclass(frozen=True)
+class SanDistillParams(DistillParams):
+    tau2: float = 0.05  # HiNCE's SAN temperature (Table 6: RankCSE 0.05, RLRD 0.1)
+    p2: float | None = 0.2  # dropout of the SAN pass
+    san_rank_weight: float = 0.4  # lambda of ListMLE+SAN (Table 6: RankCSE 0.4, RLRD 0.2)
+    san_rank_temperature: float | None = None  # tau3 (eq. 5); None: tau2, as released
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _check(self.tau2, self.p2)
+
+
+@dataclass(frozen=True)
+class RLRDParams(DistillParams, SNCSEParams):
+    consistency_weight: float = 0.0
+    distillation_weight: float = 1.0e-3  # released t_lmb
+    teacher_weight: float = 0.5  # released --alpha_ 0.5 (the RL agent's weights: not built)
+    teacher1_pooler: str = ANCHOR_PROMPT  # the released SNCSE-prompt teacher, pooled at [MASK]
+
+
+@dataclass(frozen=True)
+class RLRDSanParams(RLRDParams, SanDistillParams):  # this order keeps RLRD's defaults
+    tau2: float = 0.1
+    san_rank_weight: float = 0.2
+
+
+#: the params of one of the four methods
+DP = TypeVar("DP", bound=DistillParams)
+
+
+class _Distillation(Method[DP]):
+    """Teachers, their similarity lists and the assembled loss shared by the four methods."""
+
+    def teacher_names(self) -> tuple[str, ...]:
+        return TEACHERS[:1] if self.params.teacher_weight == 1 else TEACHERS
+
+    def guides(self) -> tuple[Guide, ...]:
+        p = self.params
+        san = isinstance(p, SanDistillParams)
+        columns = ("sentence", SAN_COLUMN) if san else ("sentence",)
+        poolers = (p.teacher1_pooler, p.teacher2_pooler)
+        return tuple(
+            Guide(name, columns, pooler)
+            for name, pooler in zip(self.teacher_names(), poolers, strict=False)
+        )
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        p = self.params
+        teachers = [ctx.guides[name] for name in self.teacher_names()]
+        mix = [p.teacher_weight, 1 - p.teacher_weight][: len(teachers)]
+        san_kw: dict[str, object] = {}
+        if isinstance(p, SanDistillParams):
+            san_kw = {
+                "san": emb["san"],
+                "tau2": p.tau2,
+                "teacher_san": teacher_similarities(teachers, mix, "sentence", SAN_COLUMN),
+                "san_rank_temperature": p.san_rank_temperature,
+            }
+        bml_kw: dict[str, object] = {}
+        if isinstance(p, SNCSEParams):
+            bml_kw = {"negation": emb["negation"], "bml_margins": (p.alpha, p.beta)}
+        weights = DistillationWeights(
+            consistency=p.consistency_weight,
+            bml=p.bml_weight if isinstance(p, SNCSEParams) else 0.0,
+            rank=p.distillation_weight,
+            san_rank=p.san_rank_weight if isinstance(p, SanDistillParams) else 0.0,
+        )
+        loss, parts = distillation_loss(
+            emb["anchor"],
+            emb["positive"],
+            teacher_similarities(teachers, mix, "sentence", "sentence"),
+            weights=weights,
+            temperature=p.temperature,
+            rank_temperature=p.rank_temperature,
+            kind=p.distillation,  # type: ignore[arg-type]
+            reference_quirks=p.reference_quirks,
+            **san_kw,  # type: ignore[arg-type]
+            **bml_kw,  # type: ignore[arg-type]
+        )
+        return LossOutput(loss, dict(parts))
+
+
+@register
+class RankCSE(_Distillation[DistillParams]):
+    name = "rankcse"
+    Params = DistillParams
+
+
+@register
+class RankCSESan(_Distillation[SanDistillParams]):
+    name = "rankcse_san"
+    Params = SanDistillParams
+    columns = (SAN_COLUMN,)
+
+    def views(self, step: int) -> list[View]:
+        return [View("anchor"), View("positive"), View("san", SAN_COLUMN, dropout=self.params.p2)]
+
+
+class _RLRDBase(_Distillation[DP], _SNCSEBase[DP]):
+    """SNCSE's views, poolers and negation count (``_SNCSEBase``), the distillation loss."""
+
+
+@register
+class RLRD(_RLRDBase[RLRDParams]):
+    name = "rlrd"
+    Params = RLRDParams
+
+
+@register
+class RLRDSan(_RLRDBase[RLRDSanParams]):
+    name = "rlrd_san"
+    Params = RLRDSanParams
+    columns = (*RLRD.columns, SAN_COLUMN)
+
+    def views(self, step: int) -> list[View]:
+        san = View("san", SAN_COLUMN, SAN_PROMPT, dropout=self.params.p2)
+        return [*super().views(step), san]
