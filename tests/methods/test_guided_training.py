@@ -97,6 +97,7 @@ def _trainer(splade: Path, data: TrainData, ckpt: Path, mirror: Path) -> Trainer
     )
 
 
+@pytest.mark.slow
 def test_columns_and_guide_reach_the_loss_and_resume(
     toy: type[ToyGuided], splade_tiny: Path, data: TrainData, mirror: Path, tmp_path: Path
 ) -> None:
