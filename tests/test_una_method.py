@@ -15,7 +15,7 @@ import yaml
 
 from negcse.commands import una_negatives as una_cmd
 from negcse.config import TrainSettings, check_config, deep_merge
-from negcse.evaluate_sts import score_task
+from negcse.evaluation.sts import score_task
 from negcse.generators.generator_settings import (
     una_negatives_input,
     una_settings,
