@@ -355,7 +355,7 @@ def test_missing_dataset_fails_fast_naming_task(empty_hf_cache: Path, tmp_path: 
     assert time.monotonic() - start < 60
     message = str(err.value)
     assert "MTEB task SciDocsRR" in message and "mteb/SciDocsRR" in message
-    assert "networked machine" in message and "--prefetch --group reranking" in message
+    assert "networked machine" in message and "fetch-mteb --group reranking" in message
     assert not out.exists()
     assert os.environ.get("HF_HUB_OFFLINE") == "1"  # conftest's setting, restored
 

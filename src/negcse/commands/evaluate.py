@@ -26,6 +26,8 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    # every evaluation's options would make a page-long usage line: --help lists them
+    p.usage = "%(prog)s --model MODEL --only NAME[,NAME...] --NAME-out JSON [--NAME-OPTION ...]"
     add_model_arguments(p)
     known = evaluations()
     p.add_argument(
