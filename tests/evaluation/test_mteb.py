@@ -127,6 +127,23 @@ def test_mock_reranking_task_gives_hand_map_and_mrr(minilm: MtebModel, tmp_path:
 
 
 @pytest.mark.mirror
+def test_the_mteb_evaluation_uses_the_loaded_embedder(minilm: MtebModel) -> None:
+    """`negcse evaluate --only mteb`: the run's embedder, no second load, no model/pooler keys
+    (the command writes them first, as for every evaluation)."""
+    from negcse.evaluation.cache import SentenceCache
+    from negcse.evaluation.mteb import Mteb
+
+    settings = {"model": MINILM, "pooler": "mean", "group": "classification", "batch_size": 16}
+    settings.update(tasks=[MockClassificationTask()], mirror=None, tags={})
+    got = Mteb().run(SentenceCache(minilm.model.encode, minilm.model), settings)
+    direct = run_mteb(
+        MINILM, "mean", [MockClassificationTask()], None, group="classification", model=minilm
+    )
+    assert "model" not in got and "pooler" not in got
+    assert got == {k: v for k, v in direct.items() if k not in ("model", "pooler")}
+
+
+@pytest.mark.mirror
 def test_mock_classification_task_equals_logistic_regression(minilm: MtebModel) -> None:
     result = run_mteb(
         MINILM, "mean", [MockClassificationTask()], None, group="classification", model=minilm
