@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     for name, cls in sorted(known.items()):
         group = p.add_argument_group(f"{name}: {cls.help}")
         group.add_argument(
-            f"--{name}-out",
+            _flag(name, "out"),
             dest=_dest(name, "out"),
             metavar="JSON",
             help=f"its result (required with --only {name})",
@@ -48,8 +48,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             kwargs = {k: v for k, v in keywords.items() if k != "required"}
             if "choices" not in kwargs and "action" not in kwargs:
                 kwargs.setdefault("metavar", option.upper())
-            flag = f"--{name}-{option.replace('_', '-')}"
-            group.add_argument(flag, dest=_dest(name, option), **kwargs)
+            group.add_argument(_flag(name, option), dest=_dest(name, option), **kwargs)
+
+
+def _flag(name: str, option: str) -> str:
+    return f"--{name}-{option.replace('_', '-')}"
 
 
 def _dest(name: str, option: str) -> str:
@@ -61,8 +64,7 @@ def settings_of(args: argparse.Namespace, cls: type[Evaluation]) -> dict[str, An
     own = {o: getattr(args, _dest(cls.name, o)) for o in ["out", *cls.options]}
     for option in ["out", *(o for o, kw in cls.options.items() if kw.get("required"))]:
         if own[option] is None:
-            flag = f"--{cls.name}-{option.replace('_', '-')}"
-            raise UserError(f"{flag} is required with --only {cls.name}")
+            raise UserError(f"{_flag(cls.name, option)} is required with --only {cls.name}")
     common = {"model": args.model, "pooler": args.pooler, "mirror": args.mirror}
     return {**own, **common, "batch_size": args.batch_size, "tags": tags(args)}
 
