@@ -41,7 +41,7 @@ import yaml
 from transformers import BertConfig, BertModel
 
 from negcse.config import TrainSettings, resolve_method
-from negcse.evaluate_sts import dev_scorer
+from negcse.evaluation.sts import dev_scorer
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder
 from negcse.resolve import resolve_data, resolve_model
@@ -227,15 +227,14 @@ def measure_eval_job(tokenizer: Any, tiny: bool, timeout: float) -> tuple[float 
         out = Path(tmp)
         meta = {"eval_pooler": "cls_before_pooler", "benchmark": "random weights"}
         model.save(out / "model", get_pooler("cls_before_pooler"), 32, meta)
-        common = f"--model {out / 'model'} --pooler auto --batch-size 128"
-        tasks = "--tasks CR TREC --kfold 2" if tiny else ""
-        parts = [
-            f"evaluate-sts {common} --protocol senteval --out {out / 'sts.json'}",
-            f"evaluate-transfer {common} {tasks} --out {out / 'transfer.json'}",
-            f"evaluate-splits {common} --protocol senteval --out {out / 'splits.json'} "
-            f"--probe-out {out / 'probe.json'}",
-        ]
-        cmd = [sys.executable, "-m", "negcse", "batch", *" :: ".join(parts).split()]
+        tasks = "--transfer-tasks CR TREC --transfer-kfold 2" if tiny else ""
+        args = (
+            f"--only sts,transfer,splits,probe --model {out / 'model'} --pooler auto "
+            f"--batch-size 128 --sts-protocol senteval --sts-out {out / 'sts.json'} "
+            f"{tasks} --transfer-out {out / 'transfer.json'} --splits-protocol senteval "
+            f"--splits-out {out / 'splits.json'} --probe-out {out / 'probe.json'}"
+        )
+        cmd = [sys.executable, "-m", "negcse", "evaluate", *args.split()]
         start = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -463,7 +462,7 @@ def render(
         lines.append(f"| one STS-B dev evaluation, {precision} (trainer's, pre-tokenized) | "
                      f"{seconds:.3f} |")  # fmt: skip
     lines.append(
-        "| evaluation job of one model (`negcse batch`: "
+        "| evaluation job of one model (`negcse evaluate`: "
         f"{job_note}) | {'-' if job is None else f'{job:.1f}'} |"
     )
     lines += ["", "| generator (random weights, small input) | ms/sentence | wiki1m hours |"]

@@ -20,9 +20,9 @@ import torch
 from torch import Tensor, nn
 from transformers import AutoConfig
 
-from negcse.encoder import load_pretrained, model_inputs
 from negcse.errors import ModelFilesError
 from negcse.poolers import Pooler
+from negcse.pretrained import load_pretrained, model_inputs
 
 logger = logging.getLogger(__name__)
 

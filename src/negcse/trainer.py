@@ -40,13 +40,13 @@ from transformers import get_constant_schedule_with_warmup, get_linear_schedule_
 
 from negcse.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.config import TrainSettings
-from negcse.encoder import default_device
-from negcse.evaluate_sts import EncodeFn
+from negcse.evaluation.cache import EncodeFn
 from negcse.guides import FrozenGuide, load_guides
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.model import SentenceEncoder, dropout_rate
 from negcse.poolers import Pooler
+from negcse.pretrained import default_device
 from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
 from negcse.train_columns import check_aligned
 
