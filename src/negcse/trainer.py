@@ -207,11 +207,12 @@ class Trainer:
         for view in views:
             groups[(view.pooler, view.dropout)].append(view)
         out: dict[str, torch.Tensor] = {}
-        pad_to = self.s.max_seq_len if self.s.static_padding else None
         embed = getattr(self, "_embed", None) or self.model.embed_batch
         square = self.device.type == "cuda"  # CPU keeps transformers' own mask path
         for (pooler_key, p), members in groups.items():
             parts = [self._rows(v.column, pooler_key) for v in members]
+            # static padding: one width per group, the longest row of its columns
+            pad_to = max(r.longest for r in parts) if self.s.static_padding else None
             batch = to_device(collate(parts, idx, pad_to), self.device)
             with dropout_rate(self.model.backbone, p):
                 emb = embed(batch, self._pooler(pooler_key), self.method.use_mlp, square)
