@@ -236,7 +236,9 @@ SYNC_CALLS = (
 def write_profile(path: Path, title: str, prof: Any, wall: float) -> None:
     """Per-step wall and device time, the counts of :data:`SYNC_CALLS` and the top ops."""
     events = prof.key_averages()
-    device_us = sum(e.self_device_time_total for e in events) / PROFILE_STEPS
+    # kernels only: operator rows (and a CUDA graph's row) repeat the time of their kernels
+    kernels = [e for e in events if e.device_type != torch.autograd.DeviceType.CPU]
+    device_us = sum(e.self_device_time_total for e in kernels) / PROFILE_STEPS
     counts = {name: 0 for name in SYNC_CALLS}
     for e in events:
         if e.key in counts:
