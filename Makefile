@@ -70,5 +70,11 @@ lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \
 	  snakefmt --check Snakefile rules && snakemake --lint
 
+# tests/test_slurm.py waits on its cluster (job submission, status polls) much of its time: it
+# runs in a second pytest process beside the others, and its report follows theirs.
 test: lint
-	source $(VENV)/bin/activate && python -m pytest -q
+	source $(VENV)/bin/activate && log=$$(mktemp) && \
+	{ python -m pytest -q -m slurm -p no:cacheprovider > "$$log" 2>&1 & } && slurm=$$! && \
+	{ python -m pytest -q -m "not slurm"; rest=$$?; } ; \
+	wait $$slurm; slurm_rc=$$?; echo "== tests/test_slurm.py (marker slurm) =="; cat "$$log"; \
+	rm -f "$$log"; [ "$$rest" = 0 ] && [ "$$slurm_rc" = 0 ]

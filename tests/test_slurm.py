@@ -72,7 +72,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def sh(cmd: list[str], cwd: Path, check: bool = True, timeout: int = 1200) -> str:
+def sh(cmd: list[str], cwd: Path, check: bool = True, timeout: int = 2400) -> str:
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     out = proc.stdout + proc.stderr
     if check and proc.returncode != 0:
@@ -259,7 +259,7 @@ def slurm_run(cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> SlurmR
             ids = jobs_of("rule_train_wildcards_simcse")
             assert len(ids) == 1, f"running SimCSE training jobs: {ids}"
             subprocess.run(["scancel", ids[0]], check=True)
-            assert proc.wait(timeout=1200) != 0, "the run with a cancelled job succeeded"
+            assert proc.wait(timeout=2400) != 0, "the run with a cancelled job succeeded"
         finally:
             if proc.poll() is None:
                 proc.terminate()

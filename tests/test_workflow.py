@@ -320,9 +320,13 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
     while not state.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
     assert state.exists(), "the training job wrote no checkpoint"
-    pids = sh(
+    found = sh(
         ["pgrep", "-f", "checkpoint-dir results/checkpoints/simcse/splade-tiny/seed1"], ws
     ).stdout.split()
+    # this workspace's job only: `make test` runs tests/test_slurm.py (same job, same command
+    # line, another directory) beside this one
+    pids = [pid for pid in found if Path(f"/proc/{pid}/cwd").resolve() == ws.resolve()]
+    assert pids, found
     for pid in pids:
         os.kill(int(pid), signal.SIGKILL)
     assert proc.wait(timeout=120) != 0
