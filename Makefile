@@ -70,11 +70,7 @@ lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \
 	  snakefmt --check Snakefile rules && snakemake --lint
 
-# tests/test_slurm.py waits on its cluster (job submission, status polls) much of its time: it
-# runs in a second pytest process beside the others, and its report follows theirs.
+# pytest in three processes side by side (tests/test_slurm.py, tests/test_workflow.py, the rest):
+# on 2 cores each fills the others' idle gaps (.ci/pytest-parallel).
 test: lint
-	source $(VENV)/bin/activate && log=$$(mktemp) && \
-	{ python -m pytest -q -m slurm -p no:cacheprovider > "$$log" 2>&1 & } && slurm=$$! && \
-	{ python -m pytest -q -m "not slurm"; rest=$$?; } ; \
-	wait $$slurm; slurm_rc=$$?; echo "== tests/test_slurm.py (marker slurm) =="; cat "$$log"; \
-	rm -f "$$log"; [ "$$rest" = 0 ] && [ "$$slurm_rc" = 0 ]
+	source $(VENV)/bin/activate && .ci/pytest-parallel
