@@ -252,7 +252,7 @@ def slurm_run(cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> SlurmR
         proc = subprocess.Popen(SLURM, cwd=ws, stdout=log, stderr=subprocess.STDOUT, text=True)
         try:
             state = ws / "results/checkpoints/simcse/splade-tiny/seed1/last.pt"
-            deadline = time.time() + 900
+            deadline = time.time() + 1800  # its queue waits behind the grid's first jobs
             while not state.exists() and time.time() < deadline and proc.poll() is None:
                 time.sleep(0.1)
             assert state.exists(), "the SimCSE training job wrote no checkpoint"
