@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from negcse.tables.render import (
+    PAPER_DIFF,
     Column,
     add_baseline_delta,
     collect,
@@ -20,7 +21,7 @@ from negcse.tables.render import (
     render_markdown,
     summarize,
 )
-from negcse.tables.specs import PAPER_DIFF, table_spec
+from negcse.tables.specs import table_spec
 
 KEYS = ["STS12", "avg"]
 COLUMNS = (Column("STS12", "STS12"), Column("avg", "Avg."), *PAPER_DIFF)

@@ -28,6 +28,7 @@ from negcse.tables.published import (
     published_transfer,
 )
 from negcse.tables.render import (
+    PAPER_DIFF,
     Column,
     add_baseline_delta,
     collect,
@@ -145,8 +146,6 @@ def transfer_protocol(paths: Sequence[str]) -> tuple[list[str], set[int]]:
 
 
 def transfer_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
-    from negcse.tables.specs import PAPER_DIFF
-
     tasks, folds = transfer_protocol(evals)
     columns = [Column(t, t) for t in tasks]
     if "MRPC" in tasks:
@@ -265,8 +264,6 @@ def collect_mteb(paths: Sequence[str | os.PathLike[str]], group: str) -> pd.Data
 
 def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     """Per group: our MAP/accuracy per task and the averages beside the paper's average."""
-    from negcse.tables.specs import PAPER_DIFF
-
     version = ", ".join(sorted({str(_read(p).get("mteb_version", "?")) for p in evals}))
     summaries: dict[str, pd.DataFrame] = {}
     latex, markdown, dvc = [], [], {}

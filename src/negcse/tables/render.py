@@ -66,6 +66,13 @@ class Column:
         return self.latex if self.latex is not None else latex_escape(self.label)
 
 
+#: The columns ``summarize(..., paper_value)`` adds: the published headline and our difference.
+PAPER_DIFF = (
+    Column("paper", "Paper", kind="number"),
+    Column("diff", "Δ", kind="signed", latex=r"$\Delta$"),
+)
+
+
 def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.DataFrame:
     """One row per (method, backbone, seed, metric) from evaluation JSON files."""
     rows = []

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from negcse.tables.render import Column
-
-if TYPE_CHECKING:
-    from negcse.tables.build import Options, Table
+from negcse.mteb_tasks import GROUPS
+from negcse.tables import build
+from negcse.tables.build import Options, Table
+from negcse.tables.published import TASKS, published_avg
+from negcse.tables.render import PAPER_DIFF, Column
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,6 @@ class TableSpec:
         return f"tab:{self.name}"
 
 
-PAPER_DIFF = (
-    Column("paper", "Paper", kind="number"),
-    Column("diff", "Δ", kind="signed", latex=r"$\Delta$"),
-)
 SEEDS = Column("seeds", "Seeds", kind="count")
 
 
@@ -82,10 +78,6 @@ def _eval(kind: str) -> tuple[str, str]:
 
 
 def _tables() -> dict[str, TableSpec]:
-    from negcse.mteb_tasks import GROUPS
-    from negcse.tables import build
-    from negcse.tables.published import TASKS, published_avg
-
     sts_labels = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg."}
     analysis = "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
     specs = [
