@@ -122,7 +122,11 @@ def prefetch_models():
     """Every model the config names: backbones, and the models of the generators (their
     specs' ``models``: an MLM, the paraphraser, the translation pivots; per-method overrides
     too)."""
-    models = [*BACKBONES, *generators.config_models(config), *config_guide_models(config)]
+    models = [
+        *BACKBONES,
+        *generators.config_models(config),
+        *config_guide_models(config),
+    ]
     return quoted(dict.fromkeys(models))
 
 
