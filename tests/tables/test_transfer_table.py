@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from negcse.published import PublishedDataError, load_published
-from negcse.published_transfer import (
-    COLUMNS,
+from negcse.tables.published import (
+    TRANSFER_COLUMNS,
     TRANSFER_TASKS,
+    PublishedDataError,
+    load_published,
     load_published_transfer,
     parse_published_transfer,
     published_transfer,
@@ -63,7 +64,7 @@ def test_headline_rows() -> None:
 
 
 def test_bad_file_names_line_and_column() -> None:
-    header = ",".join(COLUMNS)
+    header = ",".join(TRANSFER_COLUMNS)
     row = "gcse,Table 7,x,gcse,b,1,2,3,4,5,6,7,4,transfer,"
     assert len(parse_published_transfer(f"{header}\n{row}\n")) == 1
     with pytest.raises(PublishedDataError, match=r":2: column 'status'"):
@@ -105,7 +106,7 @@ def test_reduced_table_says_so_and_compares_the_same_tasks(tmp_path: Path) -> No
         ),
     ]
     tex, csv = tmp_path / "t.tex", tmp_path / "t.csv"
-    assert main(["table-transfer", "--evals", *evals, "--tex", str(tex), "--csv", str(csv)]) == 0
+    assert main(["table", "transfer", "--evals", *evals, "--tex", str(tex), "--csv", str(csv)]) == 0
     text = tex.read_text()
     assert "REDUCED protocol" in text and "tasks CR, TREC only, 5-fold CV" in text
     row = next(line for line in text.splitlines() if line.startswith("osscse"))
@@ -119,7 +120,7 @@ def test_full_table_uses_printed_average_and_f1_column(tmp_path: Path) -> None:
     tasks = dict.fromkeys(TRANSFER_TASKS, 85.0)
     evals = [_eval(tmp_path, "g", tasks, method="gcse", backbone="bert-base-uncased", seed="1")]
     tex, md = tmp_path / "t.tex", tmp_path / "t.md"
-    assert main(["table-transfer", "--evals", *evals, "--tex", str(tex), "--md", str(md)]) == 0
+    assert main(["table", "transfer", "--evals", *evals, "--tex", str(tex), "--md", str(md)]) == 0
     text = tex.read_text()
     assert "SentEval test mode" in text and "REDUCED" not in text
     assert "MRPC & MRPC-F1 & Avg." in text

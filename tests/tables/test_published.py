@@ -12,17 +12,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from negcse.published import (
+from negcse.tables.published import (
     COLUMNS,
     PAPERS,
-    RESOURCE,
     TASKS,
     PublishedDataError,
     load_published,
     parse_published,
     published_avg,
 )
-from negcse.published_csv import CSVSpec, Row, Score, parse_frame, parse_rows
+from negcse.tables.published import STS_RESOURCE as RESOURCE
+from negcse.tables.published_csv import CSVSpec, Row, Score, parse_frame, parse_rows
 
 PAPERS_DIR = Path(os.environ.get("NEGCSE_PAPERS", "/work/shared/papers"))
 

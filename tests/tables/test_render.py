@@ -6,11 +6,25 @@ import json
 import statistics
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from negcse.tables import collect, metrics, render_latex, render_markdown, summarize
+from negcse.tables.render import (
+    PAPER_DIFF,
+    Column,
+    add_baseline_delta,
+    collect,
+    latex_escape,
+    metrics,
+    render_latex,
+    render_markdown,
+    summarize,
+)
+from negcse.tables.specs import table_spec
 
 KEYS = ["STS12", "avg"]
+COLUMNS = (Column("STS12", "STS12"), Column("avg", "Avg."), *PAPER_DIFF)
 
 
 def _write(tmp: Path, name: str, **values) -> Path:
@@ -45,7 +59,7 @@ def test_mean_std_and_paper_difference(evals: list[Path]) -> None:
 
 def test_latex_is_booktabs_with_best_in_bold(evals: list[Path]) -> None:
     summary = summarize(collect(evals, KEYS), KEYS, lambda m, b: 76.25 if m == "simcse" else None)
-    tex = render_latex(summary, KEYS, "cap", "tab:x")
+    tex = render_latex(summary, COLUMNS, "cap", "tab:x")
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
     simcse = next(line for line in tex.splitlines() if line.startswith("simcse"))
     untrained = next(line for line in tex.splitlines() if line.startswith("untrained"))
@@ -53,7 +67,7 @@ def test_latex_is_booktabs_with_best_in_bold(evals: list[Path]) -> None:
     assert "\\textbf{71.00 $\\pm$ 1.73}" in simcse  # best avg, std of 70, 73, 70
     assert "76.25 & -5.25" in simcse
     assert untrained.endswith("-- & -- \\\\")
-    md = render_markdown(summary, KEYS)
+    md = render_markdown(summary, COLUMNS)
     assert "**71.00 ± 1.73**" in md
 
 
@@ -65,7 +79,7 @@ def test_missing_tag_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_metrics_json_is_the_mean_average_per_method_and_backbone(tmp_path: Path) -> None:
     from negcse.cli import main
-    from negcse.published import TASKS
+    from negcse.tables.published import TASKS
 
     def run(name: str, method: str, seed: str, avg: float) -> str:
         scores = dict.fromkeys(TASKS, 50.0)
@@ -74,8 +88,37 @@ def test_metrics_json_is_the_mean_average_per_method_and_backbone(tmp_path: Path
     evals = [run("a1", "simcse", "1", 70.0), run("a2", "simcse", "2", 73.0)]
     evals += [run("a3", "simcse", "3", 70.0), run("u", "untrained", "", 50.0)]
     out = tmp_path / "m" / "sts.json"
-    assert main(["table-sts", "--evals", *evals, "--metrics", str(out)]) == 0
+    assert main(["table", "sts", "--evals", *evals, "--metrics", str(out)]) == 0
     # simcse/b: the mean of 70, 73 and 70 (by hand); untrained/b: its one value
     assert json.loads(out.read_text()) == {"simcse/b": 71.0, "untrained/b": 50.0}
     with pytest.raises(KeyError, match="no metric 'STS13'"):
         metrics(summarize(collect(evals, KEYS), KEYS), "STS13")
+
+
+
+def test_latex_escape() -> None:
+    assert latex_escape(r"50% of $x_1 & {y} #2 ~ ^ \ ") == (
+        r"50\% of \$x\_1 \& \{y\} \#2 \textasciitilde{} \textasciicircum{} \textbackslash{} "
+    )
+
+
+def test_baseline_delta_by_hand() -> None:
+    summary = pd.DataFrame(
+        {
+            "method": ["simcse", "una_baseline", "una", "una", "osscse"],
+            "backbone": ["b", "b", "b", "c", "b"],
+            "avg_mean": [70.0, 71.5, 72.25, 60.0, 73.0],
+            "avg_std": [0.0] * 5,
+            "seeds": [2] * 5,
+        }
+    )
+    out = add_baseline_delta(summary, "avg", {"una": "una_baseline", "osscse": "simcse"})
+    # 72.25 - 71.5; 73 - 70; no una_baseline row on backbone c; simcse has no baseline set
+    got = dict(zip(zip(out["method"], out["backbone"], strict=True), out["vs_baseline"], strict=True))
+    assert got[("una", "b")] == pytest.approx(0.75)
+    assert got[("osscse", "b")] == pytest.approx(3.0)
+    assert np.isnan(got[("una", "c")]) and np.isnan(got[("simcse", "b")])
+    sts = table_spec("sts").columns
+    md = render_markdown(out, [c for c in sts if c.key in ("avg", "baseline", "vs_baseline")])
+    assert "| una | b | 72.25 ± 0.00 | una_baseline | +0.75 |" in md
+    assert "| una | c | 60.00 ± 0.00 | una_baseline | -- |" in md
