@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from http_source import Server, serve_copies, served_files
+
 from negcse.data.download import DATA_URL_ENV, DownloadError, source_url
 from negcse.data.sources import registry, resolve_data, sha256_of
 

@@ -16,8 +16,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
 from http_source import Server, serve_copies
+
 from negcse.data import packaged_models as pm
 from negcse.data.sources import resolve_model
 from negcse.evaluation.embedder import Embedder

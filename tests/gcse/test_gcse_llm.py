@@ -12,8 +12,8 @@ import socket
 import sqlite3
 
 import pytest
-
 from gcse_chat_server import ChatServer  # tests/ is on sys.path under pytest's rootdir import
+
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.cache import CachedLLM, cache_key
 from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings, RequestBudgetExceeded, redact

@@ -8,6 +8,7 @@ import logging
 import socket
 
 from gcse_chat_server import ChatServer
+
 from negcse.cli import main
 from negcse.gcse.denoise import denoise, denoising_inputs
 
