@@ -12,7 +12,7 @@ from snakemake.utils import validate
 PACKAGE_SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(PACKAGE_SRC))
 
-from negcse.config import (
+from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
@@ -20,7 +20,7 @@ from negcse.config import (
     schema_path,
 )
 from negcse.generators import registry as generators
-from negcse.guide_config import (
+from negcse.workflow.guide_config import (
     config_guide_models,
     guide_args,
     guide_backbones,
@@ -343,7 +343,7 @@ def print_gpu_estimate():
         return
     from snakemake.iocontainers import Wildcards
     from snakemake.logging import logger
-    from negcse.gpu_estimate import (
+    from negcse.workflow.gpu_estimate import (
         WIKI1M,
         estimate,
         format_table,

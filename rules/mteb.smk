@@ -49,7 +49,7 @@ rule evaluate_mteb:
         batch_size=config["evaluation"]["batch_size"],
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse evaluate --only mteb --model {input.model} --pooler auto "
         "--mteb-group {wildcards.group} --batch-size {params.batch_size} --mteb-out {output} "
         "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "

@@ -18,7 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from negcse.config import (
+from negcse.generators.pos_lexicon import LexiconError, read_released_table
+from negcse.losses import two_way_margin_loss
+from negcse.methods.base import StepContext
+from negcse.methods.registry import build_method
+from negcse.workflow.config import (
     ConfigError,
     TrainSettings,
     check_config,
@@ -27,10 +31,6 @@ from negcse.config import (
     resolve_method,
     train_settings,
 )
-from negcse.generators.pos_lexicon import LexiconError, read_released_table
-from negcse.losses import two_way_margin_loss
-from negcse.methods.base import StepContext
-from negcse.methods.registry import build_method
 
 REPO = Path(__file__).resolve().parents[1]
 BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
@@ -262,7 +262,7 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     from transformers import AutoTokenizer
 
     from negcse.cli import main
-    from negcse.resolve import DataFile, registry
+    from negcse.data.sources import DataFile, registry
 
     tok = AutoTokenizer.from_pretrained(str(splade_tiny))
     tags = ["X"] * len(tok)
@@ -299,8 +299,8 @@ def test_dev_truncation_setting_is_optional_and_kept_out_of_default_run_specs() 
 def test_dev_sentences_cut_to_dev_max_seq_len(splade_tiny: Path, tmp_path: Path) -> None:
     """UNA's released dev loader: STS-B dev sentences cut to 32 tokens. With the setting, model
     selection encodes a long sentence as its first tokens; without it, in full."""
-    from negcse.model import SentenceEncoder
-    from negcse.trainer import TrainData, Trainer
+    from negcse.training.model import SentenceEncoder
+    from negcse.training.trainer import TrainData, Trainer
 
     model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
     values = {

@@ -17,7 +17,7 @@ from negcse.analysis.normalization import median_minmax
 from negcse.analysis.overlap import hard_positive_pairs, lexical_overlap, token_set
 from negcse.analysis.pairs import random_partners, sample_sentences
 from negcse.analysis.rank_errors import rank_errors, ranks
-from negcse.sts_data import STS_TASKS, STSData, load_sts
+from negcse.data.sts import STS_TASKS, STSData, load_sts
 
 # --- (c) SNCSE rank errors, Eq. 10-11 ----------------------------------------------------------
 

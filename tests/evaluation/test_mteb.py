@@ -24,6 +24,7 @@ from mteb.mocks import MockClassificationTask, MockRerankingTask
 from mteb.models.models_protocols import EncoderProtocol
 from sklearn.linear_model import LogisticRegression
 
+from negcse.data.mteb_tasks import CLASSIFICATION, GROUPS, RERANKING
 from negcse.evaluation.mteb_runner import (
     MtebDataMissing,
     MtebModel,
@@ -31,9 +32,8 @@ from negcse.evaluation.mteb_runner import (
     mteb_key,
     run_mteb,
 )
-from negcse.mteb_tasks import CLASSIFICATION, GROUPS, RERANKING
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 PAPERS_DIR = Path(os.environ.get("NEGCSE_PAPERS", "/work/shared/papers"))
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

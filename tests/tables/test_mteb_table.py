@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from negcse.mteb_tasks import GROUP_METRICS, GROUPS, RERANKING
+from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, RERANKING
 from negcse.tables.published import (
     PublishedDataError,
     load_published_mteb,

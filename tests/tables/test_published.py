@@ -100,7 +100,7 @@ def _decimals(value: str) -> int:
 
 
 def test_schema_and_types(table: pd.DataFrame) -> None:
-    from negcse.sts_data import STS_TASKS
+    from negcse.data.sts import STS_TASKS
 
     assert TASKS == STS_TASKS
     assert tuple(table.columns) == COLUMNS

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.errors import UserError
-from negcse.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.tables.published import (
     TRANSFER_TASKS,
     published_mteb_avg,

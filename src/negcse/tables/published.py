@@ -38,8 +38,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE
 from negcse.errors import UserError
-from negcse.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE
 from negcse.tables.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from negcse.mteb_tasks import GROUPS
+from negcse.data.mteb_tasks import GROUPS
 from negcse.tables import build
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
