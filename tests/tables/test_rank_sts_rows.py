@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from negcse.cli import main
-from negcse.config import method_baselines
 from negcse.tables.published import TASKS
+from negcse.workflow.config import method_baselines
 
 REPO = Path(__file__).resolve().parents[2]
 
