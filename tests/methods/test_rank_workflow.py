@@ -21,9 +21,12 @@ from typing import Any
 import pytest
 import yaml
 
+from negcse.workflow.config import deep_merge
+
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[2]
-SMOKE = ["snakemake", "--profile", "profiles/smoke"]
+CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/rank.yaml")
+SMOKE = ["snakemake", "--profile", "profiles/smoke", "--configfile", *CONFIGS]
 BACKBONE = "splade-tiny"
 STUDENTS = ["rankcse", "rankcse_san", "rlrd", "rlrd_san"]
 
@@ -72,7 +75,11 @@ def dry_run_jobs(output: str) -> list[dict[str, Any]]:
 
 
 def smoke_config(ws: Path) -> dict[str, Any]:
-    return yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())
+    """The smoke grid with the rank-distillation overlay, merged as Snakemake merges them."""
+    merged: dict[str, Any] = {}
+    for name in CONFIGS:
+        merged = deep_merge(merged, yaml.safe_load((ws / name).read_text()))
+    return merged
 
 
 def guide_entries(ws: Path, method: str) -> dict[str, dict[str, Any]]:
