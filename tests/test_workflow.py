@@ -82,7 +82,7 @@ def test_lint(workspace: Path) -> None:
 
 
 def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
-    """The default grid is every configured method (38) x 4 backbones x 3 seeds, with the GPU
+    """The default grid is every configured method (42) x 4 backbones x 3 seeds, with the GPU
     generators behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark
     figure (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
@@ -91,12 +91,16 @@ def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
     grid = config["grid"]
     assert grid["methods"] == list(config["methods"])
     assert len(grid["backbones"]) == 4 and len(grid["seeds"]) == 3
-    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 456
+    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 504
     assert counts["evaluate_model"] == counts["train"]
     # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40 and
     # the masked-only variant (simcse_san_masked)
     assert counts["san_negatives"] == 5 * 3
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
+    # GCSE: one LLM synthesis per mode (paper, released); denoised triplets per stage-1 model
+    # (backbone x seed) for each of paper, w/o filtering and released (w/o decay shares paper's)
+    assert counts["gcse_synthesize"] == 2
+    assert counts["gcse_denoise"] == 3 * 4 * 3
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -121,6 +125,25 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
         workspace,
     )
     assert job_counts(out.stdout)["train"] == 4 * 3
+
+
+def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace: Path) -> None:
+    """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model,
+    no second trainer) feed the denoising job, whose anchors are stage 2's training corpus."""
+    target = "results/models/gcse/splade-tiny/seed1"
+    out = sh([*SMOKE, "-n", "--forceall", target], workspace)
+    jobs = jobs_with_wildcards(out.stdout)
+    order = [rule if rule != "train" else f"train {wc}" for rule, wc in jobs]
+    stage1 = order.index("train wildcards: method=simcse, backbone=splade-tiny, seed=1")
+    stage2 = order.index("train wildcards: method=gcse, backbone=splade-tiny, seed=1")
+    assert order.index("gcse_denoise") > max(stage1, order.index("gcse_synthesize"))
+    assert stage2 == len(order) - 1  # the target comes last
+    assert job_counts(out.stdout)["train"] == 2
+    dag = sh([*SMOKE, "--dag", "--forceall", target], workspace).stdout
+    labels = dict(re.findall(r"\t(\d+)\[label = \"(\w+)", dag))
+    edges = {(labels[a], labels[b]) for a, b in re.findall(r"\t(\d+) -> (\d+)", dag)}
+    assert {("train", "gcse_denoise"), ("gcse_synthesize", "gcse_denoise")} <= edges
+    assert ("gcse_denoise", "train") in edges and ("corpus", "gcse_synthesize") in edges
 
 
 @pytest.fixture(scope="module")
