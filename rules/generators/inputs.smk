@@ -22,6 +22,7 @@ from negcse.generators.specs.gcse import (
     stage1_models as gcse_stage1_models,
     synthesis_args as gcse_synthesis_args,
     synthesis_id as gcse_synthesis_id,
+    triplets_of as gcse_triplets_of,
 )
 
 
@@ -125,7 +126,7 @@ def lexicon_mlm_param(wildcards):
 
 
 # GCSE: "<triplets id>/<column>" variants -> settings; one synthesis per candidates id.
-GCSE_TRIPLETS = {v.rsplit("/", 1)[0]: s for v, s in generator_variants("gcse").items()}
+GCSE_TRIPLETS = {gcse_triplets_of(v): s for v, s in generator_variants("gcse").items()}
 GCSE_SYNTHESES = {gcse_synthesis_id(s): s for s in GCSE_TRIPLETS.values()}
 
 
@@ -170,7 +171,6 @@ def gcse_denoise_inputs(wildcards):
 
 def gcse_denoise_settings(wildcards):
     """``--model STAGE1`` and the denoising options of the variant."""
-    model = _gcse_stage1(wildcards)[0]
-    return f"--model {shlex.quote(model)} " + gcse_denoise_args(
-        GCSE_TRIPLETS[wildcards.triplets]
-    )
+    model = shlex.quote(_gcse_stage1(wildcards)[0])
+    options = gcse_denoise_args(GCSE_TRIPLETS[wildcards.triplets])
+    return f"--model {model} {options}"

@@ -81,6 +81,11 @@ def variant(settings: dict[str, Any], column: str) -> str:
     return f"{triplets_id(settings)}/{column}"
 
 
+def triplets_of(variant_name: str) -> str:
+    """The triplets id of a column's variant (``<triplets>/<column>``)."""
+    return variant_name.rsplit("/", 1)[0]
+
+
 def synthesis_args(settings: dict[str, Any]) -> str:
     """``negcse gcse-synthesize`` options (besides files, cache and threads). The key is
     passed by its variable's NAME only."""
