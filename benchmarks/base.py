@@ -22,8 +22,8 @@ from pathlib import Path
 import torch
 
 from negcse.config import TrainSettings
-from negcse.encoder import Encoder
-from negcse.evaluate_sts import evaluate_sts
+from negcse.evaluation.embedder import Embedder
+from negcse.evaluation.sts import evaluate_sts
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder
 from negcse.resolve import resolve_data, resolve_model
@@ -78,7 +78,7 @@ def train_throughput(model_id: str, steps: int, batch: int, threads: int) -> flo
 
 
 def eval_seconds(model_id: str, pooler: str) -> tuple[float, float]:
-    enc = Encoder.load(model_id, pooler)
+    enc = Embedder.load(model_id, pooler)
     start = time.perf_counter()
     res = evaluate_sts(lambda s: enc.encode(s, 128))
     return time.perf_counter() - start, res["avg"]
@@ -129,7 +129,8 @@ def main() -> None:
             (
                 f"STS evaluation (7 tasks + STS-B dev), {model_id}, {pooler}",
                 f"{secs:.1f} s (avg {avg:.2f})",
-                f"python -m negcse evaluate-sts --model {model_id} --pooler {pooler} --out X.json",
+                f"python -m negcse evaluate --only sts --model {model_id} --pooler {pooler} "
+                "--sts-out X.json",
             )
         )
     if "dryrun" in args.parts:

@@ -16,9 +16,10 @@ for stage in "${stages[@]}"; do
   for m in $stage; do
     for s in 1 2; do
       out="results/eval/sts/$m/splade-tiny/seed$s.json"
-      [ -s "$out" ] || python -m negcse evaluate-sts --model "results/models/$m/splade-tiny/seed$s" \
+      [ -s "$out" ] || python -m negcse evaluate --only sts \
+        --model "results/models/$m/splade-tiny/seed$s" \
         --pooler auto --batch-size 128 --threads 1 --tag method="$m" --tag backbone=splade-tiny \
-        --tag seed="$s" --protocol senteval --out "$out"
+        --tag seed="$s" --sts-protocol senteval --sts-out "$out"
     done
   done
   baselines=$(python - <<'PY'

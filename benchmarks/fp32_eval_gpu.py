@@ -22,7 +22,7 @@ import torch
 from scipy.stats import spearmanr
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from negcse.encoder import Encoder
+from negcse.evaluation.embedder import Embedder
 from negcse.poolers import get_pooler
 
 
@@ -40,7 +40,7 @@ def main() -> None:
     torch.manual_seed(0)
     device = torch.device("cuda")
     model = BertModel(BertConfig(vocab_size=len(tok))).to(device).eval()
-    encoder = Encoder(model, tok, get_pooler("cls_before_pooler", tokenizer=tok), 512, device)
+    encoder = Embedder(model, tok, get_pooler("cls_before_pooler", tokenizer=tok), 512, device)
     sentences = [
         " ".join(rng.choice(words, size=int(rng.integers(8, 40)))) for _ in range(2 * args.pairs)
     ]

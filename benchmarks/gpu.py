@@ -41,7 +41,7 @@ import yaml
 from transformers import BertConfig, BertModel
 
 from negcse.config import TrainSettings, resolve_method
-from negcse.evaluate_sts import dev_scorer
+from negcse.evaluation.sts import dev_scorer
 from negcse.methods.registry import build_method
 from negcse.model import SentenceEncoder
 from negcse.resolve import resolve_data, resolve_model
@@ -62,8 +62,10 @@ class Case:
     paper: bool = True  # the method's own numerics (False: an opt-in faster mode)
 
 
+RO = {"compile": "reduce-overhead", "static_padding": True}  # CUDA graphs, static shapes
+
 # the papers' settings first (every method family), then the opt-in faster modes; the compiled
-# cases run after the dev evaluation and the generators (compilation takes a minute or more)
+# cases run after the dev evaluation and the generators (compilation takes half a minute each)
 CASES = [
     Case("simcse", "SimCSE", {}),
     Case("simcse_san", "SimCSE+SAN (3 views)", {}),
@@ -76,9 +78,18 @@ CASES = [
     Case("sncse", "SNCSE", {"precision": "tf32"}, paper=False),
     Case("sncse", "SNCSE", {"precision": "bf16"}, paper=False),
     Case("una", "UNA", {"precision": "tf32"}, paper=False),
+    Case("simcse", "SimCSE", RO),
+    Case("simcse_san", "SimCSE+SAN (3 views)", RO),
+    Case("osscse", "OssCSE (4 views + recall)", RO),
+    Case("una", "UNA (negatives every 5 steps)", RO),
+    Case("sncse", "SNCSE (3 prompt views)", RO),
+    Case("sncse_san", "SNCSE+SAN (4 views)", RO),
+    Case("simcse", "SimCSE", {"precision": "bf16", **RO}, paper=False),
+    Case("sncse", "SNCSE", {"precision": "bf16", **RO}, paper=False),
+    Case("una", "UNA", {"precision": "tf32", **RO}, paper=False),
     Case("simcse", "SimCSE", {"compile": True, "static_padding": True}),
-    Case("simcse", "SimCSE", {"precision": "bf16", "compile": True, "static_padding": True}, False),
 ]
+PROFILE_STEPS = 5
 
 
 class _Stop(Exception):
@@ -132,7 +143,10 @@ def measure_training(
     device: torch.device,
     tiny: bool,
     seconds: float,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
+    """Steady steps/s of a case; with ``profile``, first a profile of a few steps after the
+    warm-up (summary appended to that file), outside the timed window."""
     spec = resolve_method(config, case.method, "bert-base-uncased")
     train = {**spec["train"], **case.train}
     compiled = bool(train.get("compile"))
@@ -142,6 +156,9 @@ def measure_training(
         train["batch_size"] = min(train["batch_size"], 16)
     settings = TrainSettings.from_dict(train)
     method = build_method(spec["implementation"], spec["params"], "bert-base-uncased")
+    # whole batches only (as wiki1m at batch 64): a short last batch is another shape, which
+    # costs compiled cases a recompilation inside the timed window
+    corpus = corpus[: len(corpus) // settings.batch_size * settings.batch_size]
     columns = {"sentence": corpus, **stand_in_columns(corpus)}
     data = TrainData({k: v for k, v in columns.items() if k == "sentence" or k in method.columns})
     model = random_encoder(tokenizer, tiny, settings.dropout, device)
@@ -150,16 +167,28 @@ def measure_training(
             method, model, data, settings, 1, lambda e: 0.0, Path(ckpt), device, progress=False
         )
         marks: dict[str, float] = {}
+        prof = profiler(device) if profile is not None else None
+        start = warm + (PROFILE_STEPS if prof is not None else 0)
 
         def hook(step: int) -> None:
-            if step == warm:
+            if prof is not None and step == warm:
+                sync(device)
+                marks["prof"] = time.perf_counter()
+                prof.start()
+            if prof is not None and step == start:
+                sync(device)
+                prof.stop()
+                wall = (time.perf_counter() - marks["prof"]) / PROFILE_STEPS
+                assert profile is not None
+                write_profile(profile, f"{case.label} {case.train or ''}", prof, wall)
+            if step == start:
                 sync(device)
                 marks["start"] = time.perf_counter()
                 marks["step"] = step
-            elif step > warm and time.perf_counter() - marks["start"] >= seconds:
+            elif step > start and time.perf_counter() - marks["start"] >= seconds:
                 sync(device)
                 marks["end"] = time.perf_counter()
-                marks["steps"] = step - warm
+                marks["steps"] = step - start
                 raise _Stop
 
         trainer.on_step = hook
@@ -171,6 +200,8 @@ def measure_training(
     if precision == "auto":
         precision = "fp16" if device.type == "cuda" else "fp32"
     options = [k for k in ("compile", "static_padding") if train.get(k)]
+    if isinstance(train.get("compile"), str):
+        options[0] = f"compile({train['compile']})"
     return {
         "method": case.method,
         "implementation": spec["implementation"],
@@ -185,6 +216,47 @@ def measure_training(
         "epoch_steps": math.ceil(WIKI1M / settings.batch_size) * spec["train"]["epochs"],
         "eval_steps": spec["train"]["eval_steps"],
     }
+
+
+def profiler(device: torch.device) -> Any:
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    return torch.profiler.profile(activities=activities)
+
+
+#: host calls that wait for the GPU or copy, and the launch calls, counted per profiled step
+SYNC_CALLS = (
+    "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy",
+    "cudaMemcpyAsync", "aten::_local_scalar_dense", "aten::is_nonzero", "cudaLaunchKernel",
+    "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchKernelExC", "cudaGraphLaunch",
+)  # fmt: skip
+
+
+def write_profile(path: Path, title: str, prof: Any, wall: float) -> None:
+    """Per-step wall and device time, the counts of :data:`SYNC_CALLS` and the top ops."""
+    events = prof.key_averages()
+    # kernels only: operator rows (and a CUDA graph's row) repeat the time of their kernels
+    kernels = [e for e in events if e.device_type != torch.autograd.DeviceType.CPU]
+    device_us = sum(e.self_device_time_total for e in kernels) / PROFILE_STEPS
+    counts = {name: 0 for name in SYNC_CALLS}
+    for e in events:
+        if e.key in counts:
+            counts[e.key] += e.count
+    lines = [
+        f"== {title}: {PROFILE_STEPS} steps profiled; per step: wall {wall * 1e3:.2f} ms "
+        f"(under the profiler), device kernels {device_us / 1e3:.2f} ms",
+        "calls per step: "
+        + ", ".join(f"{k} {v / PROFILE_STEPS:g}" for k, v in counts.items() if v),
+    ]
+    for key in ("self_device_time_total", "self_cpu_time_total"):
+        lines += [
+            f"-- top ops by {key}",
+            events.table(sort_by=key, row_limit=18, max_name_column_width=60),
+        ]
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n\n")
+    print(lines[0], "|", lines[1], flush=True)
 
 
 def measure_dev_eval(
@@ -227,15 +299,14 @@ def measure_eval_job(tokenizer: Any, tiny: bool, timeout: float) -> tuple[float 
         out = Path(tmp)
         meta = {"eval_pooler": "cls_before_pooler", "benchmark": "random weights"}
         model.save(out / "model", get_pooler("cls_before_pooler"), 32, meta)
-        common = f"--model {out / 'model'} --pooler auto --batch-size 128"
-        tasks = "--tasks CR TREC --kfold 2" if tiny else ""
-        parts = [
-            f"evaluate-sts {common} --protocol senteval --out {out / 'sts.json'}",
-            f"evaluate-transfer {common} {tasks} --out {out / 'transfer.json'}",
-            f"evaluate-splits {common} --protocol senteval --out {out / 'splits.json'} "
-            f"--probe-out {out / 'probe.json'}",
-        ]
-        cmd = [sys.executable, "-m", "negcse", "batch", *" :: ".join(parts).split()]
+        tasks = "--transfer-tasks CR TREC --transfer-kfold 2" if tiny else ""
+        args = (
+            f"--only sts,transfer,splits,probe --model {out / 'model'} --pooler auto "
+            f"--batch-size 128 --sts-protocol senteval --sts-out {out / 'sts.json'} "
+            f"{tasks} --transfer-out {out / 'transfer.json'} --splits-protocol senteval "
+            f"--splits-out {out / 'splits.json'} --probe-out {out / 'probe.json'}"
+        )
+        cmd = [sys.executable, "-m", "negcse", "evaluate", *args.split()]
         start = time.perf_counter()
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -463,7 +534,7 @@ def render(
         lines.append(f"| one STS-B dev evaluation, {precision} (trainer's, pre-tokenized) | "
                      f"{seconds:.3f} |")  # fmt: skip
     lines.append(
-        "| evaluation job of one model (`negcse batch`: "
+        "| evaluation job of one model (`negcse evaluate`: "
         f"{job_note}) | {'-' if job is None else f'{job:.1f}'} |"
     )
     lines += ["", "| generator (random weights, small input) | ms/sentence | wiki1m hours |"]
@@ -514,6 +585,11 @@ def main() -> None:
     p.add_argument("--eval-timeout", type=float, default=60.0)
     p.add_argument("--cases", type=int, nargs="*", help="indices into CASES (default: all)")
     p.add_argument(
+        "--profile", type=int, nargs="*", default=[], help="indices into CASES to profile first"
+    )
+    p.add_argument("--skip-generators", action="store_true", help="no generator measurements")
+    p.add_argument("--skip-eval-job", action="store_true", help="no evaluation-job measurement")
+    p.add_argument(
         "--render-from",
         metavar="LOG",
         help="rewrite gpu.md and gpu_costs.csv from a run's printed log (no measuring)",
@@ -540,6 +616,7 @@ def main() -> None:
         corpus = corpus[:400]
     seconds = 0.5 if args.tiny else args.seconds
     cases = [CASES[i] for i in args.cases] if args.cases else CASES
+    profiled = [CASES[i] for i in args.profile]
     if args.tiny and not args.with_compile:  # compiling on a CPU takes minutes
         cases = [c for c in cases if not c.train.get("compile")]
     name = device_name(device)
@@ -571,9 +648,12 @@ def main() -> None:
         if time.perf_counter() - started > args.budget:
             print(f"skipped (budget): {case}", flush=True)
             return
+        prof_out = out / "profile.txt" if case in profiled else None
         row = guarded(
             str(case),
-            lambda: measure_training(case, config, corpus, tokenizer, device, args.tiny, seconds),
+            lambda: measure_training(
+                case, config, corpus, tokenizer, device, args.tiny, seconds, prof_out
+            ),
         )
         if row is not None:
             print(json.dumps(row), flush=True)
@@ -593,7 +673,8 @@ def main() -> None:
             print(f"dev eval {precision}: {got:.3f} s", flush=True)
     flush()
     n_gen = 16 if args.tiny else 128
-    for fn in (measure_back_translation, measure_paraphrase, measure_san):
+    generators = (measure_back_translation, measure_paraphrase, measure_san)
+    for fn in () if args.skip_generators else generators:
         got = guarded(fn.__name__, lambda fn=fn: fn(tokenizer, corpus, config, args.tiny, n_gen))
         if got is not None:
             print(json.dumps(got), flush=True)
@@ -602,11 +683,12 @@ def main() -> None:
     for case in cases:
         if case.train.get("compile"):
             train_case(case)
-    got = guarded(
-        "evaluation job", lambda: measure_eval_job(tokenizer, args.tiny, args.eval_timeout)
-    )
-    if got is not None:
-        job, job_note = got
+    if not args.skip_eval_job:
+        got = guarded(
+            "evaluation job", lambda: measure_eval_job(tokenizer, args.tiny, args.eval_timeout)
+        )
+        if got is not None:
+            job, job_note = got
     print(f"evaluation job: {job} ({job_note})", flush=True)
     print(flush())
 

@@ -2,7 +2,7 @@
 
     NEGCSE_MIRROR=/work/shared/mirror python benchmarks/mteb_mock.py [--full-mock-run]
 
-Runs MockRerankingTask and MockClassificationTask through ``negcse.mteb_eval.run_mteb`` for the
+Runs MockRerankingTask and MockClassificationTask through ``negcse.evaluation.mteb_runner.run_mteb`` for the
 mirror's all-MiniLM-L6-v2 (mean pooling) and splade-tiny ([CLS] before the pooler), and with
 ``--full-mock-run`` mteb's own ``mock_run`` (every text mock task) for MiniLM.
 """
@@ -16,7 +16,7 @@ import time
 import mteb
 from mteb.mocks import MockClassificationTask, MockRerankingTask
 
-from negcse.mteb_eval import MTEB_VERSION, MtebEncoder, run_mteb
+from negcse.evaluation.mteb_runner import MTEB_VERSION, MtebModel, run_mteb
 
 MODELS = (("sentence-transformers/all-MiniLM-L6-v2", "mean"), ("splade-tiny", "cls_before_pooler"))
 
@@ -28,7 +28,7 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     print(f"mteb {MTEB_VERSION}")
     for name, pooler in MODELS:
-        model = MtebEncoder.load(name, pooler)
+        model = MtebModel.load(name, pooler)
         for group, task in (
             ("reranking", MockRerankingTask()),
             ("classification", MockClassificationTask()),

@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
+from negcse.evaluation.splits import build_splits, candidate_pairs, pair_mer
 from negcse.mer import ALIGNMENTS, words
 from negcse.published_splits import table2_stats
-from negcse.splits import build_splits, candidate_pairs, pair_mer
 
 
 def check_jiwer(folder: str) -> None:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from negcse.encoder import Encoder
-from negcse.evaluate_transfer import CLASSIFIERS, evaluate_transfer
+from negcse.evaluation.embedder import Embedder
+from negcse.evaluation.transfer import CLASSIFIERS, evaluate_transfer
 from negcse.io_utils import write_json
 from negcse.transfer_data import TRANSFER_TASKS, load_transfer
 
@@ -60,7 +60,7 @@ def main() -> None:
                 for s in split.sentences()
             )
         )
-        encoder = Encoder.load(args.model, args.pooler, mirror=args.mirror)
+        encoder = Embedder.load(args.model, args.pooler, mirror=args.mirror)
         start = time.perf_counter()
         vectors = encoder.encode(sentences, args.batch_size, progress=True)
         encode_seconds = round(time.perf_counter() - start, 1)

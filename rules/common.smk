@@ -73,10 +73,10 @@ def quoted(values):
     return " ".join(shlex.quote(str(v)) for v in values)
 
 
-def evaluation_parts(wildcards, input, output, threads):
-    """The commands of one evaluation job (rules/evaluate.smk), joined by `::` for
-    `negcse batch`: STS, transfer, splits + probe and, for a trained model, the analyses. The
-    model is the trained folder, or the backbone itself for the untrained baseline."""
+def evaluation_args(wildcards, input, output, threads):
+    """The arguments of `negcse evaluate` for one evaluation job (rules/evaluate.smk): STS,
+    transfer, splits, probe and, for a trained model, the analyses. The model is the trained
+    folder, or the backbone itself for the untrained baseline."""
     if "method" in wildcards.keys():
         model, pooler = input.model, "auto"
         tags = [f"method={wildcards.method}", f"backbone={wildcards.backbone}"]
@@ -84,25 +84,27 @@ def evaluation_parts(wildcards, input, output, threads):
     else:
         model, pooler = wildcards.backbone, config["evaluation"]["baseline_pooler"]
         tags = ["method=untrained", f"backbone={wildcards.backbone}"]
-    common = (
+    only = ["sts", "transfer", "splits", "probe"]
+    protocol = config["evaluation"]["protocol"]
+    args = [
         f"--model {quoted([model])} --pooler {quoted([pooler])} "
-        f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()} "
-        + " ".join(f"--tag {quoted([tag])}" for tag in tags)
-    )
-    protocol = f"--protocol {config['evaluation']['protocol']}"
-    parts = [
-        f"evaluate-sts {common} {protocol} --out {quoted([output.sts])}",
-        f"evaluate-transfer {common} {transfer_args()} --out {quoted([output.transfer])}",
-        f"evaluate-splits {common} {protocol} {splits_args()} --out {quoted([output.splits])} "
+        f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()}",
+        " ".join(f"--tag {quoted([tag])}" for tag in tags),
+        f"--sts-protocol {protocol} --sts-out {quoted([output.sts])}",
+        f"{transfer_args()} --transfer-out {quoted([output.transfer])}",
+        f"--splits-protocol {protocol} {splits_args()} --splits-out {quoted([output.splits])}",
         f"--probe-out {quoted([output.probe])}",
     ]
     if "analysis" in output.keys():
-        parts.append(
-            f"analyze-model {common} {analysis_args()} --sentences {quoted([input.sentences])} "
-            f"--negations {quoted([input.negations])} --out {quoted([output.analysis])} "
-            f"--rank-tex {quoted([output.rank])} --case-tex {quoted([output.case])}"
+        only.append("analysis")
+        args.append(
+            f"{analysis_args()} --analysis-sentences {quoted([input.sentences])} "
+            f"--analysis-negations {quoted([input.negations])} "
+            f"--analysis-out {quoted([output.analysis])} "
+            f"--analysis-rank-tex {quoted([output.rank])} "
+            f"--analysis-case-tex {quoted([output.case])}"
         )
-    return " :: ".join(parts)
+    return f"--only {','.join(only)} " + " ".join(args)
 
 
 def run_spec(wildcards):
@@ -247,11 +249,11 @@ def mteb_targets():
 
 
 def transfer_args():
-    """Tasks, folds and classifier of evaluate-transfer (evaluation.transfer)."""
+    """Tasks, folds and classifier of the transfer evaluation (evaluation.transfer)."""
     settings = config["evaluation"]["transfer"]
     return (
-        f"--tasks {quoted(settings['tasks'])} --kfold {settings['kfold']} "
-        f"--classifier {settings['classifier']}"
+        f"--transfer-tasks {quoted(settings['tasks'])} --transfer-kfold {settings['kfold']} "
+        f"--transfer-classifier {settings['classifier']}"
     )
 
 
@@ -286,12 +288,15 @@ def analysis_negation_args():
 
 
 def analysis_args():
+    """Settings of the analysis evaluation (analysis)."""
     s = config["analysis"]
     return (
-        f"--protocol {config['evaluation']['protocol']} --min-gold {s['min_gold']} "
-        f"--max-overlap {s['max_overlap']} --overlap {s['overlap']} "
-        f"--rank-tasks {quoted(s['rank_tasks'])} --top-k {s['top_k']} --ties {s['ties']} "
-        f"--error-threshold {s['error_threshold']} --partner-seed {s['seed']}"
+        f"--analysis-protocol {config['evaluation']['protocol']} "
+        f"--analysis-min-gold {s['min_gold']} --analysis-max-overlap {s['max_overlap']} "
+        f"--analysis-overlap {s['overlap']} --analysis-rank-tasks {quoted(s['rank_tasks'])} "
+        f"--analysis-top-k {s['top_k']} --analysis-ties {s['ties']} "
+        f"--analysis-error-threshold {s['error_threshold']} "
+        f"--analysis-partner-seed {s['seed']}"
     )
 
 
@@ -350,10 +355,11 @@ def analysis_targets():
 
 
 def splits_args():
-    """`--datasets ...` when evaluation.splits.datasets names a reduced set (smoke); else all."""
+    """`--splits-datasets ...` when evaluation.splits.datasets names a reduced set (smoke);
+    else all."""
     settings = config["evaluation"].get("splits") or {}
     datasets = settings.get("datasets")
-    return f"--datasets {quoted(datasets)}" if datasets else ""
+    return f"--splits-datasets {quoted(datasets)}" if datasets else ""
 
 
 def _osscse_evals(kind):

@@ -1,8 +1,9 @@
 # Evaluation of every trained model (and each untrained backbone as a baseline row): STS, the
 # SentEval transfer tasks, OssCSE's Cont./Oppn. splits and probe, and (trained models) the
-# papers' analyses. One job per model runs them as one `negcse batch`: torch is imported once,
-# the model loaded once, and each STS sentence encoded once for STS, splits and analyses
-# (each evaluation alone costs ~5 s of imports plus its own encoding pass; benchmarks/base.md).
+# papers' analyses (src/negcse/evaluation/). One job per model runs them as one
+# `negcse evaluate --only ...`: torch is imported once, the model loaded once, and each STS
+# sentence encoded once for STS, splits, probe and analyses (each evaluation alone costs ~5 s
+# of imports plus its own encoding pass; benchmarks/base.md).
 
 
 rule evaluate_model:
@@ -52,9 +53,9 @@ rule evaluate_model:
         mem_mb=32000,
         runtime=60,
     params:
-        parts=evaluation_parts,
+        args=evaluation_args,
     shell:
-        "python -m negcse.gpu_slots -- python -m negcse batch {params.parts} 2> {log}"
+        "python -m negcse.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"
 
 
 rule evaluate_untrained:
@@ -78,6 +79,6 @@ rule evaluate_untrained:
         mem_mb=32000,
         runtime=60,
     params:
-        parts=evaluation_parts,
+        args=evaluation_args,
     shell:
-        "python -m negcse.gpu_slots -- python -m negcse batch {params.parts} 2> {log}"
+        "python -m negcse.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"

@@ -21,8 +21,7 @@ rule mteb_data:
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse evaluate-mteb --prefetch --group {wildcards.group} --out {output} "
-        "2> {log}"
+        "python -m negcse fetch-mteb --group {wildcards.group} --out {output} 2> {log}"
 
 
 rule evaluate_mteb:
@@ -50,8 +49,8 @@ rule evaluate_mteb:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.gpu_slots -- "
-        "python -m negcse evaluate-mteb --model {input.model} --pooler auto "
-        "--group {wildcards.group} --batch-size {params.batch_size} --out {output} "
+        "python -m negcse evaluate --only mteb --model {input.model} --pooler auto "
+        "--mteb-group {wildcards.group} --batch-size {params.batch_size} --mteb-out {output} "
         "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
         "--tag seed={wildcards.seed} --threads {threads} {params.mirror} 2> {log}"
 

@@ -59,3 +59,17 @@ def test_static_padding_pads_to_max_len_and_keeps_the_tokens(tokenizer, texts) -
     assert torch.equal(static["attention_mask"].sum(1), dynamic["attention_mask"].sum(1))
     with pytest.raises(ValueError, match="does not fit padding 8"):
         collate([rows], idx, pad_to=8)
+
+
+def test_longest_row_is_the_static_width_of_a_prompt_column(tokenizer, texts) -> None:
+    """OssCSE's template comes after the sentence is cut to max_length, so its rows can exceed
+    max_length; ``longest`` is the width that fits every row of the column."""
+    pooler = get_pooler("prompt_osscse_anchor", tokenizer=tokenizer)
+    rows = tokenize_rows(pooler, tokenizer, texts, 16)
+    per_row = [len(pooler.tokenize(tokenizer, [t], 16)["input_ids"][0]) for t in texts[-3:]]
+    assert rows.longest > 16 and rows.longest >= max(per_row)
+    assert rows.longest == int(max(rows.offsets[i + 1] - rows.offsets[i] for i in range(len(rows))))
+    idx = np.arange(len(texts))
+    assert collate([rows], idx, pad_to=rows.longest)["input_ids"].shape[1] == rows.longest
+    with pytest.raises(ValueError, match="does not fit padding 16"):
+        collate([rows], idx, pad_to=16)

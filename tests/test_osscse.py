@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from negcse.config import TrainSettings
-from negcse.encoder import Encoder
+from negcse.evaluation.embedder import Embedder
 from negcse.generators.backtranslation import back_translate, select_paraphrases, surface_edits
 from negcse.generators.registry import column_file, settings
 from negcse.generators.specs.negation import variant_args
@@ -408,5 +408,5 @@ def test_few_training_steps_end_to_end(splade_tiny: Path, tmp_path: Path) -> Non
     )
     assert moved > 0
     trainer.save(tmp_path / "model", {"eval_pooler": method.eval_pooler})
-    enc = Encoder.load(str(tmp_path / "model"), "prompt_osscse_anchor", device=torch.device("cpu"))
+    enc = Embedder.load(str(tmp_path / "model"), "prompt_osscse_anchor", device=torch.device("cpu"))
     np.testing.assert_allclose(enc.encode(CORPUS[:3]), trainer.encode_eval(CORPUS[:3]), atol=1e-5)

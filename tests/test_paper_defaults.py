@@ -206,7 +206,7 @@ def _tiny_encoder(tmp_path: Path, device: torch.device):
     the check also runs on a GPU machine."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
-    from negcse.encoder import Encoder
+    from negcse.evaluation.embedder import Embedder
     from negcse.poolers import get_pooler
 
     words = ["a", "man", "plays", "the", "guitar", "cat", "sat", "on", "mat", ".", "is", "playing"]
@@ -217,7 +217,7 @@ def _tiny_encoder(tmp_path: Path, device: torch.device):
     config = BertConfig(vocab_size=len(tok), hidden_size=64, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=128)  # fmt: skip
     model = BertModel(config).to(device).eval()
-    return Encoder(model, tok, get_pooler("cls_before_pooler", tokenizer=tok), 32, device)
+    return Embedder(model, tok, get_pooler("cls_before_pooler", tokenizer=tok), 32, device)
 
 
 @pytest.mark.parametrize(

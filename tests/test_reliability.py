@@ -58,7 +58,8 @@ def test_mistyped_model_path_is_not_replaced_by_the_mirror_model(
     typo = tmp_path / "some" / "typo" / "splade-tiny"  # the mirror has a splade-tiny
     out = tmp_path / "out"
     code, err = run_cli(
-        ["evaluate-sts", "--model", str(typo), "--out", str(out / "sts.json")], capsys
+        ["evaluate", "--only", "sts", "--model", str(typo), "--sts-out", str(out / "sts.json")],
+        capsys,
     )
     assert code == 1
     assert_clean_failure(code, err, str(typo), "does not exist", lines=1)
@@ -192,15 +193,15 @@ def test_grid_method_of_a_replaced_grid_is_validated(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "option", "value", "named"),
+    ("evaluation", "option", "value", "named"),
     [
-        ("evaluate-sts", "--pooler", "clss", "'clss'"),
-        ("evaluate-transfer", "--kfold", "1", "minimum 2"),
-        ("evaluate-splits", "--batch-size", "0", "minimum 1"),
+        ("sts", "--pooler", "clss", "'clss'"),
+        ("transfer", "--transfer-kfold", "1", "minimum 2"),
+        ("splits", "--batch-size", "0", "minimum 1"),
     ],
 )
 def test_bad_argument_fails_before_the_model_loads(
-    command: str,
+    evaluation: str,
     option: str,
     value: str,
     named: str,
@@ -208,7 +209,8 @@ def test_bad_argument_fails_before_the_model_loads(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # the model does not exist: an error about it would mean it was looked up first
-    args = [command, "--model", "/no/such/model", option, value, "--out", str(tmp_path / "o")]
+    args = ["evaluate", "--only", evaluation, "--model", "/no/such/model", option, value]
+    args += [f"--{evaluation}-out", str(tmp_path / "o")]
     code, err = run_cli(args, capsys)
     assert code == 2
     assert_clean_failure(code, err, option, named, lines=1)
@@ -220,12 +222,12 @@ def test_bad_argument_fails_before_the_model_loads(
     "command",
     [
         # the model does not exist either: the output is checked first
-        ["evaluate-sts", "--model", "/no/such/model", "--out", "{blocked}"],
+        ["evaluate", "--only", "sts", "--model", "/no/such/model", "--sts-out", "{blocked}"],
         # before the corpus is tagged
         ["negate", "--input", "{corpus}", "--output", "{blocked}"],
-        # before the first part runs: the second part's output is checked too
-        ["batch", "prepare-corpus", "--input", "{corpus}", "--out", "{tmp}/first.txt",
-         "::", "prepare-corpus", "--input", "{corpus}", "--out", "{blocked}"],
+        # before the first evaluation runs: the second one's output is checked too
+        ["evaluate", "--only", "sts,probe", "--model", "/no/such/model",
+         "--sts-out", "{tmp}/first.json", "--probe-out", "{blocked}"],
     ],
 )  # fmt: skip
 def test_unwritable_output_fails_before_any_work(
@@ -254,7 +256,8 @@ def test_damaged_model_files_are_named(
     weights.write_bytes(weights.read_bytes()[:100_000])  # a cut-off download
     out = tmp_path / "out"
     code, err = run_cli(
-        ["evaluate-sts", "--model", str(model), "--out", str(out / "o.json")], capsys
+        ["evaluate", "--only", "sts", "--model", str(model), "--sts-out", str(out / "o.json")],
+        capsys,
     )
     assert code == 1
     assert_clean_failure(code, err, f"model folder {model}", "fetch the model again", lines=1)

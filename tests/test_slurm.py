@@ -72,7 +72,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def sh(cmd: list[str], cwd: Path, check: bool = True, timeout: int = 1200) -> str:
+def sh(cmd: list[str], cwd: Path, check: bool = True, timeout: int = 2400) -> str:
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     out = proc.stdout + proc.stderr
     if check and proc.returncode != 0:
@@ -252,14 +252,14 @@ def slurm_run(cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> SlurmR
         proc = subprocess.Popen(SLURM, cwd=ws, stdout=log, stderr=subprocess.STDOUT, text=True)
         try:
             state = ws / "results/checkpoints/simcse/splade-tiny/seed1/last.pt"
-            deadline = time.time() + 900
+            deadline = time.time() + 1800  # its queue waits behind the grid's first jobs
             while not state.exists() and time.time() < deadline and proc.poll() is None:
                 time.sleep(0.1)
             assert state.exists(), "the SimCSE training job wrote no checkpoint"
             ids = jobs_of("rule_train_wildcards_simcse")
             assert len(ids) == 1, f"running SimCSE training jobs: {ids}"
             subprocess.run(["scancel", ids[0]], check=True)
-            assert proc.wait(timeout=1200) != 0, "the run with a cancelled job succeeded"
+            assert proc.wait(timeout=2400) != 0, "the run with a cancelled job succeeded"
         finally:
             if proc.poll() is None:
                 proc.terminate()

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from negcse.config import TrainSettings
-from negcse.encoder import Encoder
+from negcse.evaluation.embedder import Embedder
 from negcse.losses import bidirectional_margin_loss, info_nce_paired_negative
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
@@ -226,5 +226,5 @@ def test_few_training_steps_end_to_end(name: str, splade_tiny: Path, tmp_path: P
     changed = [n for n, p in model.backbone.named_parameters() if not torch.equal(p, before[n])]
     assert any("encoder.layer" in n for n in changed)
     trainer.save(tmp_path / "model", {"eval_pooler": method.eval_pooler})
-    enc = Encoder.load(str(tmp_path / "model"), "prompt_sncse_anchor", device=torch.device("cpu"))
+    enc = Embedder.load(str(tmp_path / "model"), "prompt_sncse_anchor", device=torch.device("cpu"))
     np.testing.assert_allclose(enc.encode(CORPUS[:3]), trainer.encode_eval(CORPUS[:3]), atol=1e-5)

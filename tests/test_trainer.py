@@ -227,16 +227,47 @@ def test_mixed_precision_training_on_gpu(
 
 
 @pytest.mark.gpu
-def test_compiled_static_padding_training_on_gpu(
+def test_training_step_on_gpu_never_waits_for_the_gpu(
     splade_tiny: Path, sentences: list[str], tmp_path: Path
 ) -> None:
-    """The opt-in speed settings on CUDA (torch.compile, static padding, fused AdamW under the
-    fp16 grad scaler): the run finishes finite, and the dev evaluation on CUDA (length-sorted
-    batches, fp32) gives the CPU's vectors back in input order."""
+    """Between evaluations an fp16 step (collate, pinned copies, forward with the square mask,
+    grad scaler, clipping, fused AdamW, scheduler) makes no synchronizing CUDA call: torch's
+    sync debug mode turns any such call into an error."""
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    quiet = {"eval_steps": 100, "checkpoint_steps": 100, "log_steps": 100}
+    settings = TrainSettings(**{**SETTINGS, "precision": "fp16", "max_steps": 12, **quiet})
+    trainer = _cuda_trainer(model, sentences, settings, tmp_path)
+    checked: list[int] = []
+
+    def hook(step: int) -> None:  # steps 4..10 run in error mode; the final evaluation syncs
+        if step == 3:
+            torch.cuda.set_sync_debug_mode("error")
+        elif step == 10:
+            torch.cuda.set_sync_debug_mode("default")
+        elif 3 < step < 10:
+            checked.append(step)
+
+    trainer.on_step = hook
+    try:
+        trainer.train()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert checked == list(range(4, 10))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("compile_mode", [True, "reduce-overhead"])
+def test_compiled_static_padding_training_on_gpu(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path, compile_mode: bool | str
+) -> None:
+    """The opt-in speed settings on CUDA (torch.compile, with CUDA graphs for reduce-overhead,
+    static padding, fused AdamW under the fp16 grad scaler): the run finishes finite, and the
+    dev evaluation on CUDA (length-sorted batches, fp32) gives the CPU's vectors back in input
+    order."""
     model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
     settings = TrainSettings(
         **{**SETTINGS, "precision": "fp16", "max_steps": 20},
-        compile=True,
+        compile=compile_mode,
         static_padding=True,
     )
     trainer = _cuda_trainer(model, sentences, settings, tmp_path)

@@ -1,5 +1,5 @@
 """Published transfer numbers (GCSE Table 7, OssCSE Table 5), the transfer table and the
-evaluate-transfer command's ``--pooler auto`` / ``--tag``."""
+transfer evaluation's ``--pooler auto`` / ``--tag``."""
 
 from __future__ import annotations
 
@@ -138,8 +138,9 @@ def test_evaluate_transfer_auto_pooler_and_tags(tmp_path: Path, splade_tiny: Pat
         (model / f.name).symlink_to(f)
     (model / "negcse.json").write_text(json.dumps({"eval_pooler": "mean"}))
     out = tmp_path / "t.json"
-    args = ["evaluate-transfer", "--model", str(model), "--pooler", "auto", "--out", str(out)]
-    args += ["--tasks", "TREC", "--kfold", "2", "--tag", "method=x", "--tag", "seed=3"]
+    args = ["evaluate", "--only", "transfer", "--model", str(model), "--pooler", "auto"]
+    args += ["--transfer-out", str(out), "--transfer-tasks", "TREC", "--transfer-kfold", "2"]
+    args += ["--tag", "method=x", "--tag", "seed=3"]
     assert main([*args, "--threads", "1"]) == 0
     result = json.loads(out.read_text())
     assert result["pooler"] == "mean"

@@ -15,7 +15,7 @@ import yaml
 
 from negcse.commands import una_negatives as una_cmd
 from negcse.config import TrainSettings, check_config, deep_merge
-from negcse.evaluate_sts import score_task
+from negcse.evaluation.sts import score_task
 from negcse.generators.registry import column_file, settings, variants
 from negcse.generators.specs.una import variant as una_variant_of
 from negcse.generators.tfidf import fit_tfidf_files, write_tfidf_table

@@ -76,12 +76,19 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ws
 
 
-def test_lint(workspace: Path) -> None:
-    out = sh(["snakemake", "--lint"], workspace)
-    assert "Congratulations" in out.stdout + out.stderr
+@pytest.fixture(scope="module")
+def lint(workspace: Path) -> subprocess.CompletedProcess[str]:
+    """`snakemake --lint` of the workspace (one workflow parse for the tests that read it)."""
+    return sh(["snakemake", "--lint"], workspace)
 
 
-def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
+def test_lint(lint: subprocess.CompletedProcess[str]) -> None:
+    assert "Congratulations" in lint.stdout + lint.stderr
+
+
+def test_paper_grid_dry_run_lists_every_train_job(
+    workspace: Path, lint: subprocess.CompletedProcess[str]
+) -> None:
     """The default grid is every configured method (42) x 4 backbones x 3 seeds, with the GPU
     generators behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark
     figure (benchmarks/base.md), not asserted here."""
@@ -108,8 +115,8 @@ def test_paper_grid_dry_run_lists_every_train_job(workspace: Path) -> None:
     assert set(grid["methods"]) <= set(rows)
     assert all(int(rows[m][1]) == 2 * 4 * 3 for m in grid["methods"])  # train + evaluation
     assert "no measured cost" not in "".join(table[2 : len(grid["methods"]) + 2])
-    # the dry-run-only table stays out of other commands (the lint run above, a real run)
-    assert "Estimated GPU hours" not in sh(["snakemake", "--lint"], workspace).stdout
+    # the dry-run-only table stays out of other commands (the lint run, a real run)
+    assert "Estimated GPU hours" not in lint.stdout
 
 
 def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
@@ -343,9 +350,13 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
     while not state.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
     assert state.exists(), "the training job wrote no checkpoint"
-    pids = sh(
+    found = sh(
         ["pgrep", "-f", "checkpoint-dir results/checkpoints/simcse/splade-tiny/seed1"], ws
     ).stdout.split()
+    # this workspace's job only: `make test` runs tests/test_slurm.py (same job, same command
+    # line, another directory) beside this one
+    pids = [pid for pid in found if Path(f"/proc/{pid}/cwd").resolve() == ws.resolve()]
+    assert pids, found
     for pid in pids:
         os.kill(int(pid), signal.SIGKILL)
     assert proc.wait(timeout=120) != 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,12 @@ class TokenRows:
     @property
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @cached_property
+    def longest(self) -> int:
+        """The longest row (the static padding width: a prompt template can exceed
+        max_seq_len, since the sentence is cut to it before the template is added)."""
+        return int(self.lengths.max()) if len(self) else 0
 
     def __len__(self) -> int:
         return len(self.offsets) - 1

@@ -1,7 +1,7 @@
 """``python -m negcse <command>``: thin entry points that Snakemake rules call.
 
-Each module in ``negcse.commands`` is one command named after the module (``evaluate_sts`` ->
-``evaluate-sts``): it defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+Each module in ``negcse.commands`` is one command named after the module (``fetch_data`` ->
+``fetch-data``): it defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``. Only the module of the command being run is imported (torch is slow to
 import), except for ``--help``, which lists them all.
 """
@@ -59,8 +59,8 @@ def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentPa
 
 
 #: options that name files a command writes: checked before the command runs
-OUTPUT_OPTIONS = ("out", "output", "stats", "manifest", "probe_out", "rank_tex", "case_tex",
-                  "cases_tex", "png", "pdf", "tex", "csv", "md")  # fmt: skip
+OUTPUT_OPTIONS = ("out", "output", "stats", "manifest", "cases_tex", "png", "pdf", "tex", "csv",
+                  "md")  # fmt: skip
 
 
 def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, object]:
@@ -81,7 +81,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args, module = parse(argv)
     if args.debug:
-        os.environ[DEBUG_ENV] = "1"  # also for the parts of `negcse batch`
+        os.environ[DEBUG_ENV] = "1"
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

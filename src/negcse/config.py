@@ -48,8 +48,9 @@ class TrainSettings:
     checkpoint_steps: int
     precision: str
     # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
-    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync)
-    compile: bool = False
+    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync);
+    # compile: False, True (torch.compile's default mode) or a mode name ("reduce-overhead")
+    compile: bool | str = False
     static_padding: bool = False
     log_steps: int = 50
     #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)

@@ -6,7 +6,7 @@ is a minimum edit (Levenshtein) alignment; two minimum alignments can trade a su
 for a hit plus an insertion and a deletion, so the choice among them matters:
 ``backtrace`` (default) is the one jiwer / rapidfuzz report, the usual MER tool;
 ``max_hits`` keeps the most hits. This one module serves both the OssCSE paraphrase filter
-(:mod:`negcse.generators.backtranslation`) and the Cont./Oppn. splits (:mod:`negcse.splits`). Words are whitespace-separated, punctuation stays attached, and the
+(:mod:`negcse.generators.backtranslation`) and the Cont./Oppn. splits (:mod:`negcse.evaluation.splits`). Words are whitespace-separated, punctuation stays attached, and the
 comparison ignores case by default: the paper's Example 1 values (0.06 for an inserted "not" in
 a 14-word sentence whose "breaking bad" became "Breaking Bad", 0.07, 0.12, 0.13, 1.0) come out
 this way, truncated to two decimals.

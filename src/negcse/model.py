@@ -20,9 +20,9 @@ import torch
 from torch import Tensor, nn
 from transformers import AutoConfig
 
-from negcse.encoder import load_pretrained, model_inputs
 from negcse.errors import ModelFilesError
 from negcse.poolers import Pooler
+from negcse.pretrained import load_pretrained, model_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -74,9 +74,19 @@ class SentenceEncoder(nn.Module):
         batch = pooler.tokenize(self.tokenizer, texts, max_len)
         return self.embed_batch({k: v.to(device) for k, v in batch.items()}, pooler, mlp)
 
-    def embed_batch(self, batch: dict[str, Tensor], pooler: Pooler, mlp: bool) -> Tensor:
-        """Embeddings of an already tokenized batch (on the model's device)."""
-        outputs = self.backbone(**model_inputs(batch), return_dict=True)
+    def embed_batch(
+        self, batch: dict[str, Tensor], pooler: Pooler, mlp: bool, square_mask: bool = False
+    ) -> Tensor:
+        """Embeddings of an already tokenized batch (on the model's device).
+
+        ``square_mask``: hand the backbone the attention mask as (batch, query, key). BERT and
+        RoBERTa then build the same additive mask (0 / dtype min) without the 2D path's
+        ``torch.all(mask == 1)`` check, a host sync in every forward on CUDA."""
+        inputs = model_inputs(batch)
+        if square_mask:
+            mask = inputs["attention_mask"]
+            inputs["attention_mask"] = mask[:, None, :].expand(-1, mask.size(1), -1)
+        outputs = self.backbone(**inputs, return_dict=True)
         pooled = pooler.pool(outputs, batch)
         return self.mlp(pooled) if mlp else pooled
 

@@ -1,5 +1,5 @@
-"""Command-line options every model evaluation shares (``evaluate-sts``, ``evaluate-transfer``,
-``evaluate-splits``, ``probe``, ``analyze-model``) and what they resolve to."""
+"""The model options of ``negcse evaluate`` (model, pooler, batch size, mirror, tags, threads)
+and what they resolve to."""
 
 from __future__ import annotations
 
@@ -9,17 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from negcse.io_utils import check_writable
 from negcse.poolers import POOLERS
 
 if TYPE_CHECKING:
-    from negcse.encoder import Encoder
+    from negcse.evaluation.embedder import Embedder
 
 
 def add_model_arguments(
     p: argparse.ArgumentParser, pooler: str = "auto", model_required: bool = True
 ) -> None:
-    """--model, --pooler, --out, --batch-size, --mirror, --tag (repeatable), --threads."""
+    """--model, --pooler, --batch-size, --mirror, --tag (repeatable), --threads."""
     p.add_argument(
         "--model", required=model_required, help="trained folder, mirror name or hub id"
     )
@@ -30,7 +29,6 @@ def add_model_arguments(
         help=f"one of {sorted(POOLERS)}, or auto: the one saved in negcse.json "
         f"(cls_before_pooler when there is none); default: {pooler}",
     )
-    p.add_argument("--out", required=True, help="JSON file to write")
     p.add_argument("--batch-size", type=at_least(1), default=128, help="encoding batch size")
     p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
     p.add_argument(
@@ -80,16 +78,15 @@ def saved_pooler(model: str) -> str:
     return "cls_before_pooler"
 
 
-def load_encoder(args: argparse.Namespace) -> Encoder:
+def load_embedder(args: argparse.Namespace) -> Embedder:
     """Set the thread count, resolve ``--pooler auto`` (in ``args``) and load the model."""
-    from negcse.encoder import Encoder
+    from negcse.evaluation.embedder import Embedder
     from negcse.model import torch_threads
 
-    check_writable(*(getattr(args, k, None) for k in ("out", "probe_out", "rank_tex", "case_tex")))
     torch_threads(args.threads)
     if args.pooler == "auto":
         args.pooler = saved_pooler(args.model)
-    return Encoder.load(args.model, args.pooler, mirror=args.mirror)
+    return Embedder.load(args.model, args.pooler, mirror=args.mirror)
 
 
 def tags(args: argparse.Namespace) -> dict[str, str]:

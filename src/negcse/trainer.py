@@ -13,8 +13,11 @@ Speed (the numerics on CPU are those of the plain per-step loop): every (column,
 tokenized once (:mod:`negcse.batching`); nothing in a step waits for the GPU (the loss reaches
 the progress bar every ``log_steps`` steps); on CUDA the batches travel through pinned memory,
 AdamW is the fused kernel and GradScaler hands its inf check to it without a host sync; the STS-B
-dev sentences are tokenized once, length-sorted and encoded under the training autocast dtype.
-``compile`` (torch.compile of the encoder) and ``static_padding`` are opt-in settings.
+dev sentences are tokenized once, length-sorted and encoded under the training autocast dtype;
+on CUDA the backbone gets a (batch, query, key) attention mask, which skips transformers' per-forward
+``torch.all(mask == 1)`` host sync (same additive mask). ``compile`` (torch.compile of the encoding
+of a view group: backbone, pooler and MLP head; ``true`` or a torch.compile mode such as
+``reduce-overhead``, which replays CUDA graphs) and ``static_padding`` are opt-in settings.
 """
 
 from __future__ import annotations
@@ -40,13 +43,13 @@ from transformers import get_constant_schedule_with_warmup, get_linear_schedule_
 
 from negcse.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.config import TrainSettings
-from negcse.encoder import default_device
-from negcse.evaluate_sts import EncodeFn
+from negcse.evaluation.cache import EncodeFn
 from negcse.guides import FrozenGuide, load_guides
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.model import SentenceEncoder, dropout_rate
 from negcse.poolers import Pooler
+from negcse.pretrained import default_device
 from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
 from negcse.train_columns import check_aligned
 
@@ -113,6 +116,13 @@ def _precision(name: str, device: torch.device) -> torch.dtype | None:
     if name == "auto":
         return torch.float16 if device.type == "cuda" else None
     return {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+def _compile_mode(setting: bool | str) -> str | None:
+    """torch.compile's mode for the ``compile`` setting; None: no compilation."""
+    if setting is False:
+        return None
+    return "default" if setting is True else setting
 
 
 def _optimizer(groups: list[dict[str, Any]], lr: float, device: torch.device) -> Any:
@@ -220,12 +230,15 @@ class Trainer:
         for view in views:
             groups[(view.pooler, view.dropout)].append(view)
         out: dict[str, torch.Tensor] = {}
-        pad_to = self.s.max_seq_len if self.s.static_padding else None
+        embed = getattr(self, "_embed", None) or self.model.embed_batch
+        square = self.device.type == "cuda"  # CPU keeps transformers' own mask path
         for (pooler_key, p), members in groups.items():
             parts = [self._rows(v.column, pooler_key) for v in members]
+            # static padding: one width per group, the longest row of its columns
+            pad_to = max(r.longest for r in parts) if self.s.static_padding else None
             batch = to_device(collate(parts, idx, pad_to), self.device)
             with dropout_rate(self.model.backbone, p):
-                emb = self.model.embed_batch(batch, self._pooler(pooler_key), self.method.use_mlp)
+                emb = embed(batch, self._pooler(pooler_key), self.method.use_mlp, square)
             for k, view in enumerate(members):
                 out[view.name] = emb[k * len(idx) : (k + 1) * len(idx)]
         return out
@@ -381,8 +394,10 @@ class Trainer:
         optimizer = _optimizer(groups, self.s.learning_rate, self.device)
         if self.device.type == "cuda":  # fp32 stays IEEE fp32 unless tf32 is asked for
             torch.backends.cuda.matmul.allow_tf32 = self.s.precision == "tf32"
-        if self.s.compile:
-            self.model.backbone.compile()
+        mode = _compile_mode(self.s.compile)
+        #: the training encoder (evaluation stays eager: its shapes vary)
+        self._embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
+        graphs = mode is not None and "reduce-overhead" in mode
         warmup = int(self.s.warmup_ratio * self.total_steps)
         if self.s.scheduler == "linear":
             scheduler = get_linear_schedule_with_warmup(optimizer, warmup, self.total_steps)
@@ -410,6 +425,10 @@ class Trainer:
         while self.state.step < self.total_steps:
             step = self.state.step
             idx = self.batch_indices(step)
+            if graphs:  # a new iteration: the CUDA graphs may reuse the last step's outputs
+                torch.compiler.cudagraph_mark_step_begin()
+            # before the forward: no gradient of the last step outlives its CUDA-graph memory
+            optimizer.zero_grad(set_to_none=True)
             with ctx_factory():
                 emb = self.encode_views(self.method.views(step), idx)
                 ctx = StepContext(
@@ -421,7 +440,6 @@ class Trainer:
                     guides=self.encode_guides(idx),
                 )
                 out = self.method.loss(emb, ctx)
-            optimizer.zero_grad(set_to_none=True)
             if scaler is not None:
                 scaler.scale(out.loss).backward()
                 scaler.unscale_(optimizer)

@@ -1,4 +1,4 @@
-"""Sentence pairs for the similarity distributions (SNCSE Figure 4) and encoding them once.
+"""Sentence pairs for the similarity distributions (SNCSE Figure 4).
 
 SNCSE Section 4.3: "we randomly select 5000 sentences from STS task ... For each sentence, we take
 itself as positive pair ... the negation of the sentence to construct soft negative pair, and
@@ -10,17 +10,17 @@ the seven STS test sets; the partner of each sampled sentence is another sampled
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from negcse.evaluate_sts import cosine_rows
+from negcse.evaluation.cache import EncodeFn
+from negcse.evaluation.sts import cosine_rows
 from negcse.seed import numpy_rng
 from negcse.sts_data import STS_TASKS, STSData, load_sts
 
 logger = logging.getLogger(__name__)
 
-EncodeFn = Callable[[Sequence[str]], np.ndarray]
 SAMPLE_STREAM = 5000  # numpy_rng stream of the sentence sample
 PARTNER_STREAM = 5001  # numpy_rng stream of the random partners
 
@@ -58,37 +58,6 @@ def random_partners(n: int, seed: int) -> np.ndarray:
     partner = np.empty(n, dtype=np.int64)
     partner[order] = np.roll(order, -1)
     return partner
-
-
-class CachedEncoder:
-    """Wraps an encode function; every distinct text is encoded once over all calls."""
-
-    def __init__(self, encode: EncodeFn) -> None:
-        self._encode = encode
-        self._index: dict[str, int] = {}
-        self._chunks: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = None
-
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in self._index]
-        if new:
-            emb = np.asarray(self._encode(new), dtype=np.float32)
-            if emb.shape[0] != len(new):
-                raise ValueError(f"encode returned {emb.shape[0]} rows for {len(new)} texts")
-            start = len(self._index)
-            self._index.update({t: start + i for i, t in enumerate(new)})
-            self._chunks.append(emb)
-            self._matrix = None
-        if self._matrix is None:
-            self._matrix = np.concatenate(self._chunks) if self._chunks else np.zeros((0, 0))
-        return self._matrix[[self._index[t] for t in texts]]
-
-    def prefetch(self, texts: Iterable[str]) -> None:
-        """Encode these texts in one call (one length-sorted pass) ahead of later lookups."""
-        self(list(dict.fromkeys(texts)))
-
-    def __len__(self) -> int:
-        return len(self._index)
 
 
 def pair_cosines(encode: EncodeFn, a: Sequence[str], b: Sequence[str]) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""All analyses of one trained model, as one JSON-able dict (``negcse analyze-model``).
+"""All analyses of one trained model, as one JSON-able dict (``negcse evaluate --only analysis``).
 
 The model encodes every distinct sentence it needs once (one length-sorted pass): the sampled STS
 sentences and their negations, the SAN hard-positive pairs, the rank-error tasks and the
@@ -20,8 +20,9 @@ from scipy.stats import spearmanr
 from negcse.analysis.density import peak
 from negcse.analysis.normalization import median_minmax
 from negcse.analysis.overlap import hard_positive_pairs
-from negcse.analysis.pairs import CachedEncoder, EncodeFn, pair_cosines, random_partners
+from negcse.analysis.pairs import pair_cosines, random_partners
 from negcse.analysis.rank_errors import rank_errors
+from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.sts_data import STS_TASKS, STSData, load_sts
 
 logger = logging.getLogger(__name__)
@@ -152,13 +153,13 @@ def analyze_model(
     case = load_sts(s.case_task, s.protocol, mirror)
     hard = hard_positive_pairs(sts.values(), s.min_gold, s.max_overlap, s.overlap)
 
-    cached = CachedEncoder(encode)
+    cached = encode if isinstance(encode, SentenceCache) else SentenceCache(encode)
     texts = [*sentences, *negations]
     texts += [t for p in hard for t in (p.sent1, p.sent2)]
     for data in [*(sts[t] for t in s.rank_tasks), case]:
         texts += [*data.sent1, *data.sent2]
     cached.prefetch(texts)
-    logger.info("encoded %d distinct texts", len(cached))
+    logger.info("%d distinct texts encoded so far", len(cached))
 
     soft = pair_cosines(cached, sentences, negations)
     partner = random_partners(len(sentences), s.partner_seed)

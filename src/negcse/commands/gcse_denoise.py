@@ -88,7 +88,7 @@ def unfiltered(
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from negcse.encoder import Encoder
+    from negcse.evaluation.embedder import Embedder
     from negcse.gcse.denoise import denoise, denoise_released, denoising_inputs
     from negcse.generators.specs.gcse import THRESHOLDS
     from negcse.io_utils import write_json, write_lines
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         triplets = unfiltered(*_roles(rows), args.seed)
     else:
         # [CLS] + the saved MLP head: the frozen model as GCSE's guide embeds (guide_pooler cls)
-        encoder = Encoder.load(args.model, "cls", args.mirror, max_length=args.max_seq_len)
+        encoder = Embedder.load(args.model, "cls", args.mirror, max_length=args.max_seq_len)
         flat = [c for cands in candidates for c in cands]
         a = encoder.encode(anchors, args.batch_size)
         c = encoder.encode(flat, args.batch_size) if flat else np.zeros((0, a.shape[1]))

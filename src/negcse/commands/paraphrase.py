@@ -6,7 +6,6 @@ import argparse
 import logging
 import time
 
-from negcse.encoder import default_device
 from negcse.generators.paraphrase import (
     GenerationSettings,
     Paraphraser,
@@ -15,6 +14,7 @@ from negcse.generators.paraphrase import (
 )
 from negcse.io_utils import read_lines, write_lines
 from negcse.model import torch_threads
+from negcse.pretrained import default_device
 from negcse.resolve import resolve_model
 
 NAME = "paraphrase"

@@ -6,7 +6,7 @@ import argparse
 import json
 import logging
 
-from negcse.splits import TABLE2_DATASETS
+from negcse.evaluation.splits import TABLE2_DATASETS
 from negcse.splits_tables import SPLIT_COLUMNS, SPLIT_PAPER, build_summary, write_tables
 
 NAME = "table-splits"

@@ -13,7 +13,7 @@ import transformers
 
 from negcse import __version__
 from negcse.config import TrainSettings
-from negcse.evaluate_sts import dev_scorer
+from negcse.evaluation.sts import dev_scorer
 from negcse.guides import guide_paths
 from negcse.io_utils import check_writable, read_lines
 from negcse.lockfile import lock_record

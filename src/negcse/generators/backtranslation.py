@@ -26,7 +26,6 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from negcse.encoder import default_device
 from negcse.generators.paraphrase import (
     GenerationSettings,
     Paraphraser,
@@ -34,6 +33,7 @@ from negcse.generators.paraphrase import (
     paraphrase_corpus,
 )
 from negcse.mer import DEFAULT_ALIGNMENT, alignment_of, words
+from negcse.pretrained import default_device
 from negcse.resolve import resolve_model
 from negcse.seed import numpy_rng
 

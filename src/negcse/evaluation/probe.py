@@ -12,11 +12,13 @@ import logging
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from negcse.evaluate_sts import EncodeFn, cosine_rows
+from negcse.evaluation.cache import EncodeFn, SentenceCache
+from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.sts import cosine_rows
 
 logger = logging.getLogger(__name__)
 
@@ -60,3 +62,21 @@ def run_probe(probe: Probe, encode: EncodeFn) -> dict[str, Any]:
         "paraphrase_sims": [float(x) for x in para],
         "negation_sims": [float(x) for x in neg],
     }
+
+
+@register
+class ProbeEvaluation(Evaluation):
+    name = "probe"
+    help = "mean cosine of OssCSE's Appendix B sentence to its 8 paraphrases and 8 negations"
+    options: ClassVar[Options] = {
+        "file": {
+            "default": None,
+            "help": "a JSON probe (anchor, paraphrases, negations); default: the built-in one",
+        }
+    }
+
+    def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
+        return run_probe(load_probe(settings["file"]), encoder)
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return f"paraphrase={result['paraphrase']:.4f} negation={result['negation']:.4f}"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from negcse.evaluate_sts import cosine_rows, evaluate_sts, score_task
+from negcse.evaluation.sts import cosine_rows, evaluate_sts, score_task
 from negcse.sts_data import STSData, load_sts
 
 pytestmark = pytest.mark.mirror
@@ -91,14 +91,16 @@ def test_all_minilm_reproduces_mteb_leaderboard(tmp_path: Path) -> None:
         sys.executable,
         "-m",
         "negcse",
-        "evaluate-sts",
+        "evaluate",
+        "--only",
+        "sts",
         "--model",
         "sentence-transformers/all-MiniLM-L6-v2",
         "--pooler",
         "mean",
-        "--protocol",
+        "--sts-protocol",
         "mteb",
-        "--out",
+        "--sts-out",
         str(out),
         "--batch-size",
         "256",

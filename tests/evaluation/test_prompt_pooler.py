@@ -10,8 +10,9 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer, RobertaTokenizerFast
 
-from negcse.encoder import Encoder, model_inputs
+from negcse.evaluation.embedder import Embedder
 from negcse.poolers import PROMPTS, PromptPooler, get_pooler
+from negcse.pretrained import model_inputs
 
 SENTENCES = [
     "A man is playing a guitar.",
@@ -156,7 +157,7 @@ def test_pooled_vector_is_the_hidden_state_at_the_mask(splade_tiny: Path, bert_t
 
 @pytest.mark.mirror
 def test_encoder_load_uses_the_prompt_pooler(splade_tiny: Path, bert_tok) -> None:
-    enc = Encoder.load(str(splade_tiny), "prompt_sncse_anchor", device=torch.device("cpu"))
+    enc = Embedder.load(str(splade_tiny), "prompt_sncse_anchor", device=torch.device("cpu"))
     got = enc.encode(SENTENCES, batch_size=2)
     model = AutoModel.from_pretrained(splade_tiny).eval()
     want = []

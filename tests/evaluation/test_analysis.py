@@ -15,7 +15,7 @@ from negcse.analysis.density import GRID, peak
 from negcse.analysis.latex import case_comparison_table, latex_escape
 from negcse.analysis.normalization import median_minmax
 from negcse.analysis.overlap import hard_positive_pairs, lexical_overlap, token_set
-from negcse.analysis.pairs import CachedEncoder, random_partners, sample_sentences
+from negcse.analysis.pairs import random_partners, sample_sentences
 from negcse.analysis.rank_errors import rank_errors, ranks
 from negcse.sts_data import STS_TASKS, STSData, load_sts
 
@@ -156,20 +156,6 @@ def test_partners_are_a_derangement_and_seeded() -> None:
     assert len(set(sample)) == 10 and sample == sample_sentences(pool, 10, seed=3)
 
 
-def test_cached_encoder_encodes_each_text_once() -> None:
-    calls: list[list[str]] = []
-
-    def encode(texts):
-        calls.append(list(texts))
-        return np.array([[len(t), 1.0] for t in texts])
-
-    cached = CachedEncoder(encode)
-    cached.prefetch(["a", "bb", "a"])
-    out = cached(["bb", "ccc", "a"])
-    assert calls == [["a", "bb"], ["ccc"]]
-    assert out[:, 0].tolist() == [2, 3, 1]
-
-
 def test_peak_of_a_density() -> None:
     values = np.random.default_rng(0).normal(0.9, 0.02, size=2000)
     assert peak(values) == pytest.approx(0.9, abs=0.01)
@@ -214,7 +200,7 @@ def test_curves_data_is_one_csv_row_per_dev_evaluation(tmp_path: Path) -> None:
         main(["curves-data", "--models", folders[1], folders[1], "--out", str(out)])
 
 
-# --- end to end: analyze-model, figures and tables with the mirror's splade-tiny -------------
+# --- end to end: the analysis evaluation, figures and tables with the mirror's splade-tiny -------------
 
 
 @pytest.mark.mirror
@@ -239,9 +225,11 @@ def test_commands_write_every_figure_and_table(tmp_path: Path, splade_tiny: Path
     negs.write_text("".join(f"not {s}\n" for s in lines))
     out = tmp_path / "a.json"
     rank_tex, case_tex = tmp_path / "rank.tex", tmp_path / "case.tex"
-    args = ["analyze-model", "--model", str(model), "--sentences", str(sents)]
-    args += ["--negations", str(negs), "--out", str(out), "--rank-tex", str(rank_tex)]
-    args += ["--case-tex", str(case_tex), "--tag", "method=toy", "--tag", "backbone=splade-tiny"]
+    args = ["evaluate", "--only", "analysis", "--model", str(model)]
+    args += ["--analysis-sentences", str(sents), "--analysis-negations", str(negs)]
+    args += ["--analysis-out", str(out), "--analysis-rank-tex", str(rank_tex)]
+    args += ["--analysis-case-tex", str(case_tex)]
+    args += ["--tag", "method=toy", "--tag", "backbone=splade-tiny"]
     assert main([*args, "--tag", "seed=1", "--threads", "1"]) == 0
     result = json.loads(out.read_text())
     assert result["pooler"] == "cls_before_pooler" and result["seed"] == "1"

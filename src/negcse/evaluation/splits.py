@@ -31,15 +31,18 @@ from Tables 2 and 6.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from negcse.evaluate_sts import EncodeFn, cosine_rows, spearman100
-from negcse.mer import DEFAULT_ALIGNMENT, mer
-from negcse.sts_data import load_sts
+from negcse.evaluation.cache import EncodeFn, SentenceCache
+from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.sts import cosine_rows, spearman100
+from negcse.mer import ALIGNMENTS, DEFAULT_ALIGNMENT, mer
+from negcse.sts_data import PROTOCOLS, load_sts
 
 logger = logging.getLogger(__name__)
 
@@ -238,3 +241,57 @@ def evaluate_splits(datasets: Sequence[SplitDataset], encode: EncodeFn) -> dict[
     result["per_dataset"] = per_dataset
     result["n_sentences"] = len(unique)
     return result
+
+
+@register
+class Splits(Evaluation):
+    name = "splits"
+    help = "Spearman x100 on OssCSE's Cont./Oppn. splits of the STS datasets (Tables 2, 3, 6)"
+    options: ClassVar[Options] = {
+        "protocol": {
+            "choices": PROTOCOLS,
+            "default": "senteval",
+            "help": "text for MER and encoding: senteval (processed files; matches Table 2) "
+            "or mteb",
+        },
+        "alignment": {
+            "choices": ALIGNMENTS,
+            "default": "backtrace",
+            "help": "MER word alignment: backtrace (jiwer's; default) or max_hits",
+        },
+        "min_median": {"type": float, "default": MEDIAN_RANGE[0]},
+        "max_median": {"type": float, "default": MEDIAN_RANGE[1]},
+        "datasets": {
+            "nargs": "+",
+            "default": None,
+            "metavar": "NAME",
+            "help": "only these candidate datasets (e.g. STS12-MSRvid STSB-test): a reduced "
+            "protocol; default: all (STS12-16 test subsets, STS-B train and test)",
+        },
+    }
+
+    def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
+        start = time.perf_counter()
+        median_range = (settings["min_median"], settings["max_median"])
+        datasets = build_splits(
+            settings["protocol"],
+            settings["alignment"],
+            median_range,
+            settings["mirror"],
+            only=settings["datasets"],
+        )
+        result = evaluate_splits(datasets, encoder)
+        result["settings"] = {
+            "protocol": settings["protocol"],
+            "alignment": settings["alignment"],
+            "median_range": list(median_range),
+            "reduced": settings["datasets"] is not None,
+        }
+        result["seconds"] = time.perf_counter() - start
+        return result
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return (
+            f"Cont.={result['cont']:.2f} Oppn.={result['oppn']:.2f} (Table 2's datasets)  "
+            f"Cont.={result['cont_rule']:.2f} Oppn.={result['oppn_rule']:.2f} (median rule)"
+        )

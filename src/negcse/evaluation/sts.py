@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.stats import spearmanr
 
-from negcse.sts_data import STS_TASKS, STSData, load_sts
+from negcse.evaluation.cache import EncodeFn, SentenceCache
+from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.sts_data import PROTOCOLS, STS_TASKS, STSData, load_sts
 
 logger = logging.getLogger(__name__)
-
-EncodeFn = Callable[[Sequence[str]], np.ndarray]
 
 
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -95,3 +95,26 @@ def dev_scorer(
         return float(score_task(data, encode)["all"])
 
     return score
+
+
+@register
+class STS(Evaluation):
+    name = "sts"
+    help = "Spearman x100 on STS12-16, STS-B test and SICK-R test (STS-B dev beside)"
+    options: ClassVar[Options] = {
+        "protocol": {
+            "choices": PROTOCOLS,
+            "default": "senteval",
+            "help": "senteval: SimCSE's processed files (default); mteb: raw text as MTEB",
+        },
+        "tasks": {"nargs": "+", "default": list(STS_TASKS), "choices": STS_TASKS},
+    }
+
+    def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
+        return evaluate_sts(
+            encoder, settings["tasks"], settings["protocol"], settings["mirror"]
+        )
+
+    def summary(self, result: dict[str, Any]) -> str:
+        keys = [k for k in result["details"] if k != "STSBenchmark-dev"]
+        return "  ".join(f"{t}={result[t]:.2f}" for t in [*keys, "avg"])

@@ -1,4 +1,4 @@
-"""MTEB reranking and classification through the ``mteb`` library, our encoder as an mteb model.
+"""MTEB reranking and classification through the ``mteb`` library, our embedder as an mteb model.
 
 The papers' MTEB numbers: reranking (GCSE Table 6, SAN Figure 2) on AskUbuntuDupQuestions,
 SciDocsRR, StackOverflowDupQuestions and MindSmallReranking, MAP and MRR@10; classification
@@ -18,7 +18,7 @@ name (:data:`GROUP_METRICS`), never through ``main_score``:
 The datasets are not in the offline mirror. Evaluation never touches the network: data are read
 from the local Hugging Face cache with the hub in offline mode, and a missing dataset stops the
 run before any encoding with :class:`MtebDataMissing`, naming the task and the prefetch command
-(:func:`prefetch`, ``negcse evaluate-mteb --prefetch`` on a networked machine).
+(:func:`prefetch`, ``negcse fetch-mteb`` on a networked machine).
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from mteb.types import Array, BatchedInput, PromptType
     from torch.utils.data import DataLoader
 
+    from negcse.evaluation.embedder import Embedder
+
 logger = logging.getLogger(__name__)
 
 MTEB_VERSION: str = mteb.__version__
@@ -58,8 +60,8 @@ class MtebDataMissing(UserError, RuntimeError):
     """An MTEB dataset is not in the local cache (the message names the task and the fix)."""
 
 
-class SentenceEncoder(Protocol):
-    """What :class:`MtebEncoder` wraps: ``negcse.encoder.Encoder`` has this method."""
+class BatchEmbedder(Protocol):
+    """What :class:`MtebModel` wraps: :class:`~negcse.evaluation.embedder.Embedder` is one."""
 
     def encode(
         self, sentences: Sequence[str], batch_size: int = ..., progress: bool = ...
@@ -72,13 +74,13 @@ def model_name(name_or_path: str | os.PathLike[str]) -> str:
     return f"negcse/{slug}"
 
 
-class MtebEncoder(AbsEncoder):
-    """Our encoder as an mteb ``EncoderProtocol`` model.
+class MtebModel(AbsEncoder):
+    """Our frozen :class:`Embedder` as an mteb ``EncoderProtocol`` model.
 
     mteb calls ``encode(inputs, task_metadata=..., hf_split=..., hf_subset=...,
     prompt_type=..., batch_size=..., show_progress_bar=...)``. The wrapper reads the texts of
     every batch of the DataLoader (the ``text`` column: queries, ``title text`` documents,
-    classification inputs) and encodes them in one call of the wrapped encoder, which batches
+    classification inputs) and encodes them in one call of the wrapped embedder, which batches
     and length-sorts them itself. ``batch_size`` and ``show_progress_bar`` are honoured.
     ``prompt_type`` (query/document) and the task's instruction are deliberately not used: the
     models are symmetric, instruction-free sentence encoders, as in the papers' MTEB v1 runs;
@@ -89,14 +91,14 @@ class MtebEncoder(AbsEncoder):
 
     def __init__(
         self,
-        encoder: SentenceEncoder,
+        embedder: BatchEmbedder,
         name: str = "negcse/model",
         batch_size: int = 128,
         embed_dim: int | None = None,
         n_parameters: int | None = None,
         max_tokens: int | None = None,
     ) -> None:
-        self.model = encoder
+        self.model = embedder
         self.batch_size = batch_size
         self.mteb_model_meta = ModelMeta.create_empty(
             overwrites={
@@ -119,18 +121,23 @@ class MtebEncoder(AbsEncoder):
         pooler: str,
         mirror: str | os.PathLike[str] | None = None,
         batch_size: int = 128,
-    ) -> MtebEncoder:
-        """Load a trained folder, mirror name or hub id with :class:`negcse.encoder.Encoder`."""
-        from negcse.encoder import Encoder
+    ) -> MtebModel:
+        """Load a trained folder, mirror name or hub id as an :class:`Embedder`."""
+        from negcse.evaluation.embedder import Embedder
 
-        encoder = Encoder.load(name_or_path, pooler, mirror=mirror)
+        embedder = Embedder.load(name_or_path, pooler, mirror=mirror)
+        return cls.wrap(embedder, model_name(name_or_path), batch_size)
+
+    @classmethod
+    def wrap(cls, embedder: Embedder, name: str, batch_size: int = 128) -> MtebModel:
+        """An already loaded :class:`Embedder` as an mteb model."""
         return cls(
-            encoder,
-            name=model_name(name_or_path),
+            embedder,
+            name=name,
             batch_size=batch_size,
-            embed_dim=int(encoder.model.config.hidden_size),
-            n_parameters=sum(p.numel() for p in encoder.model.parameters()),
-            max_tokens=encoder.max_length,
+            embed_dim=int(embedder.model.config.hidden_size),
+            n_parameters=sum(p.numel() for p in embedder.model.parameters()),
+            max_tokens=embedder.max_length,
         )
 
     def encode(
@@ -151,7 +158,7 @@ class MtebEncoder(AbsEncoder):
             if "text" not in batch:
                 raise ValueError(
                     f"{task_metadata.name}: input batch has no 'text' column ({sorted(batch)}); "
-                    "negcse encoders take text only"
+                    "negcse embedders take text only"
                 )
             texts.extend(str(t) for t in batch["text"])
         batch_size = int(kwargs.get("batch_size") or self.batch_size)
@@ -256,7 +263,7 @@ def load_offline(task: AbsTask, group: str | None = None) -> None:
             f"MTEB task {name}: dataset {dataset.get('path')} (revision "
             f"{str(dataset.get('revision'))[:12]}) is not in the local Hugging Face cache "
             f"({cache_location()}). MTEB data are not in the offline mirror: fetch them on a "
-            f"networked machine with `python -m negcse evaluate-mteb --prefetch --group {group} "
+            f"networked machine with `python -m negcse fetch-mteb --group {group} "
             f"--out FILE.json` (rule mteb_data) and copy that cache ($HF_HOME) here. "
             f"Cause: {type(exc).__name__}: {exc}"
         ) from exc
@@ -331,7 +338,7 @@ def extract_scores(result: ModelResult, tasks: Sequence[AbsTask]) -> dict[str, d
 
 
 def evaluate_tasks(
-    model: MtebEncoder,
+    model: MtebModel,
     tasks: Sequence[AbsTask],
     batch_size: int = 128,
     progress: bool = False,
@@ -368,7 +375,7 @@ def run_mteb(
     batch_size: int = 128,
     mirror: str | os.PathLike[str] | None = None,
     tags: Mapping[str, str] | None = None,
-    model: MtebEncoder | None = None,
+    model: MtebModel | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Evaluate one model on a group's tasks and write ``{task: {metric: x100}, avg: {...}}``.
@@ -385,7 +392,7 @@ def run_mteb(
             raise ValueError(f"{task.metadata.name} is a {task_group(task)} task, not {group}")
     for task in objects:
         load_offline(task, group)
-    model = model or MtebEncoder.load(model_path, pooler, mirror=mirror, batch_size=batch_size)
+    model = model or MtebModel.load(model_path, pooler, mirror=mirror, batch_size=batch_size)
     scores = evaluate_tasks(model, objects, batch_size=batch_size, progress=progress)
     result: dict[str, Any] = {
         **(tags or {}),

@@ -14,28 +14,31 @@ Rows are put in SentEval's order (``senteval_order``) before folds are drawn, wh
 folds SentEval's own. Accuracies are x100 and rounded to 2 decimals where and as SentEval
 rounds (numpy's rounding for means, Python's for single scores), so ties pick the same penalty.
 Classifiers: ``sentevalish`` (default) reproduces SentEval's PyTorch logistic regression
-(``negcse.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
+(``negcse.evaluation.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
-from negcse.transfer_classifier import (
+from negcse.evaluation.cache import EncodeFn, SentenceCache
+from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.transfer_classifier import (
     FitJob,
     Fitted,
     LogRegConfig,
     fit_logreg_batch,
     fit_sklearn_batch,
 )
+from negcse.model_cli import at_least
 from negcse.transfer_data import (
     TRANSFER_TASKS,
     LabelledSet,
@@ -46,7 +49,6 @@ from negcse.transfer_data import (
 
 logger = logging.getLogger(__name__)
 
-EncodeFn = Callable[[Sequence[str]], np.ndarray]
 CLASSIFIERS = ("sentevalish", "sklearn")
 INNER_KFOLD_SEED = 1111  # SentEval's InnerKFoldClassifier ignores its seed for the folds
 
@@ -291,3 +293,36 @@ def evaluate_transfer(
     result["seed"] = seed
     result["seconds"] = round(time.perf_counter() - start, 1)
     return result
+
+
+@register
+class Transfer(Evaluation):
+    name = "transfer"
+    help = "SentEval transfer accuracy x100 (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC)"
+    options: ClassVar[Options] = {
+        "tasks": {"nargs": "+", "default": list(TRANSFER_TASKS), "choices": TRANSFER_TASKS},
+        "classifier": {
+            "choices": CLASSIFIERS,
+            "default": "sentevalish",
+            "help": "sentevalish: SentEval's PyTorch logistic regression, reproduced "
+            "(default); sklearn: SentEval's scikit-learn branch",
+        },
+        "seed": {"type": int, "default": 1111, "help": "SentEval's seed (default 1111)"},
+        "kfold": {"type": at_least(2), "default": 10, "help": "folds (SimCSE's test mode: 10)"},
+    }
+
+    def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
+        result = evaluate_transfer(
+            encoder,
+            tasks=settings["tasks"],
+            mirror=settings["mirror"],
+            seed=settings["seed"],
+            classifier=settings["classifier"],
+            kfold=settings["kfold"],
+        )
+        result["senteval_seed"] = result.pop("seed")  # "seed" is the training run's (a tag)
+        return result
+
+    def summary(self, result: dict[str, Any]) -> str:
+        keys = [*result["details"], *(["MRPC_f1"] if "MRPC" in result else []), "avg"]
+        return "  ".join(f"{k}={result[k]:.2f}" for k in keys)

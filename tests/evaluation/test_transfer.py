@@ -15,20 +15,20 @@ import pytest
 import torch
 from sklearn.metrics import accuracy_score, f1_score
 
-from negcse.evaluate_transfer import (
+from negcse.evaluation.transfer import (
     INNER_KFOLD_SEED,
     _stratified_folds,
     accuracy100,
     evaluate_transfer,
     f1_100,
 )
-from negcse.resolve import ChecksumError
-from negcse.transfer_classifier import (
+from negcse.evaluation.transfer_classifier import (
     FitJob,
     LogRegConfig,
     fit_logreg_batch,
     senteval_linear_init,
 )
+from negcse.resolve import ChecksumError
 from negcse.transfer_data import TRANSFER_TASKS, TREC_CLASSES, load_transfer, senteval_order
 
 MIRROR = os.environ.get("NEGCSE_MIRROR", "/work/shared/mirror")

@@ -14,10 +14,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from negcse.mer import align, backtrace_alignment, words
-from negcse.probe import load_probe, run_probe
-from negcse.published_splits import PublishedSplitsError, load, parse, table2_stats
-from negcse.splits import (
+from negcse.evaluation.probe import load_probe, run_probe
+from negcse.evaluation.splits import (
     TABLE2_DATASETS,
     SplitDataset,
     assign_splits,
@@ -27,6 +25,8 @@ from negcse.splits import (
     pair_mer,
     weighted_average,
 )
+from negcse.mer import align, backtrace_alignment, words
+from negcse.published_splits import PublishedSplitsError, load, parse, table2_stats
 
 
 def test_assign_splits_by_hand() -> None:
@@ -291,16 +291,16 @@ def test_run_probe_by_hand() -> None:
 
 @pytest.mark.mirror
 def test_commands_end_to_end_on_splade_tiny(tmp_path: Path, splade_tiny: Path) -> None:
-    from negcse.encoder import Encoder
-    from negcse.evaluate_sts import cosine_rows
+    from negcse.evaluation.embedder import Embedder
+    from negcse.evaluation.sts import cosine_rows
 
     small = ["STS16-answer-answer", "STS16-postediting", "STS14-deft-news"]
     outs = []
     for seed in (1, 2):  # two "seeds" of the same model: std 0 in the tables
         out, probe_out = tmp_path / f"splits{seed}.json", tmp_path / f"probe{seed}.json"
-        cmd = [sys.executable, "-m", "negcse", "evaluate-splits", "--model", "splade-tiny",
-               "--pooler", "cls_before_pooler", "--datasets", *small, "--out", str(out),
-               "--probe-out", str(probe_out), "--tag", "method=untrained",
+        cmd = [sys.executable, "-m", "negcse", "evaluate", "--only", "splits,probe", "--model",
+               "splade-tiny", "--pooler", "cls_before_pooler", "--splits-datasets", *small,
+               "--splits-out", str(out), "--probe-out", str(probe_out), "--tag", "method=untrained",
                "--tag", "backbone=splade-tiny", "--tag", f"seed={seed}", "--threads", "1"]  # fmt: skip
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         outs.append((out, probe_out))
@@ -308,15 +308,16 @@ def test_commands_end_to_end_on_splade_tiny(tmp_path: Path, splade_tiny: Path) -
     assert result["settings"]["reduced"] and result["datasets"] == small[:2]
     assert sorted(result["datasets_rule"]) == sorted(small)  # candidate order
     # independent recomputation of one dataset
-    encoder = Encoder.load("splade-tiny", "cls_before_pooler")
+    encoder = Embedder.load("splade-tiny", "cls_before_pooler")
     d = {x.name: x for x in build_splits(only=["STS16-postediting"])}["STS16-postediting"]
     sims = cosine_rows(encoder.encode(d.sent1), encoder.encode(d.sent2))
     want = spearmanr(sims[d.cont], d.scores[d.cont]).statistic * 100
     assert result["per_dataset"]["STS16-postediting"]["cont"] == pytest.approx(want, abs=1e-3)
     assert result["per_dataset"]["STS16-postediting"]["n_cont"] == 180
 
-    probe_cmd = [sys.executable, "-m", "negcse", "probe", "--model", "splade-tiny", "--pooler",
-                 "cls_before_pooler", "--out", str(tmp_path / "probe.json")]  # fmt: skip
+    probe_cmd = [sys.executable, "-m", "negcse", "evaluate", "--only", "probe", "--model",
+                 "splade-tiny", "--pooler", "cls_before_pooler", "--probe-out",
+                 str(tmp_path / "probe.json")]  # fmt: skip
     subprocess.run(probe_cmd, check=True, capture_output=True, text=True)
     alone = json.loads((tmp_path / "probe.json").read_text())
     riding = json.loads(outs[0][1].read_text())

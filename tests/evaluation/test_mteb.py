@@ -25,9 +25,9 @@ from mteb.mocks import MockClassificationTask, MockRerankingTask
 from mteb.models.models_protocols import EncoderProtocol
 from sklearn.linear_model import LogisticRegression
 
-from negcse.mteb_eval import (
+from negcse.evaluation.mteb_runner import (
     MtebDataMissing,
-    MtebEncoder,
+    MtebModel,
     get_task,
     mteb_key,
     run_mteb,
@@ -50,8 +50,8 @@ ROUNDING = 5e-4
 
 
 @pytest.fixture(scope="module")
-def minilm(mirror: Path) -> MtebEncoder:
-    return MtebEncoder.load(MINILM, "mean", mirror=mirror, batch_size=16)
+def minilm(mirror: Path) -> MtebModel:
+    return MtebModel.load(MINILM, "mean", mirror=mirror, batch_size=16)
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -81,7 +81,7 @@ def reciprocal_rank_at_10(relevance_in_rank_order: Sequence[int]) -> float:
 
 
 @pytest.mark.mirror
-def test_wrapper_is_an_mteb_encoder(minilm: MtebEncoder) -> None:
+def test_wrapper_is_an_mteb_encoder(minilm: MtebModel) -> None:
     assert isinstance(minilm, EncoderProtocol)
     meta = minilm.mteb_model_meta
     assert meta.name == "negcse/sentence-transformers__all-MiniLM-L6-v2"
@@ -90,7 +90,7 @@ def test_wrapper_is_an_mteb_encoder(minilm: MtebEncoder) -> None:
 
 
 @pytest.mark.mirror
-def test_mock_reranking_task_gives_hand_map_and_mrr(minilm: MtebEncoder, tmp_path: Path) -> None:
+def test_mock_reranking_task_gives_hand_map_and_mrr(minilm: MtebModel, tmp_path: Path) -> None:
     out = tmp_path / "rerank.json"
     result = run_mteb(
         MINILM,
@@ -127,7 +127,24 @@ def test_mock_reranking_task_gives_hand_map_and_mrr(minilm: MtebEncoder, tmp_pat
 
 
 @pytest.mark.mirror
-def test_mock_classification_task_equals_logistic_regression(minilm: MtebEncoder) -> None:
+def test_the_mteb_evaluation_uses_the_loaded_embedder(minilm: MtebModel) -> None:
+    """`negcse evaluate --only mteb`: the run's embedder, no second load, no model/pooler keys
+    (the command writes them first, as for every evaluation)."""
+    from negcse.evaluation.cache import SentenceCache
+    from negcse.evaluation.mteb import Mteb
+
+    settings = {"model": MINILM, "pooler": "mean", "group": "classification", "batch_size": 16}
+    settings.update(tasks=[MockClassificationTask()], mirror=None, tags={})
+    got = Mteb().run(SentenceCache(minilm.model.encode, minilm.model), settings)
+    direct = run_mteb(
+        MINILM, "mean", [MockClassificationTask()], None, group="classification", model=minilm
+    )
+    assert "model" not in got and "pooler" not in got
+    assert got == {k: v for k, v in direct.items() if k not in ("model", "pooler")}
+
+
+@pytest.mark.mirror
+def test_mock_classification_task_equals_logistic_regression(minilm: MtebModel) -> None:
     result = run_mteb(
         MINILM, "mean", [MockClassificationTask()], None, group="classification", model=minilm
     )
@@ -249,7 +266,7 @@ def test_map_and_mrr_at_10_against_hand_computation() -> None:
     task, table = ranking_task(
         "TinyRanking", "map_at_1000", candidates, {"q1": basis(0), "q2": basis(1), "q3": basis(2)}
     )
-    model = MtebEncoder(table, name="negcse/vector-table")
+    model = MtebModel(table, name="negcse/vector-table")
     result = run_mteb(
         "vector-table", "none", [task], None, group="reranking", model=model, batch_size=7
     )
@@ -289,7 +306,7 @@ def test_subqueries_are_merged_by_their_maximum() -> None:
         {"u1_0": basis(0), "u1_1": basis(1)},
         base=mind,
     )
-    model = MtebEncoder(VectorTable(vectors), name="negcse/vector-table")
+    model = MtebModel(VectorTable(vectors), name="negcse/vector-table")
     result = run_mteb("vector-table", "none", [task], None, group="reranking", model=model)
     assert result["metric_keys"]["MindSmallReranking"] == {
         "map": "max_over_subqueries_map_at_1000",
@@ -355,7 +372,7 @@ def test_missing_dataset_fails_fast_naming_task(empty_hf_cache: Path, tmp_path: 
     assert time.monotonic() - start < 60
     message = str(err.value)
     assert "MTEB task SciDocsRR" in message and "mteb/SciDocsRR" in message
-    assert "networked machine" in message and "--prefetch --group reranking" in message
+    assert "networked machine" in message and "fetch-mteb --group reranking" in message
     assert not out.exists()
     assert os.environ.get("HF_HUB_OFFLINE") == "1"  # conftest's setting, restored
 
@@ -370,16 +387,18 @@ def test_cli_fails_with_a_clear_message_without_data(tmp_path: Path) -> None:
             sys.executable,
             "-m",
             "negcse",
-            "evaluate-mteb",
+            "evaluate",
+            "--only",
+            "mteb",
             "--model",
             MINILM,
             "--pooler",
             "mean",
-            "--group",
+            "--mteb-group",
             "classification",
-            "--tasks",
+            "--mteb-tasks",
             "Banking77Classification",
-            "--out",
+            "--mteb-out",
             str(out),
         ],
         cwd=REPO,

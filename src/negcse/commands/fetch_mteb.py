@@ -1,0 +1,27 @@
+"""``negcse fetch-mteb``: download one group's MTEB datasets into the Hugging Face cache
+($HF_HOME) and list their ids and revisions; needs network. ``negcse evaluate --only mteb``
+then reads them from that cache only."""
+
+from __future__ import annotations
+
+import argparse
+
+from negcse.mteb_tasks import GROUPS
+
+NAME = "fetch-mteb"
+HELP = "download one group's MTEB datasets (networked machine) and write their manifest"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--group", required=True, choices=tuple(GROUPS))
+    p.add_argument("--tasks", nargs="+", default=None, help="a subset of the group's tasks")
+    p.add_argument("--out", required=True, help="manifest JSON file to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    from negcse.evaluation.mteb_runner import MTEB_VERSION, prefetch
+    from negcse.io_utils import write_json
+
+    rows = prefetch(args.group, args.tasks)
+    write_json(args.out, {"group": args.group, "mteb_version": MTEB_VERSION, "tasks": rows})
+    return 0

@@ -1,0 +1,49 @@
+"""MTEB reranking (MAP, MRR@10) or classification (accuracy) x100 through the mteb library
+(:mod:`negcse.evaluation.mteb_runner`), on the datasets of the local Hugging Face cache only;
+``negcse fetch-mteb`` fills that cache on a networked machine."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+from negcse.evaluation.cache import SentenceCache
+from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.mteb_tasks import GROUPS
+
+
+@register
+class Mteb(Evaluation):
+    name = "mteb"
+    help = "MTEB reranking (MAP, MRR@10) or classification (accuracy) x100 of one task group"
+    options: ClassVar[Options] = {
+        "group": {"required": True, "choices": tuple(GROUPS)},
+        "tasks": {"nargs": "+", "default": None, "help": "a subset of the group's tasks"},
+    }
+
+    def check(self, settings: dict[str, Any]) -> None:
+        # Evaluation never downloads data (set before `datasets` is imported).
+        os.environ["HF_DATASETS_OFFLINE"] = "1"
+
+    def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
+        from negcse.evaluation.mteb_runner import MtebModel, model_name, run_mteb
+
+        # MTEB's corpora are read once: the model encodes them directly, not through the cache.
+        model = MtebModel.wrap(encoder.model, model_name(settings["model"]), settings["batch_size"])
+        result = run_mteb(
+            settings["model"],
+            settings["pooler"],
+            settings["tasks"],
+            None,
+            group=settings["group"],
+            batch_size=settings["batch_size"],
+            model=model,
+            progress=True,
+        )
+        return {k: v for k, v in result.items() if k not in ("model", "pooler")}
+
+    def summary(self, result: dict[str, Any]) -> str:
+        return "  ".join(
+            f"{task}:" + ",".join(f"{m}={v:.2f}" for m, v in result[task].items())
+            for task in [*result["metric_keys"], "avg"]
+        )

@@ -1,0 +1,36 @@
+"""Load a Hugging Face tokenizer and transformer, and the device and inputs they run with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from transformers import AutoModel, AutoTokenizer
+
+from negcse.errors import ModelFilesError
+
+
+def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
+    """Tokenizer and model of a Hugging Face folder; missing or damaged files are a
+    :class:`ModelFilesError` naming the folder (transformers raises several unrelated types)."""
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModel.from_pretrained(path, **({"config": config} if config else {}))
+    except (OSError, ValueError, TypeError, SafetensorError) as exc:
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise ModelFilesError(
+            f"model folder {path}: cannot load it ({type(exc).__name__}: {reason}); its files "
+            "are missing or damaged: fetch the model again"
+        ) from exc
+    return tokenizer, model
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def model_inputs(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The tokenizer outputs a Hugging Face encoder accepts (poolers may add their own keys)."""
+    keys = ("input_ids", "attention_mask", "token_type_ids")
+    return {k: v for k, v in batch.items() if k in keys}
