@@ -178,6 +178,36 @@ def test_smoke_grid_beats_untrained_backbone(smoke_run: Path) -> None:
     assert (ws / "results/tables/sts.csv").is_file() and (ws / "results/tables/sts.md").is_file()
 
 
+def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(smoke_run: Path) -> None:
+    """The pinned SmolLM2 answered every prompt of the smoke's sources (one extraction, one
+    positive and one negative each), the report accounts for each completion, and stage 2 trained
+    on as many anchors as the denoising kept, starting from the stage-1 SimCSE run."""
+    ws = smoke_run
+    sources = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["generators"]["gcse"]
+    (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
+    report = json.loads(report_path.read_text())
+    assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
+    n = sources["max_sources"] - sum(report["skipped"].values())
+    assert sum(report["totals"].values()) == 3 * n  # every completion counted once
+    assert report["cache"]["misses"] == report["cache"]["calls"] > 0
+    assert 0 <= report["fell_back"] <= report["totals"]["failed"]
+    for seed in (1, 2):
+        (anchors,) = (ws / "results/gcse/triplets/wiki-smoke").glob(
+            f"*/gcse_anchor/splade-tiny/seed{seed}.txt"
+        )
+        triplets = json.loads(
+            next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
+        )
+        assert len(anchors.read_text().splitlines()) == triplets["triplets"] == n
+        meta = json.loads(
+            (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
+        )
+        assert meta["corpus_sentences"] == n
+        assert meta["guides"]["evaluation"].endswith(
+            f"results/models/simcse/splade-tiny/seed{seed}"
+        )
+
+
 def test_html_report_holds_every_table_and_figure(smoke_run: Path) -> None:
     report = smoke_run / "report.html"
     sh([*SMOKE, "--report", str(report)], smoke_run)
