@@ -33,7 +33,7 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 setup: $(VENV)/.installed
 
 # Re-lock after editing pyproject.toml's dependencies (uses .venv's uv, in the dev extra), then
-# regenerate envs/negcse.yaml from the CUDA lock; tests/test_lock.py checks all three agree.
+# regenerate envs/negcse.yaml from the CUDA lock; tests/workflow/test_lock.py checks all three agree.
 LOCK_FLAGS := --extra dev --extra spacy-model --extra models --extra llm --generate-hashes \
   --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock"
 lock:
@@ -41,8 +41,8 @@ lock:
 	  -c locks/constraints-cpu.txt -o locks/cpu.txt
 	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) -c locks/constraints-cuda.txt \
 	  -o locks/cuda.txt
-	PYTHONPATH=src $(PY) -m negcse.lockfile conda locks/cuda.txt envs/negcse.yaml
-	PYTHONPATH=src $(PY) -m negcse.lockfile conda --llm locks/cuda.txt envs/llm.yaml
+	PYTHONPATH=src $(PY) -m negcse.workflow.lockfile conda locks/cuda.txt envs/negcse.yaml
+	PYTHONPATH=src $(PY) -m negcse.workflow.lockfile conda --llm locks/cuda.txt envs/llm.yaml
 
 # llama.cpp's server, for tests/llm/ (the openai backend against a real server; they skip without
 # it): built from the llama.cpp in the pinned llama-cpp-python sdist (envs/llama-server.txt), CPU

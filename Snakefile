@@ -24,7 +24,6 @@ include: "rules/mteb.smk"
 include: "rules/tables.smk"
 include: "rules/transfer.smk"
 include: "rules/analysis.smk"
-include: "rules/splits.smk"
 
 
 rule all:

@@ -21,13 +21,13 @@ from pathlib import Path
 
 import torch
 
-from negcse.config import TrainSettings
+from negcse.data.sources import resolve_data, resolve_model
 from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.sts import evaluate_sts
 from negcse.methods.registry import build_method
-from negcse.model import SentenceEncoder
-from negcse.resolve import resolve_data, resolve_model
-from negcse.trainer import TrainData, Trainer
+from negcse.training.model import SentenceEncoder
+from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import TrainSettings
 
 REPO = Path(__file__).resolve().parents[1]
 

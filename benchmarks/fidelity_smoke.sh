@@ -23,7 +23,7 @@ for stage in "${stages[@]}"; do
     done
   done
   baselines=$(python - <<'PY'
-from negcse.config import load_config, method_baselines
+from negcse.workflow.config import load_config, method_baselines
 c = load_config("params.yaml", "tests/smoke/config.yaml", "benchmarks/fidelity_smoke.yaml")
 print(" ".join(f"{m}={b}" for m, b in method_baselines(c).items()))
 PY

@@ -1,6 +1,6 @@
 """GPU benchmark in one call: training steps/s per method family, dev and full evaluation, GPU
 generators. Writes benchmarks/gpu.md (the table) and benchmarks/gpu_costs.csv (what the dry
-run's GPU-hours estimate reads, negcse.gpu_estimate).
+run's GPU-hours estimate reads, negcse.workflow.gpu_estimate).
 
     NEGCSE_MIRROR=../shared/mirror python benchmarks/gpu.py            # on a GPU, < 5 minutes
     NEGCSE_MIRROR=../shared/mirror python benchmarks/gpu.py --tiny --out-dir /tmp/x   # CPU check
@@ -40,12 +40,12 @@ import torch
 import yaml
 from transformers import BertConfig, BertModel
 
-from negcse.config import TrainSettings, resolve_method
+from negcse.data.sources import resolve_data, resolve_model
 from negcse.evaluation.sts import dev_scorer
 from negcse.methods.registry import build_method
-from negcse.model import SentenceEncoder
-from negcse.resolve import resolve_data, resolve_model
-from negcse.trainer import TrainData, Trainer
+from negcse.training.model import SentenceEncoder
+from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import TrainSettings, resolve_method
 
 REPO = Path(__file__).resolve().parents[1]
 WIKI1M = 1_000_000  # sentences in wiki1m_for_simcse.txt
@@ -473,7 +473,7 @@ def device_name(device: torch.device) -> str:
 
 
 def write_costs(path: Path, device: str, train: list[dict], dev: dict, job: Any, gens: list):
-    """The file negcse.gpu_estimate reads: one row per measured unit cost."""
+    """The file negcse.workflow.gpu_estimate reads: one row per measured unit cost."""
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["kind", "name", "precision", "batch_size", "options", "seconds", "device"])

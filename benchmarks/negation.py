@@ -27,8 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from negcse.data.sources import resolve_data
 from negcse.generators.negation import load_nlp, negate, sncse_training_text
-from negcse.resolve import resolve_data
 
 WIKI10K = "unlabeled/wiki1m/wiki1m_random10k.txt"
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from negcse.evaluation.splits import build_splits, candidate_pairs, pair_mer
 from negcse.mer import ALIGNMENTS, words
-from negcse.published_splits import table2_stats
+from negcse.tables.published import splits_table2
 
 
 def check_jiwer(folder: str) -> None:
@@ -44,7 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jiwer", default=None)
     args = parser.parse_args()
-    paper = table2_stats()
+    paper = splits_table2()
     for protocol in ("senteval", "mteb"):
         for alignment in ALIGNMENTS:
             start = time.perf_counter()

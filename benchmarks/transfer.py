@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from negcse.data.transfer import TRANSFER_TASKS, load_transfer
 from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.transfer import CLASSIFIERS, evaluate_transfer
 from negcse.io_utils import write_json
-from negcse.transfer_data import TRANSFER_TASKS, load_transfer
 
 logger = logging.getLogger("benchmarks.transfer")
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import torch
 
-from negcse.config import TrainSettings
+from negcse.data.sources import resolve_model
 from negcse.io_utils import read_lines
 from negcse.methods.registry import build_method
-from negcse.model import SentenceEncoder, torch_threads
-from negcse.resolve import resolve_model
 from negcse.seed import seed_everything
-from negcse.trainer import TrainData, Trainer
+from negcse.training.model import SentenceEncoder, torch_threads
+from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import TrainSettings
 
 
 def run_one(method_name: str, columns: dict[str, list[str]], steps: int, seed: int) -> dict:

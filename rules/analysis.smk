@@ -1,7 +1,8 @@
 # The papers' analyses of every trained model: similarity distributions (SNCSE Figure 4, SAN
 # Figure 4), rank errors (SNCSE Table 4), GCSE's normalized case study (Appendix J, Table 8) and
 # STS-B dev training curves. Settings: analysis (params.yaml / the JSON schema). Each model's
-# analysis runs in its evaluation job (rules/evaluate.smk); here: inputs, figures, tables.
+# analysis runs in its evaluation job (rules/evaluate.smk); here: inputs and figures
+# (tables: rules/tables.smk).
 
 
 rule analysis_sentences:
@@ -79,43 +80,3 @@ rule training_curves_data:
         "../envs/negcse.yaml"
     shell:
         "python -m negcse curves-data --models {input} --out {output} 2> {log}"
-
-
-rule analysis_case_table:
-    input:
-        analysis_jsons_of_backbone,
-    output:
-        report(
-            "results/tables/case_study_{backbone}.tex",
-            caption="../report/case_study_table.rst",
-            category="Analysis",
-            subcategory="Case study (GCSE Table 8)",
-            labels={"backbone": "{backbone}"},
-        ),
-    log:
-        "logs/tables/case_study_{backbone}.log",
-    conda:
-        "../envs/negcse.yaml"
-    shell:
-        "python -m negcse table-analysis --analyses {input} --cases-tex {output} 2> {log}"
-
-
-rule analysis_table:
-    input:
-        analysis_jsons(),
-    output:
-        tex=report(
-            "results/tables/analysis.tex",
-            caption="../report/analysis_table.rst",
-            category="Analysis",
-            subcategory="Summary",
-        ),
-        csv="results/tables/analysis.csv",
-        md="results/tables/analysis.md",
-    log:
-        "logs/tables/analysis.log",
-    conda:
-        "../envs/negcse.yaml"
-    shell:
-        "python -m negcse table-analysis --analyses {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} 2> {log}"

@@ -12,7 +12,7 @@ from snakemake.utils import validate
 PACKAGE_SRC = Path(workflow.basedir) / "src"
 sys.path.insert(0, str(PACKAGE_SRC))
 
-from negcse.config import (
+from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
@@ -20,13 +20,14 @@ from negcse.config import (
     schema_path,
 )
 from negcse.generators import registry as generators
-from negcse.guide_config import (
+from negcse.workflow.guide_config import (
     config_guide_models,
     guide_args,
     guide_backbones,
     guide_outputs,
     guide_specs,
 )
+from negcse.tables.specs import TABLES
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -129,32 +130,9 @@ def prefetch_models():
     return quoted(dict.fromkeys(models))
 
 
-def sts_evals():
-    trained = expand(
-        "results/eval/sts/{method}/{backbone}/seed{seed}.json",
-        method=METHODS,
-        backbone=BACKBONES,
-        seed=SEEDS,
-    )
-    baseline = (
-        expand("results/eval/sts/untrained/{backbone}.json", backbone=BACKBONES)
-        if config["evaluation"]["baseline"]
-        else []
-    )
-    return trained + baseline
-
-
 def all_targets():
     """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-    sts = ["results/tables/sts.tex", "results/tables/sts.csv", "results/tables/sts.md"]
-    return (
-        sts
-        + ["results/metrics/sts.json", "results/plots/training_curves.csv"]
-        + transfer_targets()
-        + mteb_targets()
-        + analysis_targets()
-        + osscse_analysis_targets()
-    )
+    return table_targets() + ["results/plots/training_curves.csv"] + analysis_targets()
 
 
 # Generated columns: a train job reads the file of each column its method declares, made by
@@ -214,37 +192,6 @@ MTEB_GROUPS = ["reranking", "classification"]
 MTEB_GROUP_PATTERN = _alternation(MTEB_GROUPS)
 
 
-def mteb_evals():
-    """Per-model MTEB outputs of both groups; none when evaluation.mteb is false."""
-    if not config["evaluation"]["mteb"]:
-        return []
-    return expand(
-        "results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.json",
-        group=MTEB_GROUPS,
-        method=METHODS,
-        backbone=BACKBONES,
-        seed=SEEDS,
-    )
-
-
-def mteb_targets():
-    """The MTEB table (and through it every MTEB evaluation); with evaluation.mteb false (the
-    offline smoke grid: the mirror has no MTEB data) nothing, and the skip is logged."""
-    if not config["evaluation"]["mteb"]:
-        from snakemake.logging import logger
-
-        logger.info(
-            "MTEB evaluation skipped: evaluation.mteb is false (the MTEB datasets are not in "
-            "the offline mirror; set it true where they are cached or can be downloaded)"
-        )
-        return []
-    return [
-        "results/tables/mteb.tex",
-        "results/tables/mteb.csv",
-        "results/tables/mteb.md",
-    ]
-
-
 # Transfer tasks (rules/transfer.smk) and analyses (rules/analysis.smk).
 
 
@@ -255,30 +202,6 @@ def transfer_args():
         f"--transfer-tasks {quoted(settings['tasks'])} --transfer-kfold {settings['kfold']} "
         f"--transfer-classifier {settings['classifier']}"
     )
-
-
-def transfer_evals():
-    trained = expand(
-        "results/eval/transfer/{method}/{backbone}/seed{seed}.json",
-        method=METHODS,
-        backbone=BACKBONES,
-        seed=SEEDS,
-    )
-    baseline = (
-        expand("results/eval/transfer/untrained/{backbone}.json", backbone=BACKBONES)
-        if config["evaluation"]["baseline"]
-        else []
-    )
-    return trained + baseline
-
-
-def transfer_targets():
-    return [
-        "results/tables/transfer.tex",
-        "results/tables/transfer.csv",
-        "results/tables/transfer.md",
-        "results/metrics/transfer.json",
-    ]
 
 
 def analysis_negation_args():
@@ -309,10 +232,6 @@ def analysis_jsons(backbones=None):
     )
 
 
-def analysis_jsons_of_backbone(wildcards):
-    return analysis_jsons([wildcards.backbone])
-
-
 def analysis_figure_inputs(wildcards):
     if wildcards.figure == "training_curves":
         return expand(
@@ -338,20 +257,10 @@ def analysis_targets():
         seed=SEEDS,
         name=["rank_errors", "case_study"],
     )
-    tables = expand("results/tables/case_study_{backbone}.tex", backbone=BACKBONES)
-    return (
-        figures
-        + per_model
-        + tables
-        + [
-            "results/tables/analysis.tex",
-            "results/tables/analysis.csv",
-            "results/tables/analysis.md",
-        ]
-    )
+    return figures + per_model
 
 
-# OssCSE Cont./Oppn. splits and Appendix B probe (rules/splits.smk).
+# OssCSE Cont./Oppn. splits and Appendix B probe (rules/evaluate.smk, tables: rules/tables.smk).
 
 
 def splits_args():
@@ -362,40 +271,72 @@ def splits_args():
     return f"--splits-datasets {quoted(datasets)}" if datasets else ""
 
 
-def _osscse_evals(kind):
-    trained = expand(
-        "results/eval/{kind}/{method}/{backbone}/seed{seed}.json",
-        kind=[kind],
-        method=METHODS,
-        backbone=BACKBONES,
-        seed=SEEDS,
+# Tables (rules/tables.smk): one job per spec of negcse.tables.specs.TABLES.
+
+
+def table_enabled(spec):
+    """False when the table needs an evaluation setting that is off (e.g. evaluation.mteb)."""
+    return spec.when is None or bool(config["evaluation"][spec.when])
+
+
+def table_evals(spec, backbones=None):
+    """The files a table reads: every trained model's, then (evaluation.baseline) each
+    untrained backbone's."""
+    backbones = backbones or BACKBONES
+    files = expand(
+        spec.inputs, **spec.expand, method=METHODS, backbone=backbones, seed=SEEDS
     )
-    baseline = (
+    if spec.untrained and config["evaluation"]["baseline"]:
+        files += expand(spec.untrained, backbone=backbones)
+    return files
+
+
+def table_inputs(wildcards):
+    return table_evals(TABLES[wildcards.table])
+
+
+def case_study_inputs(wildcards):
+    return table_evals(TABLES["case_study"], [wildcards.backbone])
+
+
+def table_report(attribute):
+    """A spec attribute (report caption, category, subcategory) for report()."""
+    return lambda wildcards: getattr(TABLES[wildcards.table], attribute)
+
+
+def grid_tables():
+    """The grid-wide tables of this config; a table switched off is logged (MTEB: the offline
+    smoke grid's mirror has no MTEB data)."""
+    from snakemake.logging import logger
+
+    names = []
+    for name, spec in TABLES.items():
+        if spec.per_backbone:
+            continue
+        if table_enabled(spec):
+            names.append(name)
+        elif name == "mteb":
+            logger.info(
+                "MTEB evaluation skipped: evaluation.mteb is false (the MTEB datasets are not "
+                "in the offline mirror; set it true where they are cached or can be downloaded)"
+            )
+        else:
+            logger.info(f"{name} table skipped: evaluation.{spec.when} is false")
+    return names
+
+
+GRID_TABLES = grid_tables()
+
+
+def table_targets():
+    """Every table: LaTeX, CSV, Markdown and DVC metrics of each grid-wide one, and the case
+    study of each backbone."""
+    return (
         expand(
-            "results/eval/{kind}/untrained/{backbone}.json",
-            kind=[kind],
-            backbone=BACKBONES,
+            "results/tables/{table}.{ext}", table=GRID_TABLES, ext=["tex", "csv", "md"]
         )
-        if config["evaluation"]["baseline"]
-        else []
-    )
-    return trained + baseline
-
-
-def splits_evals():
-    return _osscse_evals("splits")
-
-
-def probe_evals():
-    return _osscse_evals("probe")
-
-
-def osscse_analysis_targets():
-    """The splits and probe tables (and through them every model's evaluations)."""
-    return expand(
-        "results/tables/{name}.{ext}",
-        name=["splits", "probe"],
-        ext=["tex", "csv", "md"],
+        + expand("results/metrics/{table}.json", table=GRID_TABLES)
+        + expand("results/tables/case_study_{backbone}.tex", backbone=BACKBONES)
     )
 
 
@@ -413,7 +354,7 @@ def print_gpu_estimate():
         return
     from snakemake.iocontainers import Wildcards
     from snakemake.logging import logger
-    from negcse.gpu_estimate import (
+    from negcse.workflow.gpu_estimate import (
         WIKI1M,
         estimate,
         format_table,
@@ -445,7 +386,7 @@ def print_gpu_estimate():
                     paths.append((column, column_file(wc, column)))
     costs = load_costs(costs_file)
     rows = estimate(config, costs, sentences, gpu_generators(config, paths))
-    mteb = len(mteb_evals())
+    mteb = len(table_evals(TABLES["mteb"])) if table_enabled(TABLES["mteb"]) else 0
     unpriced = f"{mteb} MTEB evaluation jobs" if mteb else ""
     logger.info(
         format_table(rows, costs, sentences, "benchmarks/gpu_costs.csv", unpriced)

@@ -1,7 +1,8 @@
 # MTEB reranking (MAP, MRR@10) and classification (accuracy) of every trained model, through the
 # pinned mteb library. Part of the paper grid; off in the offline smoke grid
-# (evaluation.mteb: false), whose mirror has no MTEB data: mteb_targets() logs the skip when the
-# DAG is built. The datasets live in the Hugging Face cache ($HF_HOME), filled by mteb_data.
+# (evaluation.mteb: false), whose mirror has no MTEB data: grid_tables() (rules/common.smk)
+# logs the skip when the DAG is built. The datasets live in the Hugging Face cache ($HF_HOME),
+# filled by mteb_data. The table is built in rules/tables.smk.
 
 
 rule mteb_data:
@@ -48,28 +49,8 @@ rule evaluate_mteb:
         batch_size=config["evaluation"]["batch_size"],
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse evaluate --only mteb --model {input.model} --pooler auto "
         "--mteb-group {wildcards.group} --batch-size {params.batch_size} --mteb-out {output} "
         "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
         "--tag seed={wildcards.seed} --threads {threads} {params.mirror} 2> {log}"
-
-
-rule mteb_table:
-    input:
-        mteb_evals(),
-    output:
-        tex=report(
-            "results/tables/mteb.tex",
-            caption="../report/mteb_table.rst",
-            category="MTEB",
-        ),
-        csv="results/tables/mteb.csv",
-        md="results/tables/mteb.md",
-    log:
-        "logs/tables/mteb.log",
-    conda:
-        "../envs/negcse.yaml"
-    shell:
-        "python -m negcse table-mteb --evals {input} --tex {output.tex} --csv {output.csv} "
-        "--md {output.md} 2> {log}"

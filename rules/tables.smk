@@ -1,23 +1,50 @@
-# Tables: our numbers (mean +- std over seeds) beside the papers', regenerated from results.
-from negcse.config import method_baselines
+# Tables: our numbers (mean +- std over seeds) beside the papers', one job per table spec
+# (src/negcse/tables/specs.py: inputs, columns, caption, published numbers).
+from negcse.workflow.config import method_baselines
 
 
-rule sts_table:
+rule table:
     input:
-        sts_evals(),
+        table_inputs,
     output:
         tex=report(
-            "results/tables/sts.tex", caption="../report/sts_table.rst", category="STS"
+            "results/tables/{table}.tex",
+            caption="../report/table.rst",
+            category=table_report("category"),
+            subcategory=table_report("subcategory"),
         ),
-        csv="results/tables/sts.csv",
-        md="results/tables/sts.md",
-        metrics="results/metrics/sts.json",
+        csv="results/tables/{table}.csv",
+        md="results/tables/{table}.md",
+        metrics="results/metrics/{table}.json",
     log:
-        "logs/tables/sts.log",
+        "logs/tables/{table}.log",
+    wildcard_constraints:
+        table=_alternation(GRID_TABLES),
     conda:
         "../envs/negcse.yaml"
     params:
         baselines=" ".join(f"{m}={b}" for m, b in method_baselines(config).items()),
+        caption=table_report("summary"),
     shell:
-        "python -m negcse table-sts --evals {input} --tex {output.tex} --csv {output.csv} "
-        "--md {output.md} --metrics {output.metrics} --baselines {params.baselines} 2> {log}"
+        "python -m negcse table {wildcards.table} --evals {input} --tex {output.tex} "
+        "--csv {output.csv} --md {output.md} --metrics {output.metrics} "
+        "--baselines {params.baselines} 2> {log}"
+
+
+rule case_study_table:
+    input:
+        case_study_inputs,
+    output:
+        report(
+            "results/tables/case_study_{backbone}.tex",
+            caption="../report/case_study_table.rst",
+            category="Analysis",
+            subcategory="Case study (GCSE Table 8)",
+            labels={"backbone": "{backbone}"},
+        ),
+    log:
+        "logs/tables/case_study_{backbone}.log",
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse table case_study --evals {input} --tex {output} 2> {log}"

@@ -26,7 +26,7 @@ rule train:
         protocol=config["evaluation"]["protocol"],
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse train --run {params.run:q} --seed {wildcards.seed} "
         "--corpus {input.corpus} {params.columns} {params.guides} --out {output} "
         "--checkpoint-dir {params.checkpoints} --eval-protocol {params.protocol} "

@@ -1,6 +1,6 @@
-# SentEval transfer data (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC) and the transfer table beside the
-# papers' (GCSE Table 7, OssCSE Table 5); each model's transfer run is part of its evaluation job
-# (rules/evaluate.smk). evaluation.transfer sets the tasks, folds and classifier; the smoke
+# SentEval transfer data (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC); each model's transfer run is part
+# of its evaluation job (rules/evaluate.smk), the table (beside GCSE Table 7, OssCSE Table 5) is
+# built in rules/tables.smk. evaluation.transfer sets the tasks, folds and classifier; the smoke
 # config reduces them, and the table's caption says so.
 
 
@@ -20,24 +20,3 @@ rule transfer_data:
         "python -m negcse fetch-data --files 'senteval/MR/*' 'senteval/CR/*' 'senteval/SUBJ/*' "
         "'senteval/MPQA/*' 'senteval/SST/binary/*' 'senteval/TREC/*' 'senteval/MRPC/*' "
         "--manifest {output} {params.mirror} 2> {log}"
-
-
-rule transfer_table:
-    input:
-        transfer_evals(),
-    output:
-        tex=report(
-            "results/tables/transfer.tex",
-            caption="../report/transfer_table.rst",
-            category="Transfer",
-        ),
-        csv="results/tables/transfer.csv",
-        md="results/tables/transfer.md",
-        metrics="results/metrics/transfer.json",
-    log:
-        "logs/tables/transfer.log",
-    conda:
-        "../envs/negcse.yaml"
-    shell:
-        "python -m negcse table-transfer --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} --metrics {output.metrics} 2> {log}"

@@ -15,11 +15,14 @@ import logging
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
-from negcse.config import (
+from negcse.generators.pos_lexicon import LexiconError, read_released_table
+from negcse.losses import two_way_margin_loss
+from negcse.methods.base import StepContext
+from negcse.methods.registry import build_method
+from negcse.workflow.config import (
     ConfigError,
     TrainSettings,
     check_config,
@@ -28,11 +31,6 @@ from negcse.config import (
     resolve_method,
     train_settings,
 )
-from negcse.generators.pos_lexicon import LexiconError, read_released_table
-from negcse.losses import two_way_margin_loss
-from negcse.methods.base import StepContext
-from negcse.methods.registry import build_method
-from negcse.tables import add_baseline_delta, render_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
@@ -90,27 +88,6 @@ def test_unknown_baseline_is_an_error(params: dict) -> None:
     bad["methods"]["una"]["baseline"] = "una_basline"
     with pytest.raises(ConfigError, match="methods.una.baseline names 'una_basline'"):
         check_config(bad)
-
-
-def test_baseline_delta_by_hand() -> None:
-    summary = pd.DataFrame(
-        {
-            "method": ["simcse", "una_baseline", "una", "una", "osscse"],
-            "backbone": ["b", "b", "b", "c", "b"],
-            "avg_mean": [70.0, 71.5, 72.25, 60.0, 73.0],
-            "avg_std": [0.0] * 5,
-            "seeds": [2] * 5,
-        }
-    )
-    out = add_baseline_delta(summary, "avg", {"una": "una_baseline", "osscse": "simcse"})
-    # 72.25 - 71.5; 73 - 70; no una_baseline row on backbone c; simcse has no baseline set
-    got = dict(zip(zip(out["method"], out["backbone"], strict=True), out["vs_baseline"], strict=True))
-    assert got[("una", "b")] == pytest.approx(0.75)
-    assert got[("osscse", "b")] == pytest.approx(3.0)
-    assert np.isnan(got[("una", "c")]) and np.isnan(got[("simcse", "b")])
-    md = render_markdown(out, ["avg"])
-    assert "| una | b | 72.25 ± 0.00 | una_baseline | +0.75 |" in md
-    assert "| una | c | 60.00 ± 0.00 | una_baseline | -- |" in md
 
 
 # -- OssCSE: counts and options -----------------------------------------------------------------
@@ -285,7 +262,7 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     from transformers import AutoTokenizer
 
     from negcse.cli import main
-    from negcse.resolve import DataFile, registry
+    from negcse.data.sources import DataFile, registry
 
     tok = AutoTokenizer.from_pretrained(str(splade_tiny))
     tags = ["X"] * len(tok)
@@ -322,8 +299,8 @@ def test_dev_truncation_setting_is_optional_and_kept_out_of_default_run_specs() 
 def test_dev_sentences_cut_to_dev_max_seq_len(splade_tiny: Path, tmp_path: Path) -> None:
     """UNA's released dev loader: STS-B dev sentences cut to 32 tokens. With the setting, model
     selection encodes a long sentence as its first tokens; without it, in full."""
-    from negcse.model import SentenceEncoder
-    from negcse.trainer import TrainData, Trainer
+    from negcse.training.model import SentenceEncoder
+    from negcse.training.trainer import TrainData, Trainer
 
     model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
     values = {

@@ -17,8 +17,8 @@ import torch
 import yaml
 
 from negcse import cli, io_utils
-from negcse.config import ConfigError, check_config, load_config
-from negcse.resolve import is_local_path, registry
+from negcse.data.sources import is_local_path, registry
+from negcse.workflow.config import ConfigError, check_config, load_config
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[1]
@@ -416,10 +416,10 @@ class _Payload:
 
 
 def _tiny_trainer(splade: Path, ckpt: Path):
-    from negcse.config import TrainSettings
     from negcse.methods.registry import build_method
-    from negcse.model import SentenceEncoder
-    from negcse.trainer import TrainData, Trainer
+    from negcse.training.model import SentenceEncoder
+    from negcse.training.trainer import TrainData, Trainer
+    from negcse.workflow.config import TrainSettings
 
     settings = TrainSettings(
         epochs=1, batch_size=8, learning_rate=1e-4, max_seq_len=16, dropout=0.1,

@@ -320,7 +320,7 @@ def test_every_job_ran_as_a_slurm_job(slurm_run: SlurmRun) -> None:
         state = "CANCELLED" if slurm_id == slurm_run.cancelled else "COMPLETED"
         assert record["JobState"] == state, (rule, slurm_id, record["JobState"])
         assert record["Comment"].startswith(f"rule_{rule}"), (rule, record["Comment"])
-    assert set(expected) >= GPU_RULES | {"corpus", "negation", "sts_table"}
+    assert set(expected) >= GPU_RULES | {"corpus", "negation", "table"}
 
 
 def test_gpu_rules_ask_for_one_gpu_in_the_gpu_partition(slurm_run: SlurmRun) -> None:

@@ -30,7 +30,7 @@ rule back_translation:
         precision=OSSCSE_PARAPHRASE["precision"],
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse back-translate --corpus {input} --output {output} "
         "{params.models} --cache {params.cache} "
         "--num-beams {params.num_beams} --max-length {params.max_length} "

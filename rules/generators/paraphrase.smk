@@ -26,7 +26,7 @@ rule paraphrase:
         cache="results/cache/paraphrase.sqlite",
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse paraphrase --corpus {input} --output {output} "
         "--cache {params.cache} --model {params.model:q} --num-beams {params.num_beams} "
         "--max-length {params.max_length} --batch-size {params.batch_size} "

@@ -47,7 +47,7 @@ rule san_negatives:
         settings=variant_args("san", SAN_VARIANTS),
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse san-negatives --corpus {input.corpus} --lexicon {input.lexicon} "
         "--output {output.samples} --stats {output.stats} --seed {wildcards.seed} "
         "{params.settings} --threads {threads} --no-progress {params.mirror} 2> {log}"

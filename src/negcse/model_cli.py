@@ -81,7 +81,7 @@ def saved_pooler(model: str) -> str:
 def load_embedder(args: argparse.Namespace) -> Embedder:
     """Set the thread count, resolve ``--pooler auto`` (in ``args``) and load the model."""
     from negcse.evaluation.embedder import Embedder
-    from negcse.model import torch_threads
+    from negcse.training.model import torch_threads
 
     torch_threads(args.threads)
     if args.pooler == "auto":

@@ -12,12 +12,12 @@ import pytest
 from scipy.stats import spearmanr
 
 from negcse.analysis.density import GRID, peak
-from negcse.analysis.latex import case_comparison_table, latex_escape
+from negcse.analysis.latex import case_comparison_table
 from negcse.analysis.normalization import median_minmax
 from negcse.analysis.overlap import hard_positive_pairs, lexical_overlap, token_set
 from negcse.analysis.pairs import random_partners, sample_sentences
 from negcse.analysis.rank_errors import rank_errors, ranks
-from negcse.sts_data import STS_TASKS, STSData, load_sts
+from negcse.data.sts import STS_TASKS, STSData, load_sts
 
 # --- (c) SNCSE rank errors, Eq. 10-11 ----------------------------------------------------------
 
@@ -133,12 +133,6 @@ def test_gcse_table8_cell_by_hand() -> None:
     assert r"simcse & 4.37 (1.372) & 27.5 / -- \\" in tex
     assert r"\begin{tabular}{lrr}" in tex  # method + 1 case + FP / FN
     assert "\\toprule" in tex and "\\bottomrule" in tex
-
-
-def test_latex_escape() -> None:
-    assert latex_escape(r"50% of $x_1 & {y} #2 ~ ^ \ ") == (
-        r"50\% of \$x\_1 \& \{y\} \#2 \textasciitilde{} \textasciicircum{} \textbackslash{} "
-    )
 
 
 # --- (a) sampling, partners and encoding once ------------------------------------------------
@@ -258,8 +252,8 @@ def test_commands_write_every_figure_and_table(tmp_path: Path, splade_tiny: Path
         assert pdf.read_bytes()[:5] == b"%PDF-"
 
     tex, cases = tmp_path / "analysis.tex", tmp_path / "cases.tex"
-    args = ["table-analysis", "--analyses", str(out), str(second), "--tex", str(tex)]
-    assert main([*args, "--cases-tex", str(cases)]) == 0
+    assert main(["table", "analysis", "--evals", str(out), str(second), "--tex", str(tex)]) == 0
+    assert main(["table", "case_study", "--evals", str(out), str(second), "--tex", str(cases)]) == 0
     row = next(line for line in tex.read_text().splitlines() if line.startswith("toy"))
     assert "$\\pm$ 0.00" in row and row.count("&") == 7  # 2 seeds, identical values
     assert cases.read_text().count(" (") >= 5  # one score (error) per GCSE case

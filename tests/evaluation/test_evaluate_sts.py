@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from negcse.data.sts import STSData, load_sts
 from negcse.evaluation.sts import cosine_rows, evaluate_sts, score_task
-from negcse.sts_data import STSData, load_sts
 
 pytestmark = pytest.mark.mirror
 

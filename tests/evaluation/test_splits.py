@@ -26,7 +26,7 @@ from negcse.evaluation.splits import (
     weighted_average,
 )
 from negcse.mer import align, backtrace_alignment, words
-from negcse.published_splits import PublishedSplitsError, load, parse, table2_stats
+from negcse.tables.published import splits_table2
 
 
 def test_assign_splits_by_hand() -> None:
@@ -53,37 +53,6 @@ def test_weighted_average_by_hand() -> None:
     assert weighted_average([80.0, 50.0], [3, 1]) == pytest.approx((80 * 3 + 50) / 4)
     with pytest.raises(ValueError):
         weighted_average([1.0], [0])
-
-
-def test_published_tables_agree_table3_is_table6_weighted_by_table2() -> None:
-    """Table 3 = Table 6's per-dataset Spearman weighted by Table 2's split sizes."""
-    frame = load()
-    stats = table2_stats()
-    assert list(stats) == list(TABLE2_DATASETS)
-    for method in ("simcse", "simcse_sup"):
-        t6 = frame[(frame["table"] == "6") & (frame["method"] == method)]
-        t3 = frame[(frame["table"] == "3") & (frame["method"] == method)]
-        for split in ("cont", "oppn"):
-            rows = t6[(t6["metric"] == split) & (t6["dataset"] != "weighted_average")]
-            values = rows["value"].to_numpy()
-            sizes = [stats[d][f"n_{split}"] for d in rows["dataset"]]
-            printed = float(t3[t3["metric"] == split]["value"].iloc[0])
-            assert weighted_average(values, sizes) == pytest.approx(printed, abs=1.5e-4)
-    # weighting by dataset size instead would not reproduce it (0.8554 vs 0.8574)
-    rows = frame[
-        (frame["table"] == "6") & (frame["method"] == "simcse") & (frame["metric"] == "cont")
-    ]
-    rows = rows[rows["dataset"] != "weighted_average"]
-    totals = [stats[d]["n_cont"] + stats[d]["n_oppn"] for d in rows["dataset"]]
-    assert abs(weighted_average(rows["value"].to_numpy(), totals) - 0.8574) > 1e-3
-
-
-def test_published_parse_names_line_and_column() -> None:
-    header = "paper,table,method,backbone,dataset,metric,value,scale,note\n"
-    with pytest.raises(PublishedSplitsError, match=r"x\.csv:3: column 'value'"):
-        parse(header + "osscse,2,,,A,n_cont,1,count,\nosscse,2,,,A,n_oppn,abc,count,\n", "x.csv")
-    with pytest.raises(PublishedSplitsError, match=r"x\.csv:2: column 'method'"):
-        parse(header + "osscse,3,,,weighted_average,cont,0.8,fraction,\n", "x.csv")
 
 
 def test_median_range_filter_includes_both_ends() -> None:
@@ -178,7 +147,7 @@ def test_split_counts_on_mirror_data_are_close_to_table2(
     moves a median MER by one token (0.5 -> 0.516 on STS-B test), flipping the block of pairs
     tied at it. Every dataset size equals Table 2's Cont. + Oppn. exactly; Cont. counts are
     within 4% of the dataset size (largest: STS-B test, 47 of 1379) and within 1% in total."""
-    paper = table2_stats()
+    paper = splits_table2()
     total_diff = 0
     for name, expected in OUR_CONT.items():
         d = mirror_splits[name]
@@ -327,7 +296,7 @@ def test_commands_end_to_end_on_splade_tiny(tmp_path: Path, splade_tiny: Path) -
     for name, files in (("splits", [o for o, _ in outs]), ("probe", [p for _, p in outs])):
         tex, csv, md = (tmp_path / f"{name}.{e}" for e in ("tex", "csv", "md"))
         subprocess.run(
-            [sys.executable, "-m", "negcse", f"table-{name}", "--evals", *map(str, files),
+            [sys.executable, "-m", "negcse", "table", name, "--evals", *map(str, files),
              "--tex", str(tex), "--csv", str(csv), "--md", str(md)],
             check=True, capture_output=True, text=True,
         )  # fmt: skip

@@ -15,6 +15,8 @@ import pytest
 import torch
 from sklearn.metrics import accuracy_score, f1_score
 
+from negcse.data.sources import ChecksumError
+from negcse.data.transfer import TRANSFER_TASKS, TREC_CLASSES, load_transfer, senteval_order
 from negcse.evaluation.transfer import (
     INNER_KFOLD_SEED,
     _stratified_folds,
@@ -28,8 +30,6 @@ from negcse.evaluation.transfer_classifier import (
     fit_logreg_batch,
     senteval_linear_init,
 )
-from negcse.resolve import ChecksumError
-from negcse.transfer_data import TRANSFER_TASKS, TREC_CLASSES, load_transfer, senteval_order
 
 MIRROR = os.environ.get("NEGCSE_MIRROR", "/work/shared/mirror")
 DATA = Path(MIRROR) / "data" / "senteval"

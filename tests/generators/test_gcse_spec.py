@@ -158,8 +158,8 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from negcse.model import SentenceEncoder
     from negcse.poolers import get_pooler
+    from negcse.training.model import SentenceEncoder
 
     stage1 = tmp_path / "stage1"  # a suite model: its MLP head saved as the BERT pooler
     SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(stage1, get_pooler("cls"), 64, {})

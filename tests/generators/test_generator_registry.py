@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from negcse.config import ConfigError, check_generators, validate_schema
 from negcse.generators.registry import column_file, config_models, producer, settings, specs
 from negcse.methods.registry import METHODS, method_class
+from negcse.workflow.config import ConfigError, check_generators, validate_schema
 
 REPO = Path(__file__).resolve().parents[2]
 

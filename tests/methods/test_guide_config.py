@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from negcse.config import ConfigError, check_config, load_config
-from negcse.guide_config import guide_args, guide_models, guide_outputs, guide_specs
+from negcse.workflow.config import ConfigError, check_config, load_config
+from negcse.workflow.guide_config import guide_args, guide_models, guide_outputs, guide_specs
 
 REPO = Path(__file__).resolve().parents[2]
 RANKCSE = {

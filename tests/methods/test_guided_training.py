@@ -18,13 +18,13 @@ import yaml
 from torch import Tensor
 from transformers import AutoModel, AutoTokenizer
 
-from negcse.config import TrainSettings
-from negcse.guides import guide_paths
 from negcse.losses import cosine_matrix, info_nce
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext
 from negcse.methods.registry import METHODS, build_method, register
-from negcse.model import SentenceEncoder
-from negcse.trainer import TrainData, Trainer
+from negcse.training.guides import guide_paths
+from negcse.training.model import SentenceEncoder
+from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import TrainSettings
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[2]
@@ -170,7 +170,7 @@ def test_guide_errors(toy: type[ToyGuided], splade_tiny: Path, data: TrainData) 
 
 
 def test_cls_guide_needs_a_saved_head(splade_tiny: Path) -> None:
-    from negcse.guides import FrozenGuide
+    from negcse.training.guides import FrozenGuide
 
     with pytest.raises(ValueError, match="pooler 'cls' needs the dense \\+ tanh head"):
         FrozenGuide.load(Guide("g", pooler="cls"), str(splade_tiny), torch.device("cpu"))

@@ -7,7 +7,7 @@ import pytest
 import rank_by_hand as hand
 import torch
 
-from negcse.rank_distillation import (
+from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
     teacher_similarities,

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from negcse.config import TrainSettings, load_config
 from negcse.losses import cosine_matrix
 from negcse.methods.base import LossOutput, StepContext
 from negcse.methods.registry import build_method
-from negcse.model import SentenceEncoder
 from negcse.poolers import get_pooler
-from negcse.trainer import TrainData, Trainer
+from negcse.training.model import SentenceEncoder
+from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import TrainSettings, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 #: params.yaml's training defaults, cut to 3 steps of 4 sentences in fp32

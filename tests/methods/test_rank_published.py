@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from negcse.published import published_avg, published_rows
+from negcse.tables.published import published_avg, published_rows
 
 
 def test_rankcse_headline_is_the_san_authors_reproduction() -> None:

@@ -10,7 +10,7 @@ import pytest
 import rank_by_hand as hand
 import torch
 
-from negcse.ranking_losses import (
+from negcse.losses.ranking import (
     list_mle,
     list_net,
     rank_consistency,

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from negcse.train_columns import read_column
-from negcse.trainer import TrainData
+from negcse.training.columns import read_column
+from negcse.training.trainer import TrainData
 
 
 def test_text_and_numeric_columns(tmp_path: Path) -> None:

@@ -6,48 +6,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_ESCAPES = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
+from negcse.tables.render import latex_escape, latex_table
+
 TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "STSBenchmark-dev": "STS-B dev"}
-
-
-def latex_escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell (every special character escaped)."""
-    return "".join(_ESCAPES.get(c, c) for c in text)
 
 
 def _rank(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
-
-
-def _wrap(body: list[str], cols: str, caption: str, label: str, star: bool = False) -> str:
-    env = "table*" if star else "table"
-    return "\n".join(
-        [
-            rf"\begin{{{env}}}[t]",
-            r"\centering",
-            r"\small",
-            rf"\begin{{tabular}}{{{cols}}}",
-            r"\toprule",
-            *body,
-            r"\bottomrule",
-            r"\end{tabular}",
-            rf"\caption{{{caption}}}",
-            rf"\label{{{label}}}",
-            rf"\end{{{env}}}",
-            "",
-        ]
-    )
 
 
 def rank_error_table(sections: Mapping[str, Mapping[str, Any]], caption: str, label: str) -> str:
@@ -61,7 +26,7 @@ def rank_error_table(sections: Mapping[str, Mapping[str, Any]], caption: str, la
                 f"{row['gold']:.2f} & {row['cosine']:.3f} & {_rank(row['r_g'])} & "
                 f"{_rank(row['r_e'])} \\\\"
             )
-    return _wrap(body, r"rp{0.3\linewidth}p{0.3\linewidth}rrrr", caption, label, star=True)
+    return latex_table(body, r"rp{0.3\linewidth}p{0.3\linewidth}rrrr", caption, label)
 
 
 def _scaled(value: float, low: float, high: float) -> float:
@@ -86,7 +51,7 @@ def case_study_table(case: Mapping[str, Any], caption: str, label: str) -> str:
                 f"{i} & {latex_escape(row['sent1'])} & {latex_escape(row['sent2'])} & "
                 f"{row['gold']:.2f} & {score:.2f} ({err:.3f}) \\\\"
             )
-    return _wrap(body, r"rp{0.33\linewidth}p{0.33\linewidth}rr", caption, label, star=True)
+    return latex_table(body, r"rp{0.33\linewidth}p{0.33\linewidth}rr", caption, label)
 
 
 def _fmt(value: float, spec: str) -> str:
@@ -131,4 +96,4 @@ def case_comparison_table(
             f"{_fmt(stats['false_negative_rate'], '.1f')}"
         )
         body.append(f"{latex_escape(method)} & " + " & ".join(cells) + f" & {rates} \\\\")
-    return _wrap(body, "l" + "r" * (k + 1), caption, label, star=True)
+    return latex_table(body, "l" + "r" * (k + 1), caption, label)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from negcse.sts_data import STSData
+from negcse.data.sts import STSData
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
 OVERLAP_KINDS = ("jaccard", "dice")

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from negcse.data.sts import STS_TASKS, STSData, load_sts
 from negcse.evaluation.cache import EncodeFn
 from negcse.evaluation.sts import cosine_rows
 from negcse.seed import numpy_rng
-from negcse.sts_data import STS_TASKS, STSData, load_sts
 
 logger = logging.getLogger(__name__)
 

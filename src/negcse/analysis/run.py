@@ -22,8 +22,8 @@ from negcse.analysis.normalization import median_minmax
 from negcse.analysis.overlap import hard_positive_pairs
 from negcse.analysis.pairs import pair_cosines, random_partners
 from negcse.analysis.rank_errors import rank_errors
+from negcse.data.sts import STS_TASKS, STSData, load_sts
 from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.sts_data import STS_TASKS, STSData, load_sts
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from negcse.data.sts import PROTOCOLS
 from negcse.io_utils import write_lines
-from negcse.sts_data import PROTOCOLS
 
 NAME = "analysis-sentences"
 HELP = "sample N distinct sentences of the seven STS test sets, one per line"

@@ -10,7 +10,7 @@ import time
 from negcse.generators.backtranslation import back_translate, load_translator
 from negcse.generators.specs.osscse_paraphrase import WMT19_PIVOTS
 from negcse.io_utils import read_lines, write_json, write_lines
-from negcse.model import torch_threads
+from negcse.training.model import torch_threads
 
 NAME = "back-translate"
 HELP = "round-trip translation of every line (en -> pivot -> en, facebook/wmt19-*), cached"

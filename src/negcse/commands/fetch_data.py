@@ -8,8 +8,8 @@ import logging
 import shutil
 from pathlib import Path
 
+from negcse.data.sources import registry, resolve_data, resolve_model, sha256_of
 from negcse.io_utils import atomic_open
-from negcse.resolve import registry, resolve_data, resolve_model, sha256_of
 
 NAME = "fetch-data"
 HELP = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from negcse.mteb_tasks import GROUPS
+from negcse.data.mteb_tasks import GROUPS
 
 NAME = "fetch-mteb"
 HELP = "download one group's MTEB datasets (networked machine) and write their manifest"

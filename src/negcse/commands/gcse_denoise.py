@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     from negcse.gcse.denoise import denoise, denoise_released, denoising_inputs
     from negcse.generators.specs.gcse import THRESHOLDS
     from negcse.io_utils import write_json, write_lines
-    from negcse.model import torch_threads
+    from negcse.training.model import torch_threads
 
     torch_threads(args.threads)
     rows = [json.loads(line) for line in args.candidates.read_text("utf-8").splitlines() if line]

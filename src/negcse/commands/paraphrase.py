@@ -6,6 +6,7 @@ import argparse
 import logging
 import time
 
+from negcse.data.sources import resolve_model
 from negcse.generators.paraphrase import (
     GenerationSettings,
     Paraphraser,
@@ -13,9 +14,8 @@ from negcse.generators.paraphrase import (
     paraphrase_corpus,
 )
 from negcse.io_utils import read_lines, write_lines
-from negcse.model import torch_threads
 from negcse.pretrained import default_device
-from negcse.resolve import resolve_model
+from negcse.training.model import torch_threads
 
 NAME = "paraphrase"
 HELP = "paraphrase every corpus line with a seq2seq model (PEGASUS), reusing a cache"

@@ -38,13 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoTokenizer
 
+    from negcse.data.sources import ResolveError, resolve_data, resolve_model
     from negcse.generators.pos_lexicon import (
         RELEASED_TABLE,
         build_lexicon,
         log_distribution,
         read_released_table,
     )
-    from negcse.resolve import ResolveError, resolve_data, resolve_model
 
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(args.mlm, args.mirror))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 
-from negcse.corpus import read_corpus
+from negcse.data.corpus import read_corpus
+from negcse.data.sources import resolve_data
 from negcse.io_utils import write_json, write_lines
-from negcse.resolve import resolve_data
 
 NAME = "prepare-corpus"
 HELP = "screen a one-sentence-per-line corpus (registered file or path) and write the kept lines"

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
     from negcse.generators.pos_lexicon import PosLexicon
     from negcse.generators.san import MaskPredictor, SanGenerator, SanParams, SanStats
-    from negcse.model import torch_threads
+    from negcse.training.model import torch_threads
 
     torch_threads(args.threads)
     start = time.perf_counter()

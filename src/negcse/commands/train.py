@@ -12,18 +12,18 @@ import torch
 import transformers
 
 from negcse import __version__
-from negcse.config import TrainSettings
+from negcse.data.sources import resolve_model
 from negcse.evaluation.sts import dev_scorer
-from negcse.guides import guide_paths
 from negcse.io_utils import check_writable, read_lines
-from negcse.lockfile import lock_record
 from negcse.methods.base import Column
 from negcse.methods.registry import build_method
-from negcse.model import SentenceEncoder, torch_threads
-from negcse.resolve import resolve_model
 from negcse.seed import seed_everything
-from negcse.train_columns import read_column
-from negcse.trainer import TrainData, Trainer
+from negcse.training.columns import read_column
+from negcse.training.guides import guide_paths
+from negcse.training.model import SentenceEncoder, torch_threads
+from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import TrainSettings
+from negcse.workflow.lockfile import lock_record
 
 NAME = "train"
 HELP = "train one method on one backbone with one seed; resumes from --checkpoint-dir"
@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--run",
         required=True,
-        help="JSON of the resolved run (negcse.config.resolve_method) or a path to it",
+        help="JSON of the resolved run (negcse.workflow.config.resolve_method) or a path to it",
     )
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--corpus", required=True, help="prepared corpus, one sentence per line")

@@ -11,11 +11,11 @@ from negcse.analysis.latex import TASK_NAMES, case_study_table, latex_escape, ra
 from negcse.analysis.overlap import OVERLAP_KINDS
 from negcse.analysis.rank_errors import TIE_METHODS
 from negcse.analysis.run import AnalysisSettings, analyze_model
+from negcse.data.sts import PROTOCOLS, STS_TASKS
 from negcse.errors import UserError
 from negcse.evaluation.cache import SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
 from negcse.io_utils import atomic_open, read_lines
-from negcse.sts_data import PROTOCOLS, STS_TASKS
 
 logger = logging.getLogger(__name__)
 

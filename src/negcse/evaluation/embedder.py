@@ -1,6 +1,6 @@
 """A frozen model for evaluation: a transformer, its tokenizer and a pooler turn sentences into
 vectors, in length-sorted batches, without gradients. (The trainable model is
-``negcse.model.SentenceEncoder``.)"""
+``negcse.training.model.SentenceEncoder``.)"""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from negcse.data.sources import resolve_model
 from negcse.poolers import Pooler, get_pooler
 from negcse.pretrained import default_device, load_pretrained, model_inputs
-from negcse.resolve import resolve_model
 
 logger = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar
 
+from negcse.data.mteb_tasks import GROUPS
 from negcse.evaluation.cache import SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
-from negcse.mteb_tasks import GROUPS
 
 
 @register

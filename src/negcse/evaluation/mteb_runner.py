@@ -37,10 +37,10 @@ from mteb.abstasks import AbsTask
 from mteb.models.abs_encoder import AbsEncoder
 from mteb.models.model_meta import ModelMeta, ScoringFunction
 
+from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, TASK_TYPES, TaskSpec
 from negcse.errors import UserError
 from negcse.io_utils import write_json
-from negcse.lockfile import lock_record
-from negcse.mteb_tasks import GROUP_METRICS, GROUPS, TASK_TYPES, TaskSpec
+from negcse.workflow.lockfile import lock_record
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.stats import spearmanr
 
+from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
 from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
-from negcse.sts_data import PROTOCOLS, STS_TASKS, STSData, load_sts
 
 logger = logging.getLogger(__name__)
 

@@ -29,6 +29,13 @@ import numpy as np
 from sklearn.metrics import f1_score
 from sklearn.model_selection import StratifiedKFold
 
+from negcse.data.transfer import (
+    TRANSFER_TASKS,
+    LabelledSet,
+    TransferData,
+    load_transfer,
+    senteval_order,
+)
 from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
 from negcse.evaluation.transfer_classifier import (
@@ -39,13 +46,6 @@ from negcse.evaluation.transfer_classifier import (
     fit_sklearn_batch,
 )
 from negcse.model_cli import at_least
-from negcse.transfer_data import (
-    TRANSFER_TASKS,
-    LabelledSet,
-    TransferData,
-    load_transfer,
-    senteval_order,
-)
 
 logger = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from negcse.data.sources import resolve_model
 from negcse.generators.paraphrase import (
     GenerationSettings,
     Paraphraser,
@@ -34,7 +35,6 @@ from negcse.generators.paraphrase import (
 )
 from negcse.mer import DEFAULT_ALIGNMENT, alignment_of, words
 from negcse.pretrained import default_device
-from negcse.resolve import resolve_model
 from negcse.seed import numpy_rng
 
 logger = logging.getLogger(__name__)

@@ -197,7 +197,7 @@ class MaskPredictor:
     ) -> MaskPredictor:
         from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-        from negcse.resolve import resolve_model
+        from negcse.data.sources import resolve_model
 
         path = resolve_model(name_or_path, mirror)
         return cls(

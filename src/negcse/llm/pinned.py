@@ -13,8 +13,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from negcse.data.sources import sha256_of
 from negcse.llm.backend import LLMError
-from negcse.resolve import sha256_of
 
 
 @dataclass(frozen=True)

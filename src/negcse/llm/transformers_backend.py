@@ -13,9 +13,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from negcse.data.sources import sha256_of
 from negcse.io_utils import atomic_dir
 from negcse.llm.backend import GenerationSettings, LLMError
-from negcse.resolve import sha256_of
 
 logger = logging.getLogger(__name__)
 

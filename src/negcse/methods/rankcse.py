@@ -4,7 +4,7 @@ The teachers are frozen guide models (``Method.guides``: ``teacher1`` and, unles
 ``teacher_weight`` is 1, ``teacher2``; ``negcse train --guide teacher1=PATH``). Each encodes the
 sentences (and the SAN samples for the +SAN methods) every step; their similarity lists are
 mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
-:func:`negcse.rank_distillation.distillation_loss` (SAN paper eq. 6 and 7):
+:func:`negcse.losses.rank_distillation.distillation_loss` (SAN paper eq. 6 and 7):
 
 - ``rankcse``: SimCSE's views; InfoNCE + beta * consistency + gamma * ListMLE (or ListNet).
 - ``rankcse_san`` (eq. 6): + the SAN view at dropout p2; HiNCE at tau2 in place of InfoNCE and
@@ -23,11 +23,15 @@ from typing import TypeVar
 
 from torch import Tensor
 
+from negcse.losses.rank_distillation import (
+    DistillationWeights,
+    distillation_loss,
+    teacher_similarities,
+)
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
 from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
 from negcse.methods.sncse import ANCHOR_PROMPT, SNCSEParams, _SNCSEBase
-from negcse.rank_distillation import DistillationWeights, distillation_loss, teacher_similarities
 
 TEACHERS = ("teacher1", "teacher2")
 

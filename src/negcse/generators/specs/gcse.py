@@ -202,7 +202,7 @@ def stage1_models(
     run folder the workflow trains or None for a named model). Methods sharing a variant must
     share that guide (else ValueError: give them different settings)."""
     from negcse.generators.registry import methods_reading, settings
-    from negcse.guide_config import guide_models, guide_outputs
+    from negcse.workflow.guide_config import guide_models, guide_outputs
 
     found: dict[str, str | None] = {}
     for method in methods_reading(config, COLUMNS):

@@ -1,0 +1,70 @@
+"""``negcse table NAME``: one results table (LaTeX, CSV, Markdown, DVC metrics) from its spec."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from negcse.errors import UserError
+from negcse.io_utils import atomic_open, check_writable, write_json
+
+NAME = "table"
+HELP = "build one results table (negcse.tables.specs.TABLES) from evaluation JSON files"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", help="the table's spec (sts, transfer, mteb, analysis, ...)")
+    p.add_argument("--evals", nargs="+", required=True, help="the evaluation files it reads")
+    p.add_argument("--tex")
+    p.add_argument("--csv")
+    p.add_argument("--md")
+    p.add_argument("--metrics", help="DVC metrics JSON: the spec's metric per method/backbone")
+    p.add_argument(
+        "--baselines",
+        nargs="*",
+        default=[],
+        metavar="METHOD=BASELINE",
+        help="the method each one's paper compared it with (params.yaml methods.<m>.baseline)",
+    )
+
+
+def parse_baselines(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        method, sep, base = item.partition("=")
+        if not sep or not method or not base:
+            raise UserError(f"--baselines: expected METHOD=BASELINE, got {item!r}")
+        out[method] = base
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from negcse.tables.build import Options
+    from negcse.tables.render import to_csv
+    from negcse.tables.specs import table_spec
+
+    try:
+        spec = table_spec(args.name)
+    except KeyError as exc:
+        raise UserError(exc.args[0]) from None
+    check_writable(args.tex, args.csv, args.md, args.metrics)
+    table = spec.build(spec, args.evals, Options(parse_baselines(args.baselines)))
+    texts = {
+        "--tex": (args.tex, table.tex),
+        "--csv": (args.csv, None if table.frame is None else to_csv(table.frame)),
+        "--md": (args.md, table.md),
+    }
+    for option, (path, text) in texts.items():
+        if path and text is None:
+            raise UserError(f"table {spec.name!r} has no {option[2:]} twin")
+    if args.metrics and table.metrics is None:
+        raise UserError(f"table {spec.name!r} has no metrics (spec.metric is None)")
+    for path, text in texts.values():
+        if path:
+            with atomic_open(path) as fh:
+                fh.write(text)
+    if args.metrics:
+        write_json(args.metrics, table.metrics)
+    logger.info("%s table from %d file(s)", spec.name, len(args.evals))
+    return 0

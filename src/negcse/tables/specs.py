@@ -1,0 +1,270 @@
+"""One spec per results table: what it reads, its columns and caption, the published numbers
+beside ours, and how it is built. A new table is one :class:`TableSpec` in :data:`TABLES`.
+
+The workflow (``rules/tables.smk``) makes one job per spec: it expands ``inputs`` over the grid
+(and ``untrained`` over the backbones when ``evaluation.baseline`` is on) and runs
+``negcse table NAME``, which writes ``results/tables/NAME.{tex,csv,md}`` and the DVC metrics
+``results/metrics/NAME.json`` (the mean of ``metric`` per method/backbone). Specs with
+``per_backbone`` (the case study) have their own rule, one job per backbone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from negcse.data.mteb_tasks import GROUPS
+from negcse.tables import build
+from negcse.tables.build import Options, Table
+from negcse.tables.published import TASKS, published_avg
+from negcse.tables.render import PAPER_DIFF, Column
+
+
+@dataclass(frozen=True)
+class PaperColumn:
+    """Published numbers of one metric (published_splits.csv): a ``paper_{metric}`` column,
+    and a row for every published model we do not train."""
+
+    metric: str
+    dataset: str
+    table: str | None = None
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A results table.
+
+    ``inputs`` is one trained model's evaluation file ({method}, {backbone}, {seed}, and any
+    wildcard of ``expand``); ``untrained`` the untrained backbone's ({backbone}), or None.
+    ``columns`` are shown after Method and Backbone, in order (see :class:`Column`): a ``mean``
+    column's ``source`` is its key in the evaluation JSON, times ``scale``. ``paper`` gives
+    the published headline of a method x backbone (columns ``paper``, ``diff``: our mean of the
+    last mean column minus it); ``published`` the per-metric published columns. ``baseline``
+    adds each method's paper baseline and our difference to it. ``caption`` is LaTeX; a
+    builder may add to it. ``when`` names a boolean ``evaluation`` setting the table needs.
+    """
+
+    name: str
+    inputs: str
+    caption: str
+    summary: str  # one line for the Snakemake report
+    category: str
+    build: Callable[[TableSpec, Sequence[str], Options], Table]
+    columns: tuple[Column, ...] = ()
+    untrained: str | None = None
+    paper: Callable[[str, str], float | None] | None = None
+    published: tuple[PaperColumn, ...] = ()
+    baseline: bool = False
+    metric: str | None = "avg"
+    fmt: str = "{:.2f}"
+    subcategory: str | None = None
+    expand: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    when: str | None = None
+    per_backbone: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"tab:{self.name}"
+
+
+SEEDS = Column("seeds", "Seeds", kind="count")
+
+
+def _eval(kind: str) -> tuple[str, str]:
+    return (
+        f"results/eval/{kind}/{{method}}/{{backbone}}/seed{{seed}}.json",
+        f"results/eval/{kind}/untrained/{{backbone}}.json",
+    )
+
+
+def _tables() -> dict[str, TableSpec]:
+    sts_labels = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg."}
+    analysis = "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
+    specs = [
+        TableSpec(
+            name="sts",
+            inputs=_eval("sts")[0],
+            untrained=_eval("sts")[1],
+            columns=(
+                *[Column(k, sts_labels.get(k, k)) for k in (*TASKS, "avg")],
+                *PAPER_DIFF,
+                Column("baseline", "Baseline", kind="text", align="l"),
+                Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta_{\mathrm{base}}$"),
+            ),
+            paper=published_avg,
+            baseline=True,
+            caption=(
+                "STS test sets, Spearman $\\times$100 of cosine similarity (SentEval ``all'' "
+                "setting), mean $\\pm$ std over seeds; Paper: the published 7-task average; "
+                "$\\Delta$ = ours $-$ paper; Baseline: the method the paper compared with "
+                "(params.yaml), $\\Delta_{\\mathrm{base}}$ = our average $-$ its average on the "
+                "same backbone (-- when it is not in the grid); best mean per column in bold."
+            ),
+            summary=(
+                "STS results: Spearman x100 of cosine similarity on the 7 STS tasks, mean +- "
+                "std over seeds, beside the papers' averages."
+            ),
+            category="STS",
+            build=build.summary_table,
+        ),
+        TableSpec(
+            name="transfer",
+            inputs=_eval("transfer")[0],
+            untrained=_eval("transfer")[1],
+            caption=(
+                "Transfer tasks, accuracy $\\times$100 of logistic regression on frozen "
+                "embeddings (MRPC also F1), {protocol}; mean $\\pm$ std over seeds. Avg.: mean "
+                "accuracy over the tasks shown. Paper: the published average over the same tasks "
+                "(GCSE Table 7, first LLM; OssCSE Table 5; GCSE Table 7's "
+                "SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not used); $\\Delta$ = "
+                "ours $-$ paper; best mean per column in bold."
+            ),
+            summary=(
+                "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy x100 of logistic "
+                "regression on frozen embeddings, mean +- std over seeds, beside the published "
+                "averages (GCSE Table 7, OssCSE Table 5); the caption in the table states the "
+                "protocol (reduced in the smoke grid)."
+            ),
+            category="Transfer",
+            build=build.transfer_table,
+        ),
+        TableSpec(
+            name="mteb",
+            inputs="results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.json",
+            expand={"group": tuple(GROUPS)},
+            when="mteb",
+            caption="",  # one per group: build.MTEB_CAPTIONS
+            summary=(
+                "MTEB results: reranking MAP and MRR@10 (4 tasks) and classification accuracy "
+                "(10 tasks), x100, mean +- std over seeds, beside the papers' averages (GCSE "
+                "Table 6, SAN Table 4)."
+            ),
+            category="MTEB",
+            metric=None,  # per group: the headline average (build.mteb_table)
+            build=build.mteb_table,
+        ),
+        TableSpec(
+            name="analysis",
+            inputs=analysis,
+            columns=(
+                Column("Soft-neg. peak", "Soft-neg. peak", source="soft_negative_peak", scale=100),
+                Column("Random peak", "Random peak", source="random_peak", scale=100),
+                Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
+                Column("Hard-pos. std", "Hard-pos. std", source="hard_positive_std", scale=100),
+                Column("FP", "FP", source="false_positive_rate"),
+                Column("FN", "FN", source="false_negative_rate"),
+            ),
+            metric="FP",
+            caption=(
+                "Analyses, mean $\\pm$ std over seeds; cosines $\\times$100. Peaks: mode of the "
+                "cosine-similarity density of (sentence, SNCSE negation) and (sentence, random "
+                "sentence) pairs of STS sentences (SNCSE Fig.~4); hard positives: cosine of STS "
+                "pairs with gold $\\geq$ 4 and low lexical overlap (SAN Fig.~4); FP / FN: "
+                "percentage of STS-B dev pairs whose median-normalized score is more than 0.2 "
+                "above / below the normalized label (GCSE Fig.~1, App.~J). Bold: column maximum "
+                "(not necessarily best)."
+            ),
+            summary=(
+                "Analysis summary per method and backbone, mean +- std over seeds: similarity "
+                "peaks of soft-negative and random pairs (SNCSE Figure 4), cosine of high-gold "
+                "low-overlap STS pairs (SAN Figure 4), false-positive / false-negative rates "
+                "after GCSE's normalization."
+            ),
+            category="Analysis",
+            subcategory="Summary",
+            build=build.summary_table,
+        ),
+        TableSpec(
+            name="case_study",
+            inputs=analysis,
+            per_backbone=True,
+            metric=None,
+            caption=(
+                "GCSE Table 8's STS-B dev pairs, {backbone}: median-normalized score on the 0-5 "
+                "scale (GCSE App.~J; mean over seeds), absolute error in parentheses; FP / FN: "
+                "share of STS-B dev pairs more than 0.2 above / below the normalized label."
+            ),
+            summary="GCSE Table 8's STS-B dev pairs scored by every method, per backbone.",
+            category="Analysis",
+            subcategory="Case study (GCSE Table 8)",
+            build=build.case_study_table,
+        ),
+        TableSpec(
+            name="splits",
+            inputs=_eval("splits")[0],
+            untrained=_eval("splits")[1],
+            columns=(
+                Column("cont", "Cont."),
+                Column("oppn", "Oppn."),
+                Column("cont_rule", "Cont. (rule)"),
+                Column("oppn_rule", "Oppn. (rule)"),
+                Column("paper_cont", "Paper Cont.", kind="number"),
+                Column("paper_oppn", "Paper Oppn.", kind="number"),
+                SEEDS,
+            ),
+            published=(
+                PaperColumn("cont", "weighted_average", "3"),
+                PaperColumn("oppn", "weighted_average", "3"),
+            ),
+            metric="oppn",
+            caption=(
+                "OssCSE's Cont./Oppn. splits: Spearman $\\times$100 of cosine similarity, "
+                "split-size-weighted average over the 16 datasets of OssCSE Table 2 (Cont., "
+                "Oppn.) and over every dataset whose median gold score is in [2, 3.5] (rule); "
+                "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (simcse = SimCSE's released "
+                "unsupervised BERT-base, simcse\\_sup = supervised); best of our means in bold."
+            ),
+            summary=(
+                "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman x100 on the pairs "
+                "where surface overlap (word MER) and gold score agree (Cont.) or not (Oppn.), "
+                "split-size-weighted over Table 2's datasets and over the median-rule datasets, "
+                "mean +- std over seeds, beside the paper's Table 3."
+            ),
+            category="STS",
+            subcategory="OssCSE Cont./Oppn. splits",
+            build=build.splits_table,
+        ),
+        TableSpec(
+            name="probe",
+            inputs=_eval("probe")[0],
+            untrained=_eval("probe")[1],
+            columns=(
+                Column("paraphrase", "Paraphrase"),
+                Column("negation", "Negation", bold="min"),
+                Column("gap", "Gap"),
+                Column("paper_paraphrase", "Paper paraphrase", kind="number"),
+                Column("paper_negation", "Paper negation", kind="number"),
+                SEEDS,
+            ),
+            published=(PaperColumn("paraphrase", "probe"), PaperColumn("negation", "probe")),
+            metric="gap",
+            fmt="{:.3f}",
+            caption=(
+                "OssCSE's Appendix B probe: mean cosine similarity of the sentence to its eight "
+                "paraphrases and to its eight negations, Gap = paraphrase $-$ negation "
+                "(positive: paraphrases closer), mean $\\pm$ std over seeds. Paper: OssCSE "
+                "Section 5.2 (BERT-base). Bold: highest paraphrase and gap, lowest negation among "
+                "our rows."
+            ),
+            summary=(
+                "OssCSE's Appendix B probe: mean cosine similarity of one sentence to its eight "
+                "paraphrases and to its eight negations, mean +- std over seeds, beside the "
+                "paper's SimCSE and OssCSE (BERT-base) means."
+            ),
+            category="STS",
+            subcategory="OssCSE probe",
+            build=build.summary_table,
+        ),
+    ]
+    return {spec.name: spec for spec in specs}
+
+
+#: Every table, by name (rules/tables.smk makes one job per grid-wide table).
+TABLES: dict[str, TableSpec] = _tables()
+
+
+def table_spec(name: str) -> TableSpec:
+    """The spec called ``name``; an unknown name is one error listing the known ones."""
+    if name not in TABLES:
+        raise KeyError(f"unknown table {name!r}; known: {', '.join(TABLES)}")
+    return TABLES[name]

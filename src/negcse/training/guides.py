@@ -1,0 +1,146 @@
+"""Frozen guide models: loaded once, never trained or saved, encoding a method's columns per step.
+
+A method declares its guides (:class:`negcse.methods.base.Guide`); ``negcse train --guide
+NAME=PATH`` says which model each one is. The trainer loads them here and hands their
+embeddings to the loss (``StepContext.guides``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from negcse.data.sources import resolve_model
+from negcse.errors import UserError
+from negcse.methods.base import Column, Guide
+from negcse.poolers import Pooler, get_pooler
+from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
+from negcse.training.model import SentenceEncoder
+
+logger = logging.getLogger(__name__)
+
+_POOLER_WEIGHT = "pooler.dense.weight"
+
+
+class GuideError(UserError, ValueError):
+    """A guide without a model, a model for no declared guide, or a model that cannot serve."""
+
+
+def _saved_weight_names(folder: Path) -> set[str] | None:
+    """Tensor names stored in a model folder's safetensors (None: not safetensors)."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        return set(json.loads(index.read_text(encoding="utf-8"))["weight_map"])
+    single = folder / "model.safetensors"
+    if not single.is_file():
+        return None
+    from safetensors import safe_open
+
+    with safe_open(str(single), "pt") as f:
+        return set(f.keys())
+
+
+@dataclass
+class FrozenGuide:
+    """A guide model in eval mode without gradients, with its pooler and its token rows."""
+
+    spec: Guide
+    path: str
+    model: SentenceEncoder
+    pooler: Pooler
+    use_mlp: bool
+    rows: dict[str, TokenRows] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, spec: Guide, path: str, device: torch.device) -> FrozenGuide:
+        """The model folder ``path`` frozen on ``device``. Pooler ``"cls"`` is [CLS] + the
+        dense + tanh head stored as the backbone's pooler (where the suite saves its MLP)."""
+        model = SentenceEncoder.from_pretrained(path, dropout=0.0)
+        use_mlp = spec.pooler == "cls"
+        if use_mlp:
+            dense = getattr(getattr(model.backbone, "pooler", None), "dense", None)
+            names = _saved_weight_names(Path(path))
+            if dense is None or (
+                names is not None and not any(n.endswith(_POOLER_WEIGHT) for n in names)
+            ):
+                raise GuideError(
+                    f"guide '{spec.name}': pooler 'cls' needs the dense + tanh head saved with "
+                    f"the model ({_POOLER_WEIGHT}); {path} has none: give a model trained by "
+                    "the suite, or a guide pooler without the head"
+                )
+            model.mlp.dense.load_state_dict(dense.state_dict())
+        pooler_name = "cls_before_pooler" if use_mlp else spec.pooler
+        pooler = get_pooler(pooler_name, tokenizer=model.tokenizer)
+        model.to(device).eval()
+        model.requires_grad_(False)
+        logger.info("guide %s: %s (pooler %s), frozen", spec.name, path, spec.pooler)
+        return cls(spec, path, model, pooler, use_mlp)
+
+    @torch.no_grad()
+    def encode(
+        self,
+        columns: Mapping[str, Column],
+        idx: np.ndarray,
+        max_len: int,
+        device: torch.device,
+    ) -> dict[str, Tensor]:
+        """Embeddings of rows ``idx`` of each of the guide's columns (tokenized on first use)."""
+        out: dict[str, Tensor] = {}
+        for column in self.spec.columns:
+            if column not in self.rows:  # a text column (the trainer refuses numeric ones)
+                texts = list(columns[column])
+                self.rows[column] = tokenize_rows(self.pooler, self.model.tokenizer, texts, max_len)
+            batch = to_device(collate([self.rows[column]], idx, None), device)
+            out[column] = self.model.embed_batch(batch, self.pooler, self.use_mlp)
+        return out
+
+
+def _check_declared(specs: Sequence[Guide], names: Mapping[str, str]) -> None:
+    declared = {g.name for g in specs}
+    unknown = sorted(set(names) - declared)
+    if unknown:
+        raise GuideError(
+            f"--guide {', '.join(unknown)}: the method declares no such guide; "
+            f"its guides: {', '.join(sorted(declared)) or 'none'}"
+        )
+
+
+def guide_paths(
+    specs: Sequence[Guide], given: Mapping[str, str], mirror: str | None = None
+) -> dict[str, str]:
+    """A local model folder for each declared guide: ``given[name]`` (``--guide NAME=PATH``) or
+    the guide's default, resolved like a backbone (path, mirror, package, cache, hub).
+
+    A guide without a model, or a model for a guide the method does not declare, is an error."""
+    _check_declared(specs, given)
+    paths: dict[str, str] = {}
+    for spec in specs:
+        name = given.get(spec.name, spec.default)
+        if name is None:
+            raise GuideError(
+                f"guide '{spec.name}' needs a model: pass --guide {spec.name}=PATH "
+                "(a trained model folder or a backbone name)"
+            )
+        paths[spec.name] = resolve_model(name, mirror)
+    return paths
+
+
+def load_guides(
+    specs: Sequence[Guide], paths: Mapping[str, str], device: torch.device
+) -> dict[str, FrozenGuide]:
+    """Each declared guide loaded frozen from its folder ``paths[name]`` (see
+    :func:`guide_paths`); a declared guide without a folder is an error."""
+    _check_declared(specs, paths)
+    missing = [g.name for g in specs if g.name not in paths]
+    if missing:
+        raise GuideError(
+            f"guide(s) {', '.join(missing)} need a model: pass --guide NAME=PATH for each"
+        )
+    return {g.name: FrozenGuide.load(g, paths[g.name], device) for g in specs}

@@ -1,0 +1,481 @@
+"""One trainer for every method.
+
+Per step the method names the views to encode; views sharing a pooler and a dropout rate are
+encoded in one forward pass; the method's loss gets the embeddings and a ``StepContext`` with
+the batch rows of its declared columns (text or numeric) and the embeddings of its frozen guide
+models (:mod:`negcse.training.guides`; the contract is in :mod:`negcse.methods.base`). STS-B dev is
+scored every ``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full
+state (weights, optimizer, scheduler, grad scaler, every RNG, best score, curve) is written
+atomically, so a killed run restarted with the same arguments resumes and ends with the same
+metrics.
+
+Speed (the numerics on CPU are those of the plain per-step loop): every (column, pooler) is
+tokenized once (:mod:`negcse.training.batching`); nothing in a step waits for the GPU (the loss reaches
+the progress bar every ``log_steps`` steps); on CUDA the batches travel through pinned memory,
+AdamW is the fused kernel and GradScaler hands its inf check to it without a host sync; the STS-B
+dev sentences are tokenized once, length-sorted and encoded under the training autocast dtype;
+on CUDA the backbone gets a (batch, query, key) attention mask, which skips transformers' per-forward
+``torch.all(mask == 1)`` host sync (same additive mask). ``compile`` (torch.compile of the encoding
+of a view group: backbone, pooler and MLP head; ``true`` or a torch.compile mode such as
+``reduce-overhead``, which replays CUDA graphs) and ``static_padding`` are opt-in settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import pickle
+import shutil
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
+
+from negcse.evaluation.cache import EncodeFn
+from negcse.io_utils import atomic_dir, atomic_path, write_json
+from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
+from negcse.poolers import Pooler
+from negcse.pretrained import default_device
+from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
+from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
+from negcse.training.columns import check_aligned
+from negcse.training.guides import FrozenGuide, load_guides
+from negcse.training.model import SentenceEncoder, dropout_rate
+from negcse.workflow.config import TrainSettings
+
+logger = logging.getLogger(__name__)
+
+DevScorer = Callable[[EncodeFn], float]
+
+
+@dataclass
+class TrainData:
+    """The corpus and the columns aligned with it, line by line: text (``list[str]``) or
+    numeric (an array whose first axis is the line; :mod:`negcse.training.columns`).
+    ``sources``: column -> file, named in errors."""
+
+    columns: dict[str, Column]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_aligned(self.columns, self.sources)
+
+    def __len__(self) -> int:
+        return len(self.columns["sentence"])
+
+
+@dataclass
+class TrainState:
+    step: int = 0
+    best_score: float = -math.inf
+    best_step: int = -1
+    curve: list[dict[str, float]] = field(default_factory=list)
+
+
+def load_checkpoint(path: Path) -> dict[str, Any] | None:
+    """The resumable state in ``path`` (tensors and plain data only: never unpickles an object,
+    so a checkpoint received through DVC cannot run code). A file that is corrupt, or that holds
+    anything else, is reported and moved aside (``<checkpoint folder>.<reason>.pt``); None is
+    returned and training starts from scratch."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(payload, dict) or not {"settings", "seed", "rng"} <= payload.keys():
+            raise ValueError("not a negcse training state")
+        return payload
+    except pickle.UnpicklingError as exc:
+        reason, why = "refused", f"it holds objects other than tensors and plain data ({exc})"
+    except Exception as exc:  # torch raises several unrelated types for a damaged archive
+        reason, why = "corrupt", f"{type(exc).__name__}: {exc}"
+    aside = path.parent.with_name(f"{path.parent.name}.{reason}.pt")
+    os.replace(path, aside)
+    logger.error(
+        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
+        path,
+        reason,
+        why.splitlines()[0][:300],
+        aside,
+    )
+    return None
+
+
+def _is_text(data: TrainData, column: str) -> bool:
+    return not isinstance(data.columns[column], np.ndarray)
+
+
+def _precision(name: str, device: torch.device) -> torch.dtype | None:
+    if name == "auto":
+        return torch.float16 if device.type == "cuda" else None
+    return {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+def _compile_mode(setting: bool | str) -> str | None:
+    """torch.compile's mode for the ``compile`` setting; None: no compilation."""
+    if setting is False:
+        return None
+    return "default" if setting is True else setting
+
+
+def _optimizer(groups: list[dict[str, Any]], lr: float, device: torch.device) -> Any:
+    """AdamW; the fused kernel on CUDA (one launch for all parameters, GradScaler-aware)."""
+    if device.type == "cuda":
+        return torch.optim.AdamW(groups, lr=lr, fused=True)
+    return torch.optim.AdamW(groups, lr=lr)
+
+
+class Trainer:
+    def __init__(
+        self,
+        method: Method,
+        model: SentenceEncoder,
+        data: TrainData,
+        settings: TrainSettings,
+        seed: int,
+        dev_scorer: DevScorer,
+        checkpoint_dir: Path,
+        device: torch.device | None = None,
+        progress: bool = True,
+        guides: dict[str, str] | None = None,
+    ) -> None:
+        """``guides``: guide name -> local model folder, for each guide the method declares
+        (:func:`negcse.training.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults)."""
+        guide_specs = method.guides()
+        needed = [*method.columns, *(c for g in guide_specs for c in g.columns)]
+        missing = [c for c in dict.fromkeys(needed) if c not in data.columns]
+        if missing:
+            raise ValueError(
+                f"method '{method.name}' needs column(s) {missing}; got {sorted(data.columns)}"
+            )
+        self.method = method
+        self.model = model
+        self.data = data
+        self.s = settings
+        self.seed = seed
+        self.dev_scorer = dev_scorer
+        self.ckpt_dir = Path(checkpoint_dir)
+        self.device = device or default_device()
+        self.progress = progress
+        numeric_views = [c for g in guide_specs for c in g.columns if not _is_text(data, c)]
+        if numeric_views:
+            raise ValueError(f"guides encode text columns only; {numeric_views} are numeric")
+        #: frozen guide models (never trained, never in a checkpoint); loaded after the trained
+        #: model is built, so the MLP head's seeded initialisation does not depend on them
+        self.guides: dict[str, FrozenGuide] = load_guides(guide_specs, guides or {}, self.device)
+        #: numeric columns as CPU tensors, indexed per step
+        self._numeric = {
+            c: torch.from_numpy(v) for c, v in data.columns.items() if isinstance(v, np.ndarray)
+        }
+        self.poolers: dict[str, Pooler] = {}
+        self.eval_pooler = method.pooler(method.eval_pooler, model.tokenizer)
+        self.steps_per_epoch = math.ceil(len(data) / settings.batch_size)
+        total = self.steps_per_epoch * settings.epochs
+        self.total_steps = min(total, settings.max_steps) if settings.max_steps else total
+        self.state = TrainState()
+        self.token_rows: dict[tuple[str, str], TokenRows] = {}
+        self._order: tuple[int, np.ndarray] | None = None  # (epoch, its permutation)
+        #: called with the step count after every optimizer step (benchmarks time with it)
+        self.on_step: Callable[[int], None] | None = None
+        self._eval_batches: dict[tuple[str, ...], list[tuple[np.ndarray, dict[str, Any]]]] = {}
+        self.data_stats: dict[str, float] = {}
+        self.dev_max_len = settings.dev_max_seq_len or 512
+
+    # -- data order ---------------------------------------------------------------------------
+    def batch_indices(self, step: int) -> np.ndarray:
+        """The examples of a global step: a seeded permutation per epoch (drawn once per
+        epoch: permuting wiki1m costs milliseconds), sliced."""
+        epoch, pos = divmod(step, self.steps_per_epoch)
+        if self._order is None or self._order[0] != epoch:
+            self._order = (epoch, numpy_rng(self.seed, 1, epoch).permutation(len(self.data)))
+        return self._order[1][pos * self.s.batch_size : (pos + 1) * self.s.batch_size]
+
+    # -- encoding -----------------------------------------------------------------------------
+    def _pooler(self, key: str) -> Pooler:
+        if key not in self.poolers:
+            self.poolers[key] = self.method.pooler(key, self.model.tokenizer)
+        return self.poolers[key]
+
+    def _rows(self, column: str, pooler_key: str) -> TokenRows:
+        """The token rows of a column under a pooler, tokenized on first use."""
+        key = (column, pooler_key)
+        if column in self._numeric:
+            raise ValueError(f"view of numeric column '{column}': only text columns are encoded")
+        if key not in self.token_rows:
+            t0 = time.perf_counter()
+            self.token_rows[key] = tokenize_rows(
+                self._pooler(pooler_key),
+                self.model.tokenizer,
+                self.data.columns[column],
+                self.s.max_seq_len,
+            )
+            logger.info(
+                "tokenized column %s (%s): %d rows in %.1f s",
+                column,
+                pooler_key,
+                len(self.data),
+                time.perf_counter() - t0,
+            )
+        return self.token_rows[key]
+
+    def encode_views(self, views: Sequence[View], idx: np.ndarray) -> dict[str, torch.Tensor]:
+        groups: dict[tuple[str, float | None], list[View]] = defaultdict(list)
+        for view in views:
+            groups[(view.pooler, view.dropout)].append(view)
+        out: dict[str, torch.Tensor] = {}
+        embed = getattr(self, "_embed", None) or self.model.embed_batch
+        square = self.device.type == "cuda"  # CPU keeps transformers' own mask path
+        for (pooler_key, p), members in groups.items():
+            parts = [self._rows(v.column, pooler_key) for v in members]
+            # static padding: one width per group, the longest row of its columns
+            pad_to = max(r.longest for r in parts) if self.s.static_padding else None
+            batch = to_device(collate(parts, idx, pad_to), self.device)
+            with dropout_rate(self.model.backbone, p):
+                emb = embed(batch, self._pooler(pooler_key), self.method.use_mlp, square)
+            for k, view in enumerate(members):
+                out[view.name] = emb[k * len(idx) : (k + 1) * len(idx)]
+        return out
+
+    def batch_columns(self, idx: np.ndarray) -> dict[str, BatchColumn]:
+        """The batch rows of each declared column: text as strings, numbers on the device."""
+        out: dict[str, BatchColumn] = {}
+        for column in self.method.columns:
+            if column in self._numeric:
+                rows = self._numeric[column][torch.from_numpy(idx)]
+                out[column] = rows.to(self.device, non_blocking=True)
+            else:
+                text = self.data.columns[column]
+                out[column] = [text[i] for i in idx]
+        return out
+
+    def encode_guides(self, idx: np.ndarray) -> dict[str, dict[str, torch.Tensor]]:
+        """Each guide's embeddings of its columns for the batch rows (no gradient)."""
+        columns, max_len = self.data.columns, self.s.max_seq_len
+        return {
+            name: guide.encode(columns, idx, max_len, self.device)
+            for name, guide in self.guides.items()
+        }
+
+    def _eval_pooler(self) -> tuple[Pooler, bool]:
+        use_mlp = self.eval_pooler.name == "cls"
+        pooler = self.method.pooler("cls_before_pooler", None) if use_mlp else self.eval_pooler
+        return pooler, use_mlp
+
+    def _eval_plan(
+        self, sentences: Sequence[str], batch_size: int
+    ) -> list[tuple[np.ndarray, dict[str, Any]]]:
+        """(rows, tokenized batch) pairs for ``sentences``, built once per sentence list.
+
+        On CPU the batches are the sentences in order (as before); on CUDA they are
+        length-sorted (less padding; the vectors go back to input order)."""
+        key = tuple(sentences)
+        if key not in self._eval_batches:
+            pooler, _ = self._eval_pooler()
+            n = len(sentences)
+            if self.device.type == "cuda":
+                order = np.argsort([-len(s) for s in sentences], kind="stable")
+            else:
+                order = np.arange(n)
+            plan = []
+            for start in range(0, n, batch_size):
+                rows = order[start : start + batch_size]
+                batch = pooler.tokenize(
+                    self.model.tokenizer, [sentences[i] for i in rows], self.dev_max_len
+                )
+                if self.device.type == "cuda":
+                    batch = {k: v.pin_memory() for k, v in batch.items()}
+                plan.append((rows, dict(batch)))
+            if len(self._eval_batches) >= 4:
+                self._eval_batches.clear()
+            self._eval_batches[key] = plan
+        return self._eval_batches[key]
+
+    @torch.no_grad()
+    def encode_eval(self, sentences: Sequence[str], batch_size: int = 128) -> np.ndarray:
+        """Evaluation embeddings (eval pooler; ``cls`` means [CLS] + the MLP head), under the
+        training autocast dtype on CUDA."""
+        was_training = self.model.training
+        self.model.eval()
+        pooler, use_mlp = self._eval_pooler()
+        dtype = _precision(self.s.precision, self.device) if self.device.type == "cuda" else None
+        ctx = torch.autocast("cuda", dtype=dtype) if dtype is not None else nullcontext()
+        chunks, rows = [], []
+        with ctx:
+            for idx, batch in self._eval_plan(sentences, batch_size):
+                emb = self.model.embed_batch(to_device(batch, self.device), pooler, use_mlp)
+                chunks.append(emb.float())
+                rows.append(idx)
+        self.model.train(was_training)
+        out = torch.cat(chunks).cpu().numpy()
+        result = np.empty_like(out)
+        result[np.concatenate(rows)] = out
+        return result
+
+    # -- checkpoints --------------------------------------------------------------------------
+    def _save_state(self, optimizer: Any, scheduler: Any, scaler: Any) -> None:
+        payload = {
+            "model": self.model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "scaler": scaler.state_dict() if scaler is not None else None,
+            "rng": rng_state(),
+            "state": self.state.__dict__,
+            "settings": self.s.to_dict(),
+            "seed": self.seed,
+        }
+        with atomic_path(self.ckpt_dir / "last.pt") as tmp:
+            torch.save(payload, tmp)
+
+    def _save_best(self) -> None:
+        with atomic_path(self.ckpt_dir / "best.pt") as tmp:
+            torch.save(self.model.state_dict(), tmp)
+
+    def _try_resume(self, optimizer: Any, scheduler: Any, scaler: Any) -> bool:
+        path = self.ckpt_dir / "last.pt"
+        if not path.is_file():
+            return False
+        payload = load_checkpoint(path)
+        if payload is None:
+            return False
+        if payload["settings"] != self.s.to_dict() or payload["seed"] != self.seed:
+            logger.warning("checkpoint %s is from other settings; starting from scratch", path)
+            return False
+        self.model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+        scheduler.load_state_dict(payload["scheduler"])
+        if scaler is not None and payload["scaler"] is not None:
+            scaler.load_state_dict(payload["scaler"])
+        self.state = TrainState(**payload["state"])
+        set_rng_state(payload["rng"])
+        logger.info("resumed from %s at step %d/%d", path, self.state.step, self.total_steps)
+        return True
+
+    # -- loop ---------------------------------------------------------------------------------
+    def evaluate(self) -> float:
+        score = self.dev_scorer(self.encode_eval)
+        self.state.curve.append({"step": self.state.step, "stsb_dev": score})
+        if score > self.state.best_score:
+            self.state.best_score, self.state.best_step = score, self.state.step
+            self._save_best()
+        logger.info(
+            "step %d: STS-B dev %.2f (best %.2f at %d)",
+            self.state.step,
+            score,
+            self.state.best_score,
+            self.state.best_step,
+        )
+        return score
+
+    def train(self) -> TrainState:
+        seed_everything(self.seed)
+        self.model.to(self.device)
+        self.method.attach(self.model)
+        self.data_stats = self.method.prepare(
+            self.data.columns, self.model.tokenizer, self.s.max_seq_len
+        )
+        for key, value in self.data_stats.items():
+            logger.info("data: %s = %g", key, value)
+        no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+        named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+        groups = [
+            {
+                "params": [p for n, p in named if not n.endswith(no_decay)],
+                "weight_decay": self.s.weight_decay,
+            },
+            {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0},
+        ]
+        optimizer = _optimizer(groups, self.s.learning_rate, self.device)
+        if self.device.type == "cuda":  # fp32 stays IEEE fp32 unless tf32 is asked for
+            torch.backends.cuda.matmul.allow_tf32 = self.s.precision == "tf32"
+        mode = _compile_mode(self.s.compile)
+        #: the training encoder (evaluation stays eager: its shapes vary)
+        self._embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
+        graphs = mode is not None and "reduce-overhead" in mode
+        warmup = int(self.s.warmup_ratio * self.total_steps)
+        if self.s.scheduler == "linear":
+            scheduler = get_linear_schedule_with_warmup(optimizer, warmup, self.total_steps)
+        else:
+            scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
+        dtype = _precision(self.s.precision, self.device)
+        scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
+        resumed = self._try_resume(optimizer, scheduler, scaler)
+        if not resumed:
+            shutil.rmtree(self.ckpt_dir, ignore_errors=True)
+        self.model.train()
+        ctx_factory = (
+            (lambda: torch.autocast(self.device.type, dtype=dtype))
+            if dtype is not None
+            else nullcontext
+        )
+        bar = tqdm(
+            total=self.total_steps,
+            initial=self.state.step,
+            desc=f"train {self.method.name}",
+            disable=not self.progress,
+            mininterval=2.0 if sys.stderr.isatty() else 30.0,
+        )
+        t0 = time.perf_counter()
+        while self.state.step < self.total_steps:
+            step = self.state.step
+            idx = self.batch_indices(step)
+            if graphs:  # a new iteration: the CUDA graphs may reuse the last step's outputs
+                torch.compiler.cudagraph_mark_step_begin()
+            # before the forward: no gradient of the last step outlives its CUDA-graph memory
+            optimizer.zero_grad(set_to_none=True)
+            with ctx_factory():
+                emb = self.encode_views(self.method.views(step), idx)
+                ctx = StepContext(
+                    step,
+                    self.model,
+                    self.method.backbone,
+                    rows=idx,
+                    columns=self.batch_columns(idx),
+                    guides=self.encode_guides(idx),
+                )
+                out = self.method.loss(emb, ctx)
+            if scaler is not None:
+                scaler.scale(out.loss).backward()
+                scaler.unscale_(optimizer)
+            else:
+                out.loss.backward()
+            if self.s.max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.s.max_grad_norm)
+            if scaler is not None:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
+            self.method.after_step(float(optimizer.param_groups[0]["lr"]))
+            scheduler.step()
+            self.state.step += 1
+            bar.update(1)
+            if self.on_step is not None:
+                self.on_step(self.state.step)
+            if self.progress and self.state.step % self.s.log_steps == 0:
+                bar.set_postfix(loss=f"{out.loss.item():.4f}")  # the only host sync of a step
+            done = self.state.step == self.total_steps
+            if self.state.step % self.s.eval_steps == 0 or done:
+                self.evaluate()
+            if self.state.step % self.s.checkpoint_steps == 0 and not done:
+                self._save_state(optimizer, scheduler, scaler)
+        bar.close()
+        elapsed = time.perf_counter() - t0
+        self.state.curve.append({"step": self.state.step, "seconds": elapsed})
+        best = self.ckpt_dir / "best.pt"
+        self.model.load_state_dict(torch.load(best, map_location="cpu", weights_only=True))
+        return self.state
+
+    def save(self, out_dir: Path, meta: dict[str, Any]) -> None:
+        """Write the best model atomically, then drop the resumable state."""
+        with atomic_dir(out_dir) as tmp:
+            self.model.cpu().save(tmp, self.eval_pooler, self.s.max_seq_len, meta)
+            log = {"curve": self.state.curve, "data_stats": self.data_stats, **meta}
+            write_json(tmp / "train_log.json", log)
+        shutil.rmtree(self.ckpt_dir, ignore_errors=True)

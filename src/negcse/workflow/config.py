@@ -1,0 +1,265 @@
+"""The experiment config (params.yaml): validation and per-run resolution.
+
+Precedence for a run of method m on backbone b (later wins): ``train`` < ``methods.m.train``
+< ``methods.m.backbones.b.train`` < ``train_overrides``. Method parameters: ``methods.m.params``
+< ``methods.m.backbones.b.params``, checked against the method's Params dataclass.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from negcse.errors import UserError
+from negcse.generators.registry import settings as generator_settings
+from negcse.generators.registry import settings_schema, specs
+from negcse.methods.registry import build_method
+
+#: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
+#: found without the network (a local folder, the mirror or the Hugging Face cache).
+KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
+
+
+class ConfigError(UserError, ValueError):
+    """The config is invalid; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    epochs: int
+    batch_size: int
+    learning_rate: float
+    max_seq_len: int
+    dropout: float
+    scheduler: str
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float | None
+    max_steps: int | None
+    eval_steps: int
+    checkpoint_steps: int
+    precision: str
+    # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
+    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync);
+    # compile: False, True (torch.compile's default mode) or a mode name ("reduce-overhead")
+    compile: bool | str = False
+    static_padding: bool = False
+    log_steps: int = 50
+    #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
+    dev_max_seq_len: int | None = None
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        if out["dev_max_seq_len"] is None:  # unset: absent, so existing run specs are unchanged
+            del out["dev_max_seq_len"]
+        return out
+
+
+def schema() -> dict[str, Any]:
+    """config.schema.yaml with each generator's settings (its spec's schema) filled in."""
+    text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
+    out = yaml.safe_load(text)
+    props = out["properties"]
+    props["generators"].update(settings_schema())
+    props["methods"]["additionalProperties"]["properties"]["generators"].update(
+        settings_schema(per_method=True)
+    )
+    return out
+
+
+def schema_path() -> str:
+    return str(Path(str(resources.files("negcse.schemas"))) / "config.schema.yaml")
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "<top level>"
+
+
+def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """JSON-schema validation with messages that name the offending key."""
+    validator = jsonschema.Draft202012Validator(schema())
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = []
+        for err in errors:
+            where = _key_path(err)
+            if err.validator == "additionalProperties":
+                extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+                for key in extra:
+                    full = f"{where}.{key}" if where != "<top level>" else key
+                    lines.append(f"unknown key '{full}' (misspelt?)")
+            else:
+                lines.append(f"key '{where}': {err.message}")
+        raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
+
+
+def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and deep-merge config files (later files override), then validate everything."""
+    merged: dict[str, Any] = {}
+    for p in (path, *more):
+        with open(p, encoding="utf-8") as fh:
+            merged = deep_merge(merged, yaml.safe_load(fh) or {})
+    check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
+    check_config_files(merged, (path, *more))
+    return merged
+
+
+def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Every method that any one file's grid lists must be configured in the merged config: a
+    file whose grid another file replaces (params.yaml under the smoke config) is checked too."""
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            own = yaml.safe_load(fh) or {}
+        grid = own.get("grid") if isinstance(own, dict) else None
+        methods = grid.get("methods") if isinstance(grid, dict) else None
+        for method in methods if isinstance(methods, list) else []:
+            if method not in config["methods"]:
+                raise ConfigError(
+                    f"{p}: grid.methods lists '{method}' but methods.{method} is missing "
+                    "(misspelt?)"
+                )
+
+
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Schema, then cross-checks: grid methods are configured, backbones are known, and every
+    configured method (in the grid or not) has a known implementation and valid parameters."""
+    validate_schema(config, source)
+    methods = config["methods"]
+    for method in config["grid"]["methods"]:
+        if method not in methods:
+            raise ConfigError(
+                f"{source}: grid.methods lists '{method}' but methods.{method} is missing "
+                "(misspelt?)"
+            )
+    check_backbones(config, source)
+    check_generators(config, source)
+    from negcse.data.sources import registry
+
+    if config["corpus"]["source"] not in registry():
+        raise ConfigError(
+            f"{source}: corpus.source: '{config['corpus']['source']}' is not a registered data "
+            "file (src/negcse/resources/datasets.tsv; misspelt?)"
+        )
+    for method, entry in methods.items():
+        for backbone in dict.fromkeys(
+            [*config["grid"]["backbones"], *(entry.get("backbones") or {})]
+        ):
+            try:
+                resolve_method(config, method, backbone)
+            except (KeyError, ValueError, TypeError) as exc:
+                message = str(exc.args[0]) if exc.args else type(exc).__name__
+                if not message.startswith(f"methods.{method}"):
+                    message = f"methods.{method}.params (backbone {backbone}): {message}"
+                raise ConfigError(f"{source}: {message}") from None
+        base = entry.get("baseline")
+        if base is not None and base not in methods:
+            raise ConfigError(
+                f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
+                "method (misspelt?)"
+            )
+    from negcse.workflow.guide_config import check_guides
+
+    check_guides(config, source)
+
+
+def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Every generator's settings, and every method's override of them, pass the spec's
+    checks (those the schema cannot express, e.g. mer_min <= mer_max)."""
+    for name in specs():
+        methods = [m for m, e in config["methods"].items() if (e.get("generators") or {}).get(name)]
+        try:
+            for method in [None, *methods]:
+                generator_settings(config, name, method)
+        except (KeyError, ValueError) as exc:
+            raise ConfigError(f"{source}: {exc.args[0]}") from None
+
+
+def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Every ``grid.backbones`` entry is a known backbone or a model found here without the
+    network (local folder, mirror, Hugging Face cache); every key under ``methods.*.backbones``
+    is a known backbone or one of the grid's (a misspelt override would silently not apply)."""
+    from negcse.data.sources import ResolveError, resolve_model
+
+    grid = config["grid"]["backbones"]
+    known = ", ".join(KNOWN_BACKBONES)
+    for backbone in grid:
+        if backbone in KNOWN_BACKBONES:
+            continue
+        try:
+            resolve_model(backbone, config.get("mirror") or None, network=False)
+        except ResolveError as exc:
+            raise ConfigError(
+                f"{source}: grid.backbones: '{backbone}' is not a known backbone ({known}) and "
+                f"was not found without the network: {str(exc).splitlines()[0]} (misspelt? "
+                "else fetch it into the mirror or the Hugging Face cache)"
+            ) from None
+    for method, entry in config["methods"].items():
+        for backbone in entry.get("backbones") or {}:
+            if backbone not in KNOWN_BACKBONES and backbone not in grid:
+                raise ConfigError(
+                    f"{source}: methods.{method}.backbones.{backbone}: unknown backbone "
+                    f"(misspelt?); known: {known}; in grid.backbones: {', '.join(grid)}"
+                )
+
+
+def method_baselines(config: dict[str, Any]) -> dict[str, str]:
+    """Method -> the method its paper compared it with (``methods.<m>.baseline``), where set."""
+    return {
+        method: entry["baseline"]
+        for method, entry in config["methods"].items()
+        if entry.get("baseline") is not None
+    }
+
+
+def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
+    entry = config["methods"][method]
+    params = dict(entry.get("params") or {})
+    params.update((entry.get("backbones") or {}).get(backbone, {}).get("params") or {})
+    return params
+
+
+def train_settings(config: dict[str, Any], method: str, backbone: str) -> TrainSettings:
+    entry = config["methods"][method]
+    values = dict(config["train"])
+    values.update(entry.get("train") or {})
+    values.update((entry.get("backbones") or {}).get(backbone, {}).get("train") or {})
+    values.update(config.get("train_overrides") or {})
+    return TrainSettings.from_dict(values)
+
+
+def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
+    """Everything that determines one training run (also what Snakemake compares for reruns)."""
+    entry = config["methods"][method]
+    params = method_params(config, method, backbone)
+    impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
+    return {
+        "method": method,
+        "implementation": entry["implementation"],
+        "backbone": backbone,
+        "params": asdict(impl.params),
+        "train": train_settings(config, method, backbone).to_dict(),
+        "generators": entry.get("generators") or {},
+    }

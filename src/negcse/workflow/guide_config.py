@@ -1,0 +1,165 @@
+"""A method's frozen guide models as the workflow sees them: ``methods.<m>.guides`` in params.yaml.
+
+A method with frozen guides (``Method.guides()``: RankCSE's and RLRD's teachers ``teacher1`` and
+``teacher2``, GCSE's stage-1 model) names each guide's model under ``guides``:
+
+- ``{method: M, backbone: B, seed: S}``: the suite's own run of method M, trained by the
+  workflow upstream of the student (``backbone`` and ``seed`` default to the student's, so a
+  teacher is seed-matched unless a seed is pinned);
+- ``{model: NAME}``: a released checkpoint or a local folder (resolved like a backbone).
+
+A guide with a ``Guide.default`` may be left out. The rules read three things from here: the
+guide runs' folders to list as the student's inputs (:func:`guide_outputs`), the ``--guide``
+arguments (:func:`guide_args`) and the guide runs' own specs to fold into the student's run
+spec (:func:`guide_specs`), so that a changed teacher setting reruns the teacher, its
+students, their evaluations and the tables.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from negcse.methods.registry import build_method
+from negcse.workflow.config import ConfigError, method_params, resolve_method
+
+#: the folder rule ``train`` writes (rules/train.smk)
+MODEL_DIR = "results/models/{method}/{backbone}/seed{seed}"
+
+
+class GuideConfigError(ConfigError):
+    """A ``guides`` entry is wrong; the message names ``methods.<m>.guides.<guide>``."""
+
+
+def _entries(config: dict[str, Any], method: str, backbone: str) -> dict[str, dict[str, Any]]:
+    """``methods.<m>.guides``, each guide replaced by ``backbones.<backbone>.guides`` if set."""
+    entry = config["methods"][method]
+    out = dict(entry.get("guides") or {})
+    out.update(((entry.get("backbones") or {}).get(backbone) or {}).get("guides") or {})
+    return out
+
+
+def _where(method: str, guide: str) -> str:
+    return f"methods.{method}.guides.{guide}"
+
+
+def guide_models(
+    config: dict[str, Any], method: str, backbone: str, seed: int | str
+) -> dict[str, str]:
+    """Guide name -> the model given to ``--guide``: a run's folder (:data:`MODEL_DIR`) or a
+    model name, for the student ``method`` x ``backbone`` x ``seed``."""
+    out: dict[str, str] = {}
+    for guide, entry in _entries(config, method, backbone).items():
+        if "model" in entry:
+            out[guide] = str(entry["model"])
+        else:
+            out[guide] = MODEL_DIR.format(
+                method=entry["method"],
+                backbone=entry.get("backbone", backbone),
+                seed=entry.get("seed", seed),
+            )
+    return out
+
+
+def guide_outputs(
+    config: dict[str, Any], method: str, backbone: str, seed: int | str
+) -> dict[str, str]:
+    """Guide name -> the run's folder, for the guides the workflow trains (the student's
+    inputs; Snakemake then runs those jobs first)."""
+    runs = {g for g, e in _entries(config, method, backbone).items() if "model" not in e}
+    return {g: p for g, p in guide_models(config, method, backbone, seed).items() if g in runs}
+
+
+def guide_args(config: dict[str, Any], method: str, backbone: str, seed: int | str) -> str:
+    """``--guide NAME=MODEL`` for every configured guide (empty for a method without any)."""
+    models = guide_models(config, method, backbone, seed)
+    return " ".join(f"--guide {guide}={model}" for guide, model in sorted(models.items()))
+
+
+def guide_specs(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
+    """Guide name -> what determines that guide: its run spec (``resolve_method``), its seed
+    rule and its own guides', or its model name. Part of the student's run spec."""
+    out: dict[str, Any] = {}
+    for guide, entry in sorted(_entries(config, method, backbone).items()):
+        if "model" in entry:
+            out[guide] = {"model": entry["model"]}
+            continue
+        t_method, t_backbone = entry["method"], entry.get("backbone", backbone)
+        out[guide] = {
+            "run": resolve_method(config, t_method, t_backbone),
+            "seed": entry.get("seed", "student"),
+            "guides": guide_specs(config, t_method, t_backbone),
+        }
+    return out
+
+
+def check_guides(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """On every backbone: each ``guides`` entry is one of the two forms and names a configured
+    method, every guide the method declares without a default has one and no other has, and
+    the guide runs form no cycle."""
+    methods = config["methods"]
+    for method, settings in methods.items():
+        _check_acyclic(config, method, [method], source)
+        for backbone in dict.fromkeys(
+            [*config["grid"]["backbones"], *(settings.get("backbones") or {})]
+        ):
+            entries = _entries(config, method, backbone)
+            for guide, entry in entries.items():
+                _check_entry(entry, f"{source}: {_where(method, guide)} ({backbone})", methods)
+            impl = build_method(
+                settings["implementation"], method_params(config, method, backbone), backbone
+            )
+            declared = {g.name for g in impl.guides()}
+            required = {g.name for g in impl.guides() if g.default is None}
+            if not required <= set(entries) <= declared:
+                raise GuideConfigError(
+                    f"{source}: methods.{method}.guides: the method's guides on {backbone} are "
+                    f"{sorted(declared) or 'none'} (needing a model: {sorted(required) or 'none'})"
+                    f", the entry names {sorted(entries) or 'none'}"
+                )
+
+
+def _check_entry(entry: Any, where: str, methods: dict[str, Any]) -> None:
+    if not isinstance(entry, dict) or ("model" in entry) == ("method" in entry):
+        raise GuideConfigError(f"{where}: give either 'method' (a run) or 'model' (a name)")
+    extra = set(entry) - ({"model"} if "model" in entry else {"method", "backbone", "seed"})
+    if extra:
+        raise GuideConfigError(f"{where}: unknown key(s) {sorted(extra)}")
+    if "method" in entry and entry["method"] not in methods:
+        raise GuideConfigError(f"{where}: '{entry['method']}' is not a configured method")
+
+
+def _check_acyclic(config: dict[str, Any], method: str, path: list[str], source: str) -> None:
+    """No method is its own guide run, directly or through others (on any backbone)."""
+    entry = config["methods"].get(method) or {}
+    overrides = [(o or {}).get("guides") or {} for o in (entry.get("backbones") or {}).values()]
+    for guide in [
+        *(entry.get("guides") or {}).values(),
+        *(g for o in overrides for g in o.values()),
+    ]:
+        run = guide.get("method") if isinstance(guide, dict) else None
+        if run is None:
+            continue
+        if run in path:
+            raise GuideConfigError(
+                f"{source}: methods.{path[0]}.guides: a cycle: {' -> '.join([*path, run])}"
+            )
+        _check_acyclic(config, run, [*path, run], source)
+
+
+def _all_entries(config: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for entry in config["methods"].values():
+        out += (entry.get("guides") or {}).values()
+        for override in (entry.get("backbones") or {}).values():
+            out += ((override or {}).get("guides") or {}).values()
+    return [e for e in out if isinstance(e, dict)]
+
+
+def config_guide_models(config: dict[str, Any]) -> list[str]:
+    """The released models the config names as guides (for the prefetch rule)."""
+    return list(dict.fromkeys(str(e["model"]) for e in _all_entries(config) if "model" in e))
+
+
+def guide_backbones(config: dict[str, Any]) -> list[str]:
+    """Backbones that guide runs pin (they may lie outside grid.backbones)."""
+    return list(dict.fromkeys(str(e["backbone"]) for e in _all_entries(config) if "backbone" in e))

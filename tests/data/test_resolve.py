@@ -1,0 +1,121 @@
+"""The mirror/cache/network resolver: where files are found, corrupted files refused, and an
+error that names every place tried."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from negcse.data import download
+from negcse.data import sources as resolve
+from negcse.data.download import DownloadError
+from negcse.data.sources import ChecksumError, ResolveError, registry, resolve_data, resolve_model
+
+pytestmark = pytest.mark.mirror
+REL = "senteval/STS/STS13-en-test/STS.gs.FNWN.txt"
+
+
+@pytest.fixture
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("NEGCSE_OFFLINE", "1")
+    return tmp_path
+
+
+def _fake_mirror(root: Path, mirror: Path, rel: str, corrupt: bool = False) -> Path:
+    dest = root / "data" / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(mirror / "data" / rel, dest)
+    if corrupt:
+        dest.write_bytes(dest.read_bytes() + b"0\n")  # one extra line
+    return dest
+
+
+def test_registry_pins_sha256_from_the_mirror_manifest(mirror: Path) -> None:
+    manifest = {}
+    for line in (mirror / "data" / "MANIFEST.tsv").read_text().splitlines()[1:]:
+        cols = line.split("\t")
+        manifest[cols[0]] = cols[6]
+    pinned = {k: v.sha256 for k, v in registry().items() if v.sha256}
+    assert len(pinned) > 100
+    # pinned from its source repository's commit instead (not in the offline mirror)
+    not_mirrored = {"san/vocab_pos_end.txt"}
+    assert set(pinned) - set(manifest) == not_mirrored
+    assert all(manifest[k] == sha for k, sha in pinned.items() if k not in not_mirrored)
+
+
+def test_mirror_hit_is_verified(isolated: Path, mirror: Path) -> None:
+    path = resolve_data(REL, mirror)
+    assert path == mirror / "data" / REL
+
+
+def test_corrupted_file_is_refused(isolated: Path, mirror: Path) -> None:
+    fake = isolated / "m"
+    bad = _fake_mirror(fake, mirror, REL, corrupt=True)
+    with pytest.raises(ChecksumError, match=str(bad)):
+        resolve_data(REL, fake)
+
+
+def test_cache_is_used_when_mirror_lacks_file(isolated: Path, mirror: Path) -> None:
+    cached = isolated / "cache" / "data" / REL
+    cached.parent.mkdir(parents=True)
+    shutil.copy(mirror / "data" / REL, cached)
+    (isolated / "empty").mkdir()
+    assert resolve_data(REL, isolated / "empty") == cached
+
+
+def test_missing_everywhere_names_file_and_every_place(isolated: Path) -> None:
+    (isolated / "empty").mkdir()
+    with pytest.raises(ResolveError) as err:
+        resolve_data(REL, isolated / "empty")
+    msg = str(err.value)
+    assert REL in msg
+    assert f"mirror: {isolated / 'empty' / 'data' / REL}" in msg
+    assert f"cache: {isolated / 'cache' / 'data' / REL}" in msg
+    assert "network: https://" in msg
+
+
+def test_download_failure_is_reported_and_leaves_nothing(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEGCSE_OFFLINE", "0")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setattr(download, "RETRY_DELAY", 0.0)
+    entry = registry()[REL]
+    bad = resolve.DataFile(REL, entry.sha256, entry.lines, "http://127.0.0.1:9/nothing-here")
+    monkeypatch.setitem(registry(), REL, bad)
+    (isolated / "empty").mkdir()
+    with pytest.raises(DownloadError, match="127.0.0.1:9") as err:
+        resolve_data(REL, isolated / "empty")
+    assert "\n" not in str(err.value) and entry.sha256 in str(err.value)
+    assert not [p for p in (isolated / "cache").rglob("*") if p.is_file()]
+
+
+def test_unregistered_path_is_a_clear_error() -> None:
+    with pytest.raises(KeyError, match="not a registered data file"):
+        resolve_data("senteval/nope.txt")
+
+
+def test_model_by_hub_id_and_by_name(isolated: Path, mirror: Path) -> None:
+    hub_id = "sentence-transformers/all-MiniLM-L6-v2"
+    assert resolve_model(hub_id, mirror) == str(mirror / "models" / hub_id)
+    assert resolve_model("google/splade-tiny", mirror) == str(mirror / "models" / "splade-tiny")
+    local = mirror / "models" / "splade-tiny"
+    assert resolve_model(str(local)) == str(local.resolve())
+
+
+def test_missing_model_lists_places(isolated: Path, mirror: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_HOME", str(isolated / "hf"))
+    with pytest.raises(ResolveError) as err:
+        resolve_model("bert-base-uncased", mirror)
+    msg = str(err.value)
+    assert "model 'bert-base-uncased' not found" in msg
+    assert f"mirror: {mirror / 'models' / 'bert-base-uncased'}" in msg
+    assert "Hugging Face cache" in msg and "offline" in msg
+
+
+def test_mirror_setting_must_be_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ResolveError, match="is not a folder"):
+        resolve.mirror_root(tmp_path / "nowhere")

@@ -1,0 +1,137 @@
+"""``negcse gcse-synthesize`` end to end against a loopback OpenAI-compatible server
+(tests/gcse/gcse_chat_server.py): report counts, fallbacks, odd lines, the key nowhere."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+
+from gcse_chat_server import ChatServer
+
+from negcse.cli import main
+from negcse.gcse.denoise import denoise, denoising_inputs
+
+KEY = "sk-live-0b1c2d3e4f5a6b7c8d9e"
+EXTRACTION = """```
+{
+  cls: 'leisure activity',
+  subject: [{text: "A man", type: "person", quantity: 1}],
+  action: [{text: "playing a guitar"}],
+  state: [{text: "on the street"}],
+  entities: [{"entity": "a man", "type": "person"}, {"entity": "a guitar", "type": "instrument"}]
+}
+```"""
+EXTRACTION_2 = '{"subject": [{"text": "Two women", "type": "person", "quantity": 2}], "entities": [{"entity": "a violin", "type": "instrument"}]}'
+
+
+def respond(prompt: str) -> str:
+    """Extraction: the paper's near-JSON (repaired) or strict JSON; positives: strict JSON;
+    negatives: prose that cannot be parsed (falls back)."""
+    if "extract the theme category" in prompt:
+        return EXTRACTION if "guitar" in prompt else EXTRACTION_2
+    if any(w in prompt for w in ("rewrite", "Summarize", "storyteller")):
+        return json.dumps({"text": "A rewritten sentence."})
+    return "I'm sorry, I cannot\nhelp with that."
+
+
+def _run(tmp_path, url: str, env_name: str = "NEGCSE_TEST_KEY") -> int:
+    return main(
+        [
+            "gcse-synthesize",
+            "--input",
+            str(tmp_path / "src.txt"),
+            "--output",
+            str(tmp_path / "out" / "candidates.jsonl"),
+            "--report",
+            str(tmp_path / "out" / "report.json"),
+            "--cache",
+            str(tmp_path / "out" / "cache.sqlite"),
+            "--backend",
+            "openai",
+            "--base-url",
+            url,
+            "--model",
+            "stub",
+            "--api-key-env",
+            env_name,
+            "--max-retries",
+            "0",
+        ]
+    )
+
+
+def test_synthesize_end_to_end_and_key_never_written(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("NEGCSE_TEST_KEY", KEY)
+    lines = [
+        "A man is playing a guitar on the street.",
+        "",
+        "x" * 10_000,
+        "Two women play a violin.",
+    ]
+    (tmp_path / "src.txt").write_text("\n".join(lines) + "\n")
+    caplog.set_level(logging.DEBUG)
+    with ChatServer(respond=respond) as server:
+        assert _run(tmp_path, server.url) == 0
+        asked = sum(server.requests.values())
+        first = (tmp_path / "out" / "candidates.jsonl").read_bytes()
+        assert _run(tmp_path, server.url) == 0  # a rerun asks nothing and writes the same
+        assert sum(server.requests.values()) == asked
+        assert (tmp_path / "out" / "candidates.jsonl").read_bytes() == first
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    rows = [json.loads(x) for x in (tmp_path / "out" / "candidates.jsonl").read_text().splitlines()]
+    assert report["sources"] == 4 and report["skipped"] == {"empty": 1, "too long": 1}
+    assert asked == 2 + 2 * 2  # two extractions, one positive and one negative prompt each
+    assert report["totals"] == {"parsed": 3, "repaired": 1, "failed": 2}
+    assert report["parse"]["extract"] == {"parsed": 1, "repaired": 1, "failed": 0}
+    assert report["fell_back"] == 2
+    assert report["cache"] == {"hits": asked, "misses": 0, "calls": 0}  # the rerun's report
+    assert [r["skipped"] for r in rows] == [None, "empty", "too long", None]
+    assert rows[1]["candidates"] == rows[2]["candidates"] == []
+    for i, other in ((0, 3), (3, 0)):
+        pos, neg = rows[i]["candidates"]
+        assert (pos["role"], pos["status"], pos["text"]) == (
+            "positive",
+            "parsed",
+            "A rewritten sentence.",
+        )
+        # the negative failed to parse: eq. 11's fallback, the other (non-skipped) source
+        assert (neg["status"], neg["fallback"], neg["text"]) == (
+            "failed",
+            f"in-batch {other}",
+            lines[other],
+        )
+    assert rows[0]["knowledge"]["subjects"][0]["quantity"] == 1
+    assert report["kg"]["nodes"] == 4 and report["llm"] == {"base_url": server.url, "model": "stub"}
+    # what the denoiser gets: the failed negatives are left to eq. 11's own fallback
+    anchors, cands = denoising_inputs(rows)
+    assert anchors == [lines[0], lines[3]] and cands == [["A rewritten sentence."]] * 2
+    triplets = denoise(anchors, cands, [[0.95], [0.5]])
+    assert [(t.positive, t.negative) for t in triplets] == [
+        ("A rewritten sentence.", lines[3]),
+        (lines[3], "A rewritten sentence."),
+    ]
+    # the key is in no output, cache or log line
+    for path in (tmp_path / "out").iterdir():
+        assert KEY.encode() not in path.read_bytes(), path
+    assert KEY not in caplog.text
+
+
+def test_unreachable_endpoint_leaves_no_output(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("NEGCSE_TEST_KEY", KEY)
+    (tmp_path / "src.txt").write_text("A man plays.\nA dog runs.\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    assert _run(tmp_path, url) == 1
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and url in errors[0] and "--base-url" in errors[0]
+    assert not (tmp_path / "out" / "candidates.jsonl").exists()
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_missing_key_names_the_variable(tmp_path, monkeypatch, caplog):
+    monkeypatch.delenv("NEGCSE_NO_SUCH_KEY", raising=False)
+    (tmp_path / "src.txt").write_text("A man plays.\n")
+    assert _run(tmp_path, "http://127.0.0.1:9/v1", env_name="NEGCSE_NO_SUCH_KEY") == 2
+    assert "NEGCSE_NO_SUCH_KEY" in caplog.text and "--api-key-env" in caplog.text

@@ -1,0 +1,62 @@
+"""A new table is one spec: a toy spec registered in a fixture renders through `negcse table`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from negcse.tables import build
+from negcse.tables.render import Column
+from negcse.tables.specs import TABLES, TableSpec
+
+
+@pytest.fixture
+def toy_table(monkeypatch: pytest.MonkeyPatch) -> TableSpec:
+    spec = TableSpec(
+        name="toy",
+        inputs="results/eval/toy/{method}/{backbone}/seed{seed}.json",
+        columns=(Column("score", "Score"), Column("err_rate", "Err. %", bold="min", scale=100,
+                                                   source="error")),
+        metric="score",
+        caption="Toy scores, mean $\\pm$ std over seeds.",
+        summary="Toy scores.",
+        category="Toy",
+        build=build.summary_table,
+    )  # fmt: skip
+    monkeypatch.setitem(TABLES, "toy", spec)
+    return spec
+
+
+def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> None:
+    from negcse.cli import main
+
+    evals = []
+    for method, seed, score, error in (("a_1", 1, 60.0, 0.10), ("a_1", 2, 64.0, 0.20),
+                                       ("b", 1, 61.0, 0.05)):  # fmt: skip
+        path = tmp_path / f"{method}{seed}.json"
+        tags = {"method": method, "backbone": "bb", "seed": str(seed)}
+        path.write_text(json.dumps({**tags, "score": score, "error": error}))
+        evals.append(str(path))
+    out = {ext: tmp_path / f"toy.{ext}" for ext in ("tex", "csv", "md", "json")}
+    args = ["table", "toy", "--evals", *evals, "--tex", str(out["tex"]), "--csv", str(out["csv"])]
+    assert main([*args, "--md", str(out["md"]), "--metrics", str(out["json"])]) == 0
+    # a_1: score mean 62, sample std of (60, 64) = 2.83 (best: bold); error x100: 15 +- 7.07
+    tex = out["tex"].read_text()
+    assert r"Method & Backbone & Score & Err. \% \\" in tex
+    assert r"a\_1 & bb & \textbf{62.00 $\pm$ 2.83} & 15.00 $\pm$ 7.07 \\" in tex
+    assert r"b & bb & 61.00 & \textbf{5.00} \\" in tex  # lowest error in bold, one seed
+    assert r"\caption{Toy scores, mean $\pm$ std over seeds.}" in tex and "tab:toy" in tex
+    assert "| a_1 | bb | **62.00 ± 2.83** | 15.00 ± 7.07 |" in out["md"].read_text()
+    csv = out["csv"].read_text().splitlines()
+    assert csv[0] == "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds"
+    assert csv[1] == "a_1,bb,62.0000,2.8284,15.0000,7.0711,2"
+    assert json.loads(out["json"].read_text()) == {"a_1/bb": 62.0, "b/bb": 61.0}
+
+
+def test_unknown_table_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    from negcse.cli import main
+
+    assert main(["table", "nope", "--evals", "x.json"]) == 1
+    assert "unknown table 'nope'; known: sts, transfer, mteb" in capsys.readouterr().err

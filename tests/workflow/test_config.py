@@ -1,0 +1,70 @@
+"""params.yaml validation and the precedence of settings."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from negcse.workflow.config import ConfigError, check_config, load_config, resolve_method
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def config() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+def test_shipped_configs_are_valid() -> None:
+    load_config(REPO / "params.yaml")
+    load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        (("train",), "learnig_rate"),
+        (("corpus",), "max_sentence"),
+        ((), "evalution"),
+        (("methods", "simcse"), "param"),
+    ],
+)
+def test_misspelt_key_is_named(config: dict, path: tuple[str, ...], key: str) -> None:
+    bad = copy.deepcopy(config)
+    node = bad
+    for p in path:
+        node = node[p]
+    node[key] = 1
+    with pytest.raises(ConfigError) as err:
+        check_config(bad)
+    assert f"unknown key '{'.'.join([*path, key])}'" in str(err.value)
+
+
+def test_unknown_method_parameter_is_named(config: dict) -> None:
+    config["methods"]["simcse"]["params"]["temprature"] = 0.1
+    with pytest.raises(ConfigError, match="methods.simcse.params: unknown parameter.*'temprature'"):
+        check_config(config)
+
+
+def test_wrong_type_names_key(config: dict) -> None:
+    config["train"]["batch_size"] = "big"
+    with pytest.raises(ConfigError, match="key 'train.batch_size'"):
+        check_config(config)
+
+
+def test_grid_method_must_be_configured(config: dict) -> None:
+    config["grid"]["methods"] = ["simcse", "nosuch"]
+    with pytest.raises(ConfigError, match="methods.nosuch is missing"):
+        check_config(config)
+
+
+def test_precedence(config: dict) -> None:
+    run = resolve_method(config, "simcse", "roberta-base")
+    assert run["train"]["batch_size"] == 512 and run["train"]["learning_rate"] == 1e-5
+    assert resolve_method(config, "simcse", "bert-base-uncased")["train"]["learning_rate"] == 3e-5
+    config["train_overrides"] = {"learning_rate": 1e-4}
+    assert resolve_method(config, "simcse", "roberta-base")["train"]["learning_rate"] == 1e-4
+    assert resolve_method(config, "simcse", "roberta-base")["train"]["batch_size"] == 512
