@@ -142,7 +142,7 @@ def test_osscse_mask_fallback_drops_those_rows_from_the_margin() -> None:
     method._fallback = np.array([False, True, False, True, False, False])
     emb = _emb()
     rows = np.array([0, 1, 2, 3])  # rows 1 and 3 fall back
-    out = method.loss(emb, StepContext(0, None, "b", {"rows": rows}))
+    out = method.loss(emb, StepContext(0, None, "b", rows=rows))
     keep = torch.tensor([0, 2])
     hand = two_way_margin_loss(
         emb["anchor"][keep], emb["paraphrase"][keep], emb["negation"][keep], 0.05, 0.2
@@ -150,7 +150,7 @@ def test_osscse_mask_fallback_drops_those_rows_from_the_margin() -> None:
     assert float(out.logs["margin"]) == pytest.approx(float(hand))
     plain = build_method("osscse", {}, "bert-base-uncased")
     plain.attach(_linear_model())
-    full = float(plain.loss(emb, StepContext(0, None, "b", {"rows": rows})).logs["margin"])
+    full = float(plain.loss(emb, StepContext(0, None, "b", rows=rows)).logs["margin"])
     assert full != pytest.approx(float(hand))
 
 

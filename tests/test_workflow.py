@@ -89,20 +89,24 @@ def test_lint(lint: subprocess.CompletedProcess[str]) -> None:
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (42) x 4 backbones x 3 seeds, with the GPU
-    generators behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark
-    figure (benchmarks/base.md), not asserted here."""
+    """The default grid is every configured method (49: 38 + RankCSE, RankCSE+SAN and its three
+    lambda variants, RLRD, RLRD+SAN + GCSE and its w/o filtering, w/o decay and released
+    variants) x 4 backbones x 3 seeds, with the GPU generators behind it, and the dry run prints
+    the GPU-hours estimate. Its time is a benchmark figure (benchmarks/base.md), not asserted
+    here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
     out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
     counts = job_counts(out.stdout)
     grid = config["grid"]
     assert grid["methods"] == list(config["methods"])
     assert len(grid["backbones"]) == 4 and len(grid["seeds"]) == 3
-    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 504
+    # 456 + 7 RankCSE/RLRD methods x 12 + 4 GCSE methods x 12
+    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 588
     assert counts["evaluate_model"] == counts["train"]
-    # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40 and
-    # the masked-only variant (simcse_san_masked)
-    assert counts["san_negatives"] == 5 * 3
+    # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
+    # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
+    # (RankCSE+SAN, its lambda variants and RLRD+SAN share it)
+    assert counts["san_negatives"] == 6 * 3
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
     # GCSE: one LLM synthesis per mode (paper, released); denoised triplets per stage-1 model
     # (backbone x seed) for each of paper, w/o filtering and released (w/o decay shares paper's)

@@ -1,70 +1,185 @@
-"""The workflow trains the teachers upstream of their students: a smoke-profile dry run with the
-four rank-distillation methods added (their teachers: the suite's simcse and sncse)."""
+"""The smoke grid's rank-distillation methods in the workflow: a dry run trains each teacher
+upstream of its students and passes its folder as ``--guide``; after a run, a changed teacher
+setting reruns exactly the teacher, its students, their evaluations and the aggregate tables.
+
+The run is a real Snakemake run of the smoke grid in a throwaway copy of the repository whose
+``python`` only writes each job's declared outputs (no training): Snakemake records every job's
+params as after a real run, and ``--rerun-triggers`` (the smoke profile's: mtime, params, input,
+code) then decides what a params.yaml change reruns. What the jobs compute plays no part in
+that decision, so the empty outputs test the DAG and its triggers, not the methods."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[2]
-SIMCSE_PAIR = {"teacher1": {"method": "simcse"}, "teacher2": {"method": "simcse"}}
-SNCSE_PAIR = {"teacher1": {"method": "sncse"}, "teacher2": {"method": "simcse"}}
-OVERLAY = {
-    "grid": {
-        "methods": ["simcse", "sncse", "rankcse", "rankcse_san", "rlrd", "rlrd_san"],
-        "backbones": ["splade-tiny"],
-        "seeds": [1],
-    },
-    "methods": {
-        "rankcse": {"implementation": "rankcse", "guides": SIMCSE_PAIR},
-        "rankcse_san": {"implementation": "rankcse_san", "guides": SIMCSE_PAIR},
-        "rlrd": {"implementation": "rlrd", "guides": SNCSE_PAIR},
-        "rlrd_san": {"implementation": "rlrd_san", "guides": SNCSE_PAIR},
-    },
-}
+SMOKE = ["snakemake", "--profile", "profiles/smoke"]
+BACKBONE = "splade-tiny"
+STUDENTS = ["rankcse", "rankcse_san", "rlrd", "rlrd_san"]
+
+# The fake interpreter: creates whichever declared outputs (the list in $FAKE_OUTPUTS) are
+# missing, folders for the trained models; Snakemake deletes a job's outputs before running it,
+# so each job rewrites its own.
+FAKE_PYTHON = """#!{python}
+import os
+import pathlib
+
+for line in pathlib.Path(os.environ["FAKE_OUTPUTS"]).read_text().splitlines():
+    kind, path = line.split("\\t")
+    p = pathlib.Path(path)
+    if p.exists():
+        continue
+    if kind == "dir":
+        p.mkdir(parents=True)
+    else:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("")
+"""
 
 
-def _train_jobs(output: str) -> list[tuple[str, str]]:
-    """(method, shell command) of each train job, in the dry run's (execution) order."""
-    jobs: list[tuple[str, str]] = []
-    rule = None
+def sh(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, f"{' '.join(cmd)}:\n{proc.stdout[-3000:]}\n{proc.stderr[-4000:]}"
+    return proc.stdout + proc.stderr
+
+
+def dry_run_jobs(output: str) -> list[dict[str, Any]]:
+    """Rule, wildcards, outputs and shell command of each job of a dry run (-n -p), in order."""
+    jobs: list[dict[str, Any]] = []
     for line in output.splitlines():
         if m := re.match(r"^(?:localrule|rule) (\w+):", line):
-            rule = m.group(1)
-        elif rule == "train" and (m := re.search(r"wildcards: method=(\w+),", line)):
-            jobs.append((m.group(1), ""))
-        elif rule == "train" and jobs and "python -m negcse train" in line:
-            jobs[-1] = (jobs[-1][0], line)
+            jobs.append({"rule": m.group(1), "wildcards": {}, "output": [], "shell": ""})
+        elif not jobs:
+            continue
+        elif m := re.match(r"^\s+wildcards: (.*)$", line):
+            pairs = (kv.split("=", 1) for kv in m.group(1).split(", "))
+            jobs[-1]["wildcards"] = dict(pairs)
+        elif m := re.match(r"^\s+output: (.*)$", line):
+            jobs[-1]["output"] = m.group(1).split(", ")
+        elif "python -m negcse" in line and not jobs[-1]["shell"]:
+            jobs[-1]["shell"] = line
     return jobs
 
 
-def test_teachers_train_before_their_students(tmp_path: Path) -> None:
-    ws = tmp_path / "negcse"
+def smoke_config(ws: Path) -> dict[str, Any]:
+    return yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())
+
+
+def guide_entries(ws: Path, method: str) -> dict[str, dict[str, Any]]:
+    """The smoke grid's guides of a student on splade-tiny (the config's own words)."""
+    return smoke_config(ws)["methods"][method]["backbones"][BACKBONE]["guides"]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ws = tmp_path_factory.mktemp("rank") / "negcse"
     ws.mkdir()
     archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(ws)], input=archive.stdout, check=True)
-    (ws / "overlay.yaml").write_text(yaml.safe_dump(OVERLAY))
-    cmd = ["snakemake", "-n", "-p", "--profile", "profiles/smoke", "--configfile"]
-    cmd += ["tests/smoke/config.yaml", "overlay.yaml", "--", "all"]
-    proc = subprocess.run(cmd, cwd=ws, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    jobs = _train_jobs(proc.stdout)
-    order = [method for method, _ in jobs]
-    assert sorted(order) == sorted(OVERLAY["grid"]["methods"])
-    for student, teachers in (
-        ("rankcse", {"simcse"}),
-        ("rankcse_san", {"simcse"}),
-        ("rlrd", {"simcse", "sncse"}),
-        ("rlrd_san", {"simcse", "sncse"}),
-    ):
-        assert all(order.index(t) < order.index(student) for t in teachers)
-        command = dict(jobs)[student]
-        for guide, entry in OVERLAY["methods"][student]["guides"].items():
-            folder = f"results/models/{entry['method']}/splade-tiny/seed1"
-            assert f"--guide {guide}={folder}" in command
-    assert "--guide" not in dict(jobs)["simcse"]
+    return ws
+
+
+@pytest.fixture(scope="module")
+def fresh_dry_run(workspace: Path) -> list[dict[str, Any]]:
+    return dry_run_jobs(sh([*SMOKE, "-n", "-p"], workspace))
+
+
+def test_teachers_train_before_their_students(
+    workspace: Path, fresh_dry_run: list[dict[str, Any]]
+) -> None:
+    trains = [j for j in fresh_dry_run if j["rule"] == "train"]
+    order = [(j["wildcards"]["method"], j["wildcards"]["seed"]) for j in trains]
+    grid = smoke_config(workspace)["grid"]
+    assert set(STUDENTS) <= set(grid["methods"])
+    assert sorted(order) == sorted((m, str(s)) for m in grid["methods"] for s in grid["seeds"])
+    for student in STUDENTS:
+        teachers = {e["method"] for e in guide_entries(workspace, student).values()}
+        assert teachers and not teachers & set(STUDENTS)  # the suite's own runs, no chains
+        for seed in grid["seeds"]:
+            job = trains[order.index((student, str(seed)))]
+            for guide, entry in guide_entries(workspace, student).items():
+                # seed-matched: the teacher run of the same seed, trained before the student
+                assert order.index((entry["method"], str(seed))) < order.index((student, str(seed)))
+                folder = f"results/models/{entry['method']}/{BACKBONE}/seed{seed}"
+                assert f"--guide {guide}={folder}" in job["shell"]
+    for job in trains:
+        if job["wildcards"]["method"] not in STUDENTS:
+            assert "--guide" not in job["shell"]
+
+
+@pytest.fixture(scope="module")
+def smoke_run(workspace: Path, fresh_dry_run: list[dict[str, Any]], tmp_path_factory) -> Path:
+    """The smoke grid run by Snakemake with the fake interpreter; then nothing is left to do."""
+    fake = tmp_path_factory.mktemp("fakebin")
+    python = fake / "python"
+    python.write_text(FAKE_PYTHON.format(python=sys.executable))
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    manifest = fake / "outputs.tsv"
+    manifest.write_text(
+        "".join(
+            f"{'dir' if j['rule'] == 'train' else 'file'}\t{path}\n"
+            for j in fresh_dry_run
+            for path in j["output"]
+        )
+    )
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "FAKE_OUTPUTS": str(manifest)}
+    sh([*SMOKE, "--cores", "1"], workspace, env=env)
+    assert "Nothing to be done" in sh([*SMOKE, "-n"], workspace)
+    return workspace
+
+
+def rerun_after_change(ws: Path, method: str, key: str, value: float) -> list[dict[str, Any]]:
+    """The dry run after setting methods.<method>.params.<key> in params.yaml (restored after)."""
+    params = ws / "params.yaml"
+    original = params.read_text()
+    config = yaml.safe_load(original)
+    assert config["methods"][method]["params"][key] != value
+    config["methods"][method]["params"][key] = value
+    try:
+        params.write_text(yaml.safe_dump(config, sort_keys=False))
+        return dry_run_jobs(sh([*SMOKE, "-n"], ws))
+    finally:
+        params.write_text(original)
+
+
+@pytest.mark.parametrize(
+    ("teacher", "key", "value", "students"),
+    [
+        # RLRD's first teacher: both RLRD methods rerun, RankCSE's do not
+        ("sncse", "bml_weight", 2.0e-3, {"rlrd", "rlrd_san"}),
+        # RankCSE's second teacher: both RankCSE methods rerun, RLRD's do not
+        ("simcse_dropout15", "temperature", 0.06, {"rankcse", "rankcse_san"}),
+    ],
+)
+def test_a_changed_teacher_reruns_the_teacher_its_students_and_the_tables(
+    smoke_run: Path, teacher: str, key: str, value: float, students: set[str]
+) -> None:
+    for student in students:  # the students are this teacher's, by the smoke config
+        assert teacher in {e["method"] for e in guide_entries(smoke_run, student).values()}
+    seeds = {str(s) for s in smoke_config(smoke_run)["grid"]["seeds"]}
+    jobs = rerun_after_change(smoke_run, teacher, key, value)
+    per_model = [j for j in jobs if "method" in j["wildcards"]]
+    expected = {(m, s) for m in {teacher, *students} for s in seeds}
+    for rule in ("train", "evaluate_model"):
+        got = {
+            (j["wildcards"]["method"], j["wildcards"]["seed"])
+            for j in per_model
+            if j["rule"] == rule
+        }
+        assert got == expected, (rule, sorted(got))
+    assert {j["rule"] for j in per_model} == {"train", "evaluate_model"}
+    # nothing upstream of training or of the untrained baseline: only aggregates over methods
+    aggregates = [j for j in jobs if "method" not in j["wildcards"]]
+    kinds = ("_table", "_figure", "_data")
+    assert all(j["rule"] in ("all", "table") or j["rule"].endswith(kinds) for j in aggregates)
+    assert any(j["rule"] == "table" and j["wildcards"].get("table") == "sts" for j in aggregates)

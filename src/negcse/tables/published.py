@@ -39,6 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE
+from negcse.data.sts import STS_TASKS
 from negcse.errors import UserError
 from negcse.tables.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
@@ -46,15 +47,7 @@ logger = logging.getLogger(__name__)
 
 # STS (published_sts.csv)
 
-TASKS: tuple[str, ...] = (
-    "STS12",
-    "STS13",
-    "STS14",
-    "STS15",
-    "STS16",
-    "STSBenchmark",
-    "SICKRelatedness",
-)
+TASKS: tuple[str, ...] = STS_TASKS
 SCORE_COLUMNS: tuple[str, ...] = (*TASKS, "avg")
 TEXT_COLUMNS: tuple[str, ...] = ("paper", "table", "label", "method", "backbone")
 COLUMNS: tuple[str, ...] = (*TEXT_COLUMNS, *SCORE_COLUMNS, "scale", "note")
