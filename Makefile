@@ -42,6 +42,7 @@ lock:
 	$(VENV)/bin/uv pip compile -q pyproject.toml $(LOCK_FLAGS) -c locks/constraints-cuda.txt \
 	  -o locks/cuda.txt
 	PYTHONPATH=src $(PY) -m negcse.workflow.lockfile conda locks/cuda.txt envs/negcse.yaml
+	PYTHONPATH=src $(PY) -m negcse.workflow.lockfile conda --llm locks/cuda.txt envs/llm.yaml
 
 # llama.cpp's server, for tests/llm/ (the openai backend against a real server; they skip without
 # it): built from the llama.cpp in the pinned llama-cpp-python sdist (envs/llama-server.txt), CPU

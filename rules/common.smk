@@ -139,17 +139,21 @@ def all_targets():
 # the column's generator (src/negcse/generators/specs/; rules in rules/generators/).
 
 
-def method_columns(method):
+def method_class_of(method):
     from negcse.methods.registry import method_class
 
-    return method_class(config["methods"][method]["implementation"]).columns
+    return method_class(config["methods"][method]["implementation"])
+
+
+def method_columns(method):
+    return method_class_of(method).columns
 
 
 def column_file(wildcards, column):
     """The file of a generated column that a train job (method, seed) reads."""
     try:
         return generators.column_file(
-            config, column, wildcards.method, wildcards.seed, CORPUS
+            config, column, wildcards.method, wildcards.seed, CORPUS, wildcards.backbone
         )
     except KeyError as err:
         raise WorkflowError(f"{err.args[0]} (method {wildcards.method})") from None
@@ -157,7 +161,14 @@ def column_file(wildcards, column):
 
 def train_inputs(wildcards):
     """The corpus, the method's columns and its guide runs (teachers train first)."""
-    inputs = {"corpus": f"results/data/corpus/{CORPUS}.txt"}
+    corpus_column = method_class_of(wildcards.method).corpus_column
+    inputs = {
+        "corpus": (
+            f"results/data/corpus/{CORPUS}.txt"
+            if corpus_column is None
+            else column_file(wildcards, corpus_column)
+        )
+    }
     for column in method_columns(wildcards.method):
         inputs[column] = column_file(wildcards, column)
     guides = guide_outputs(config, wildcards.method, wildcards.backbone, wildcards.seed)

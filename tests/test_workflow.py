@@ -19,6 +19,7 @@ import yaml
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = ["snakemake", "--profile", "profiles/smoke"]
+GCSE_CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/gcse.yaml")
 
 
 def sh(
@@ -89,27 +90,37 @@ def test_lint(lint: subprocess.CompletedProcess[str]) -> None:
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (45: 38 + RankCSE, RankCSE+SAN and its three
-    lambda variants, RLRD, RLRD+SAN) x 4 backbones x 3 seeds, with the GPU
-    generators behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark
-    figure (benchmarks/base.md), not asserted here."""
+    """The default grid is every configured method (49: 38 + RankCSE, RankCSE+SAN and its three
+    lambda variants, RLRD, RLRD+SAN + GCSE and its w/o filtering, w/o decay and released
+    variants) x 4 backbones x 3 seeds, with the GPU generators behind it, and the dry run prints
+    the GPU-hours estimate. Its time is a benchmark figure (benchmarks/base.md), not asserted
+    here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
     out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
     counts = job_counts(out.stdout)
     grid = config["grid"]
     assert grid["methods"] == list(config["methods"])
     assert len(grid["backbones"]) == 4 and len(grid["seeds"]) == 3
-    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 540  # 456 + 7 methods x 12
+    # 456 + 7 RankCSE/RLRD methods x 12 + 4 GCSE methods x 12
+    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 588
     assert counts["evaluate_model"] == counts["train"]
     # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
     # (RankCSE+SAN, its lambda variants and RLRD+SAN share it)
     assert counts["san_negatives"] == 6 * 3
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
+    # GCSE: one LLM synthesis per mode (paper, released); denoised triplets per stage-1 model
+    # (backbone x seed) for each of paper, w/o filtering and released (w/o decay shares paper's)
+    assert counts["gcse_synthesize"] == 2
+    assert counts["gcse_denoise"] == 3 * 4 * 3
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
-    rows = {line.split()[0]: line.split() for line in table[2:50] if line.strip()}
+    rows = {
+        line.split()[0]: line.split()
+        for line in table[2 : len(grid["methods"]) + 2]
+        if line.strip()
+    }
     assert set(grid["methods"]) <= set(rows)
     assert all(int(rows[m][1]) == 2 * 4 * 3 for m in grid["methods"])  # train + evaluation
     assert "no measured cost" not in "".join(table[2 : len(grid["methods"]) + 2])
@@ -130,6 +141,26 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
         workspace,
     )
     assert job_counts(out.stdout)["train"] == 4 * 3
+
+
+def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace: Path) -> None:
+    """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model,
+    no second trainer) feed the denoising job, whose anchors are stage 2's training corpus."""
+    target = "results/models/gcse/splade-tiny/seed1"
+    overlay = ["--configfile", *GCSE_CONFIGS]
+    out = sh([*SMOKE, *overlay, "-n", "--forceall", target], workspace)
+    jobs = jobs_with_wildcards(out.stdout)
+    order = [rule if rule != "train" else f"train {wc}" for rule, wc in jobs]
+    stage1 = order.index("train wildcards: method=simcse, backbone=splade-tiny, seed=1")
+    stage2 = order.index("train wildcards: method=gcse, backbone=splade-tiny, seed=1")
+    assert order.index("gcse_denoise") > max(stage1, order.index("gcse_synthesize"))
+    assert stage2 == len(order) - 1  # the target comes last
+    assert job_counts(out.stdout)["train"] == 2
+    dag = sh([*SMOKE, *overlay, "--dag", "--forceall", target], workspace).stdout
+    labels = dict(re.findall(r"\t(\d+)\[label = \"(\w+)", dag))
+    edges = {(labels[a], labels[b]) for a, b in re.findall(r"\t(\d+) -> (\d+)", dag)}
+    assert {("train", "gcse_denoise"), ("gcse_synthesize", "gcse_denoise")} <= edges
+    assert ("gcse_denoise", "train") in edges and ("corpus", "gcse_synthesize") in edges
 
 
 @pytest.fixture(scope="module")
@@ -357,6 +388,48 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
         "stsb_dev",
     ):
         assert after_eval[key] == before_eval[key], key
+
+
+# GCSE after the tests that expect the plain smoke grid (its overlay adds a method and table
+# rows to this workspace), before the experiment, which leaves its own results in it.
+@pytest.fixture(scope="module")
+def gcse_run(smoke_run: Path) -> Path:
+    """GCSE's overlay over the finished smoke grid: only the LLM synthesis, the denoising, the
+    stage-2 trainings and evaluations (and the tables) run; stage 1 is the grid's simcse."""
+    start = time.perf_counter()
+    sh([*SMOKE, "--configfile", *GCSE_CONFIGS], smoke_run)
+    (smoke_run / "gcse_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
+    return smoke_run
+
+
+def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
+    """The pinned SmolLM2 answered every prompt of the smoke's sources (one extraction, one
+    positive and one negative each), the report accounts for each completion, and stage 2 trained
+    on as many anchors as the denoising kept, starting from the stage-1 SimCSE run."""
+    ws = gcse_run
+    sources = yaml.safe_load((ws / "tests/smoke/gcse.yaml").read_text())["generators"]["gcse"]
+    (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
+    report = json.loads(report_path.read_text())
+    assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
+    n = sources["max_sources"] - sum(report["skipped"].values())
+    assert sum(report["totals"].values()) == 3 * n  # every completion counted once
+    assert report["cache"]["misses"] == report["cache"]["calls"] > 0
+    assert 0 <= report["fell_back"] <= report["totals"]["failed"]
+    for seed in (1, 2):
+        (anchors,) = (ws / "results/gcse/triplets/wiki-smoke").glob(
+            f"*/gcse_anchor/splade-tiny/seed{seed}.txt"
+        )
+        triplets = json.loads(
+            next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
+        )
+        assert len(anchors.read_text().splitlines()) == triplets["triplets"] == n
+        meta = json.loads(
+            (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
+        )
+        assert meta["corpus_sentences"] == n
+        assert meta["guides"]["evaluation"].endswith(
+            f"results/models/simcse/splade-tiny/seed{seed}"
+        )
 
 
 def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path) -> None:

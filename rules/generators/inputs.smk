@@ -13,6 +13,17 @@ from negcse.generators.specs.osscse_paraphrase import (
     candidates as osscse_candidates,
 )
 from negcse.generators.specs.san import LEXICON, lexicon_id, lexicon_path
+from negcse.generators.specs.gcse import (
+    CACHE as GCSE_CACHE,
+    CANDIDATES as GCSE_CANDIDATES,
+    DENOISE_REPORT as GCSE_DENOISE_REPORT,
+    SYNTHESIS_REPORT as GCSE_SYNTHESIS_REPORT,
+    denoise_args as gcse_denoise_args,
+    stage1_models as gcse_stage1_models,
+    synthesis_args as gcse_synthesis_args,
+    synthesis_id as gcse_synthesis_id,
+    triplets_of as gcse_triplets_of,
+)
 
 
 def generator_settings(name):
@@ -112,3 +123,54 @@ def lexicon_mlm_param(wildcards):
     """The ``negcse pos-lexicon`` options of a lexicon id: MLM and source."""
     mlm, source = SAN_MLMS[wildcards.mlm]
     return f"--mlm {shlex.quote(mlm)} --source {shlex.quote(source)}"
+
+
+# GCSE: "<triplets id>/<column>" variants -> settings; one synthesis per candidates id.
+GCSE_TRIPLETS = {gcse_triplets_of(v): s for v, s in generator_variants("gcse").items()}
+GCSE_SYNTHESES = {gcse_synthesis_id(s): s for s in GCSE_TRIPLETS.values()}
+
+
+def gcse_synthesis_settings(wildcards):
+    return gcse_synthesis_args(GCSE_SYNTHESES[wildcards.synthesis])
+
+
+def gcse_synthesis_gpu(wildcards):
+    """A local LLM takes a GPU slot; an endpoint does not."""
+    return int(GCSE_SYNTHESES[wildcards.synthesis]["backend"] == "transformers")
+
+
+def gcse_synthesis_prefix(wildcards):
+    """`python -m negcse.gpu_slots --` for a local LLM (one GPU of its own), else nothing."""
+    return "python -m negcse.gpu_slots --" if gcse_synthesis_gpu(wildcards) else ""
+
+
+def gcse_candidates(wildcards):
+    settings = GCSE_TRIPLETS[wildcards.triplets]
+    return GCSE_CANDIDATES.format(
+        corpus=wildcards.corpus, synthesis=gcse_synthesis_id(settings)
+    )
+
+
+def _gcse_stage1(wildcards):
+    try:
+        return gcse_stage1_models(
+            config, wildcards.triplets, wildcards.backbone, wildcards.seed
+        )
+    except ValueError as err:
+        raise WorkflowError(str(err)) from None
+
+
+def gcse_denoise_inputs(wildcards):
+    """The candidates and the stage-1 run (trained first: SimCSE's train rule)."""
+    inputs = {"candidates": gcse_candidates(wildcards)}
+    run = _gcse_stage1(wildcards)[1]
+    if run is not None:
+        inputs["stage1"] = run
+    return inputs
+
+
+def gcse_denoise_settings(wildcards):
+    """``--model STAGE1`` and the denoising options of the variant."""
+    model = shlex.quote(_gcse_stage1(wildcards)[0])
+    options = gcse_denoise_args(GCSE_TRIPLETS[wildcards.triplets])
+    return f"--model {model} {options}"

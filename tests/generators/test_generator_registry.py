@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_every_method_column_has_one_generator() -> None:
     method_class("simcse")  # loads every method module
     columns = {c for cls in METHODS.values() for c in cls.columns}
+    columns |= {cls.corpus_column for cls in METHODS.values() if cls.corpus_column}
     assert columns, "no method reads a generated column"
     for column in columns:
         assert column in producer(column).columns

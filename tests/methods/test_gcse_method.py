@@ -120,6 +120,9 @@ def test_train_command_step0_loss_is_eq_12_13(
         return out
 
     monkeypatch.setattr(GCSE, "loss", record)
+    # start from the backbone, not from the guide (init_guide): eq. 13's branches need s != s'
+    # at step 0; test_stage2_starts_as_a_copy_of_the_stage1_model covers the copy
+    monkeypatch.setattr(GCSE, "init_guide", None)
     train = {**RELEASED_TRAIN, "batch_size": 8, "epochs": 1, "max_steps": 2, "eval_steps": 2}
     run = {
         "method": "gcse",
@@ -167,3 +170,60 @@ def test_train_command_step0_loss_is_eq_12_13(
     meta = json.loads((tmp_path / "out" / "negcse.json").read_text())
     assert meta["guides"] == {"evaluation": str((tmp_path / "stage1").resolve())}
     assert not (tmp_path / "ckpt").exists()
+
+
+@pytest.mark.mirror
+@pytest.mark.slow
+def test_stage2_starts_as_a_copy_of_the_stage1_model(
+    mirror: Path, splade_tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trained model starts from the `evaluation` guide's folder, encoder and saved head
+    (the paper's "one copy instance of the evaluation model"), not from the backbone: the
+    stage-1 model here differs from splade-tiny in its word embeddings and head."""
+    lines = (mirror / "data/unlabeled/wiki1m/wiki1m_random10k.txt").read_text().splitlines()
+    anchors = [s for s in lines if 20 < len(s) < 120][:8]
+    positives = [" ".join(s.split()[:-1]) for s in anchors]
+    negatives = [f"it is not true that {s}" for s in anchors]
+    files = {}
+    for name, rows in (("c", anchors), ("p", positives), ("n", negatives)):
+        files[name] = tmp_path / f"{name}.txt"
+        files[name].write_text("\n".join(rows) + "\n")
+    seed_everything(11)  # a head the student's own seed (5) would not draw
+    stage1 = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    words = stage1.backbone.get_input_embeddings().weight
+    with torch.no_grad():
+        words.add_(0.01 * torch.randn(words.shape, generator=torch.Generator().manual_seed(1)))
+    stage1_words = words.detach().clone()
+    stage1.save(tmp_path / "stage1", get_pooler("cls"), 64, {})
+    head = {k: v.detach().clone() for k, v in stage1.mlp.dense.state_dict().items()}
+    seen: dict[str, object] = {}
+    original = GCSE.loss
+
+    def record(self: GCSE, emb, ctx):
+        out = original(self, emb, ctx)
+        if ctx.step == 0:
+            seen["loss"] = float(out.loss.detach())
+            seen["dense"] = {
+                k: v.detach().clone() for k, v in ctx.model.mlp.dense.state_dict().items()
+            }
+            seen["words"] = ctx.model.backbone.get_input_embeddings().weight.detach().clone()
+        return out
+
+    monkeypatch.setattr(GCSE, "loss", record)
+    train = {**RELEASED_TRAIN, "batch_size": 8, "epochs": 1, "max_steps": 1, "eval_steps": 1}
+    train.update(dropout=0.0, scheduler="linear", warmup_ratio=0.0, weight_decay=0.0)
+    train.update(max_grad_norm=None, checkpoint_steps=125, precision="fp32")
+    run = {"method": "gcse", "implementation": "gcse", "backbone": "splade-tiny"}
+    run.update(params={}, generators={}, train=train)
+    args = ["train", "--run", json.dumps(run), "--seed", "5", "--corpus", str(files["c"])]
+    args += ["--column", f"{POSITIVE_COLUMN}={files['p']}"]
+    args += ["--column", f"{NEGATIVE_COLUMN}={files['n']}"]
+    args += ["--guide", f"evaluation={tmp_path / 'stage1'}", "--out", str(tmp_path / "out")]
+    args += ["--checkpoint-dir", str(tmp_path / "ckpt"), "--no-progress", "--threads", "1"]
+    assert main(args) == 0
+    for key, value in head.items():
+        torch.testing.assert_close(seen["dense"][key], value)  # the guide's head, not a new one
+    torch.testing.assert_close(seen["words"], stage1_words)
+    backbone_words = AutoModel.from_pretrained(splade_tiny).get_input_embeddings().weight
+    assert not torch.allclose(seen["words"], backbone_words)
+    assert np.isfinite(seen["loss"])

@@ -14,6 +14,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from negcse.workflow.lockfile import (
+    LLM_EXTRAS,
     conda_yaml,
     disagreements,
     file_sha256,
@@ -86,6 +87,18 @@ def test_conda_env_is_generated_from_the_cuda_lock() -> None:
         "envs/negcse.yaml is out of date: run `make lock` (or "
         "python -m negcse.workflow.lockfile conda locks/cuda.txt envs/negcse.yaml)"
     )
+
+
+def test_llm_conda_env_is_generated_and_adds_the_llm_clients() -> None:
+    expected = conda_yaml(PYPROJECT, LOCKS["cuda"], "locks/cuda.txt", LLM_EXTRAS)
+    text = (REPO / "envs" / "llm.yaml").read_text("utf-8")
+    assert text == expected, "envs/llm.yaml is out of date: run `make lock`"
+    base = (REPO / "envs" / "negcse.yaml").read_text("utf-8")
+    pins = {line.strip() for line in text.splitlines() if line.startswith("      - ")}
+    base_pins = {line.strip() for line in base.splitlines() if line.startswith("      - ")}
+    assert base_pins < pins
+    names = {p.removeprefix("- ").split("==")[0] for p in pins - base_pins}
+    assert {"openai", "gguf", "json-repair", "accelerate"} <= names
 
 
 def test_conda_env_holds_the_runtime_closure_only() -> None:

@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-chars", type=int, default=2000, help="longer source lines are skipped")
+    p.add_argument(
+        "--max-sources", type=int, default=None, help="only the first N lines (default: all)"
+    )
     p.add_argument("--max-new-tokens", type=int, default=512)
     p.add_argument("--temperature", type=float, default=0.6)
     p.add_argument("--top-p", type=float, default=0.95)
@@ -110,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from negcse.llm.cache import CachedLLM
 
     try:
-        sentences = read_sentences(args.input)
+        sentences = read_sentences(args.input)[: args.max_sources]
         synthesis = GenerationSettings(
             args.max_new_tokens, args.temperature, args.top_p, True, args.seed
         )

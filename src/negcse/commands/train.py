@@ -93,9 +93,14 @@ def run(args: argparse.Namespace) -> int:
     data = TrainData(columns, sources)
     guides = guide_paths(method.guides(), _pairs(args.guide, "--guide", "NAME=PATH"), args.mirror)
     seed_everything(args.seed)  # the MLP head's initialisation draws from the seeded RNG
-    model = SentenceEncoder.from_pretrained(
-        resolve_model(spec["backbone"], args.mirror), settings.dropout
-    )
+    if method.init_guide is None:
+        model = SentenceEncoder.from_pretrained(
+            resolve_model(spec["backbone"], args.mirror), settings.dropout
+        )
+    else:  # a copy of a guide's model, its MLP head included (GCSE stage 2)
+        model = SentenceEncoder.from_pretrained(guides[method.init_guide], settings.dropout)
+        model.load_saved_head()
+        logger.info("starting from guide %s: %s", method.init_guide, guides[method.init_guide])
     trainer = Trainer(
         method,
         model,

@@ -45,8 +45,8 @@ class GeneratorSpec:
     """One generator: the columns it produces and everything the workflow needs to make them.
 
     ``output`` is the pattern of a column's file, with ``{corpus}`` and, where the generator
-    has them, ``{variant}`` (``variant(settings, column)`` names it) and ``{seed}`` (one file per
-    training seed). A generator with no rule file of its own gives ``command``: a shell template
+    has them, ``{variant}`` (``variant(settings, column)`` names it), ``{seed}`` (one file per
+    training seed) and ``{backbone}`` (one per backbone: GCSE's denoising by a trained model). A generator with no rule file of its own gives ``command``: a shell template
     (``{input.corpus}``, ``{output}``, ``{wildcards.seed}``, ``{threads}``, ``{params.settings}``:
     ``args`` of the variant's settings) run by the rule ``rules/generators/generic.smk`` makes
     for it, with ``threads``, ``resources`` and the conda env ``envs/<conda>.yaml``."""
@@ -181,11 +181,21 @@ def variants(config: Mapping[str, Any], name: str) -> dict[str, Settings]:
 
 
 def column_file(
-    config: Mapping[str, Any], column: str, method: str, seed: int | str, corpus: str
+    config: Mapping[str, Any],
+    column: str,
+    method: str,
+    seed: int | str,
+    corpus: str,
+    backbone: str | None = None,
 ) -> str:
-    """The file of ``column`` that a train job of ``method`` and ``seed`` reads."""
+    """The file of ``column`` that a train job of ``method``, ``seed`` (and ``backbone``, for
+    a generator whose output depends on it, e.g. through a trained model) reads."""
     gen = producer(column)
     values: dict[str, Any] = {"corpus": corpus, "seed": seed}
+    if "{backbone}" in gen.output:
+        if backbone is None:
+            raise ValueError(f"column '{column}': its file depends on the backbone; give one")
+        values["backbone"] = backbone
     if gen.variant is not None:
         values["variant"] = gen.variant(settings(config, gen.name, method), column)
     return gen.output.format(**values)

@@ -124,6 +124,12 @@ class Method(ABC, Generic[P]):
     use_mlp: ClassVar[bool] = True
     #: pooler used for evaluation and saved with the checkpoint
     eval_pooler: ClassVar[str] = "cls_before_pooler"
+    #: a column whose file replaces the workflow's corpus as the training sentences (a
+    #: generator makes it, aligned with the method's other columns); None: the corpus
+    corpus_column: ClassVar[str | None] = None
+    #: a guide whose model (with its saved MLP head) the trained model starts from instead of
+    #: the backbone (GCSE: stage 2 copies the stage-1 model); None: the backbone
+    init_guide: ClassVar[str | None] = None
 
     def __init__(self, params: P, backbone: str) -> None:
         self.params: P = params

@@ -1,8 +1,10 @@
 """GCSE stage 2 (Wang et al. 2025, eq. 12-13): triplets and a Gaussian-decayed hard negative.
 
 Each corpus line x_i (the anchor) comes with a synthesized positive and hard negative, the text
-columns ``gcse_positive`` and ``gcse_negative`` aligned with the corpus (denoised triplets).
-The trained model (a copy of the stage-1 evaluation model, given as the backbone) encodes the
+columns ``gcse_positive`` and ``gcse_negative`` aligned with the corpus (denoised triplets; in
+the workflow the corpus is the triplets' anchor column ``gcse_anchor``, the generator spec
+``negcse.generators.specs.gcse`` names all three). The trained model (a copy of the stage-1
+evaluation model, the ``evaluation`` guide, with its MLP head: ``init_guide``) encodes the
 three with dropout, [CLS] + MLP as SimCSE trains. The frozen stage-1 model is the ``evaluation``
 guide (``negcse train --guide evaluation=STAGE1_MODEL``): it gives s'_i = cos(h'_i, h'_i-) of
 the anchor and its own hard negative, and the loss is
@@ -11,8 +13,7 @@ the anchor and its own hard negative, and the loss is
 saved with the model, as the released frozen SimCSE does (``guide_pooler``).
 
 Training settings of the released stage 2 (``RELEASED_TRAIN``): max_seq_len 64, batch 128,
-lr 1e-5, 2 epochs, STS-B dev every 125 steps; they become the method's ``train`` block in
-params.yaml with the GCSE rules.
+lr 1e-5, 2 epochs, STS-B dev every 125 steps: the method's ``train`` block in params.yaml.
 """
 
 from __future__ import annotations
@@ -20,15 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from negcse.gcse.loss import FORMS, DecayForm, gaussian_decayed_info_nce
+from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
 
-POSITIVE_COLUMN = "gcse_positive"
-NEGATIVE_COLUMN = "gcse_negative"
 GUIDE = "evaluation"
 
 #: the released stage-2 training settings (GCSE_REFERENCE.md §5), as ``train`` overrides
@@ -44,11 +45,13 @@ RELEASED_TRAIN: dict[str, Any] = {
 @dataclass(frozen=True)
 class GCSEParams(MethodParams):
     """``sigma``: eq. 13's width in cosine units (paper 0.01; released alpha 0.17 = 0.0085);
-    ``form``: "paper" (gradient through G) or "released" (detached change);
+    ``form``: "paper" (gradient through G) or "released" (detached change); ``decay``: False
+    replaces G by s (Table 4's "w/o decay");
     ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head)."""
 
     sigma: float = 0.01
     form: DecayForm = "paper"
+    decay: bool = True  # False: Table 4's "w/o decay" (G = s: the plain hard-negative logit)
     guide_pooler: str = "cls"
 
     def __post_init__(self) -> None:
@@ -65,6 +68,9 @@ class GCSE(Method[GCSEParams]):
     name = "gcse"
     Params = GCSEParams
     columns = (POSITIVE_COLUMN, NEGATIVE_COLUMN)
+    # the workflow trains on the denoised triplets' anchors and starts from the stage-1 model
+    corpus_column = ANCHOR_COLUMN
+    init_guide = GUIDE
 
     def views(self, step: int) -> list[View]:
         return [
@@ -80,11 +86,13 @@ class GCSE(Method[GCSEParams]):
         p = self.params
         frozen = ctx.guides[GUIDE]
         s_frozen = F.cosine_similarity(frozen["sentence"], frozen[NEGATIVE_COLUMN], dim=-1)
+        # w/o decay: s' below every cosine puts each row in eq. 13's branch s > s' (G = s)
+        s_prime = s_frozen if p.decay else torch.full_like(s_frozen, -2.0)
         loss = gaussian_decayed_info_nce(
             emb["anchor"],
             emb["positive"],
             emb["negative"],
-            s_frozen,
+            s_prime,
             p.temperature,
             p.sigma,
             p.form,

@@ -60,6 +60,14 @@ class SentenceEncoder(nn.Module):
         tokenizer, backbone = load_pretrained(path, config)
         return cls(backbone, tokenizer)
 
+    def load_saved_head(self) -> None:
+        """The MLP head from the dense + tanh layer :meth:`save` stores as the backbone's
+        pooler (a model the suite trained); a backbone without that layer is an error."""
+        dense = getattr(getattr(self.backbone, "pooler", None), "dense", None)
+        if dense is None:
+            raise ModelFilesError("the model has no saved MLP head (backbone pooler.dense)")
+        self.mlp.dense.load_state_dict(dense.state_dict())
+
     def embed(
         self, texts: list[str], pooler: Pooler, max_len: int, mlp: bool, device: torch.device
     ) -> Tensor:

@@ -37,6 +37,9 @@ SAME_COST = {
     "sncse_pl": "sncse",
     "sncse_nl": "sncse",
     "sncse_infonce": "sncse",
+    # ESTIMATE until measured: GCSE stage 2 trains three views (anchor, positive, negative) as
+    # OssCSE does, plus two no-grad forwards of the frozen stage-1 model
+    "gcse": "osscse",
 }
 
 

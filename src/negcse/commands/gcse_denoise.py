@@ -1,0 +1,160 @@
+"""``negcse gcse-denoise``: GCSE's candidates -> training triplets, filtered by the frozen
+stage-1 model (eq. 10-11), written as three aligned text columns."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from negcse.gcse.denoise import Triplet
+
+NAME = "gcse-denoise"
+HELP = "GCSE denoising: score candidates with the stage-1 model, write anchor/positive/negative"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--candidates", required=True, type=Path, help="gcse-synthesize output")
+    p.add_argument(
+        "--model", required=True, help="the stage-1 evaluation model (a folder the suite trained)"
+    )
+    p.add_argument("--anchors", required=True, type=Path, help="output: one anchor per line")
+    p.add_argument("--positives", required=True, type=Path, help="output, aligned")
+    p.add_argument("--negatives", required=True, type=Path, help="output, aligned")
+    p.add_argument("--report", required=True, type=Path, help="output: counts, JSON")
+    p.add_argument(
+        "--mode",
+        choices=("paper", "released"),
+        default="paper",
+        help="paper: eq. 10-11; released: the released rule (offset fallback, self-pair rows)",
+    )
+    p.add_argument("--alpha", type=float, default=None, help="positive threshold (mode's)")
+    p.add_argument("--beta", type=float, default=None, help="negative threshold (mode's)")
+    p.add_argument("--choice", choices=("first", "random"), default="first")
+    p.add_argument(
+        "--no-filter",
+        action="store_true",
+        help="Table 4 'w/o filtering': the first positive-prompt and negative-prompt candidates "
+        "unscored (eq. 10-11's fallbacks only where a role has none)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="fallback and 'random' draws")
+    p.add_argument("--max-seq-len", type=int, default=64)
+    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--mirror", default=None)
+
+
+def _roles(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
+    """Anchors and their usable positive- and negative-prompt candidates (skipped sources and
+    fallen-back completions left out)."""
+    anchors, pos, neg = [], [], []
+    for row in rows:
+        if row.get("skipped"):
+            continue
+        usable = [c for c in row["candidates"] if c.get("fallback") is None and c["text"]]
+        anchors.append(row["anchor"])
+        pos.append([c["text"] for c in usable if c["role"] == "positive"])
+        neg.append([c["text"] for c in usable if c["role"] == "negative"])
+    return anchors, pos, neg
+
+
+def unfiltered(
+    anchors: list[str], pos: list[list[str]], neg: list[list[str]], seed: int
+) -> list[Triplet]:
+    """The first candidate of each role, no scores; eq. 10-11's fallbacks where none."""
+    import random
+
+    from negcse.gcse.denoise import Triplet
+
+    rng = random.Random(seed)
+    out = []
+    for i, anchor in enumerate(anchors):
+        positive, pos_from = (pos[i][0], "candidate 0") if pos[i] else (anchor, "anchor")
+        if neg[i]:
+            negative, neg_from = neg[i][0], "candidate 0"
+        else:
+            k = rng.randrange(len(anchors) - 1)
+            k += k >= i
+            negative, neg_from = anchors[k], f"in-batch {k}"
+        out.append(Triplet(anchor, positive, negative, pos_from, neg_from))
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from negcse.evaluation.embedder import Embedder
+    from negcse.gcse.denoise import denoise, denoise_released, denoising_inputs
+    from negcse.generators.specs.gcse import THRESHOLDS
+    from negcse.io_utils import write_json, write_lines
+    from negcse.training.model import torch_threads
+
+    torch_threads(args.threads)
+    rows = [json.loads(line) for line in args.candidates.read_text("utf-8").splitlines() if line]
+    anchors, candidates = denoising_inputs(rows)
+    if len(anchors) < 2:
+        logger.error(
+            "%s: %d usable sources; denoising needs at least 2", args.candidates, len(anchors)
+        )
+        return 2
+    alpha, beta = THRESHOLDS[args.mode]
+    alpha = alpha if args.alpha is None else args.alpha
+    beta = beta if args.beta is None else args.beta
+    sims: list[list[float]] = [[] for _ in anchors]
+    if args.no_filter:
+        triplets = unfiltered(*_roles(rows), args.seed)
+    else:
+        # [CLS] + the saved MLP head: the frozen model as GCSE's guide embeds (guide_pooler cls)
+        encoder = Embedder.load(args.model, "cls", args.mirror, max_length=args.max_seq_len)
+        flat = [c for cands in candidates for c in cands]
+        a = encoder.encode(anchors, args.batch_size)
+        c = encoder.encode(flat, args.batch_size) if flat else np.zeros((0, a.shape[1]))
+        a /= np.linalg.norm(a, axis=1, keepdims=True)
+        c /= np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-12)
+        start = 0
+        for i, cands in enumerate(candidates):
+            sims[i] = [float(x) for x in c[start : start + len(cands)] @ a[i]]
+            start += len(cands)
+        if args.mode == "paper":
+            triplets = denoise(anchors, candidates, sims, alpha, beta, args.seed, args.choice)
+        else:
+            triplets = denoise_released(anchors, candidates, sims, alpha, beta)
+    write_lines(args.anchors, [t.anchor for t in triplets])
+    write_lines(args.positives, [t.positive for t in triplets])
+    write_lines(args.negatives, [t.negative for t in triplets])
+    pos_from = Counter(t.positive_from.split()[0] for t in triplets)
+    neg_from = Counter(t.negative_from.split()[0] for t in triplets)
+    flat_sims = [s for ss in sims for s in ss]
+    report = {
+        "candidates": str(args.candidates),
+        "model": args.model,
+        "mode": args.mode,
+        "filter": not args.no_filter,
+        "alpha": alpha,
+        "beta": beta,
+        "sources": len(rows),
+        "usable_sources": len(anchors),
+        "triplets": len(triplets),
+        "positive_from": dict(pos_from),  # candidate / anchor (eq. 10 fallback)
+        "negative_from": dict(neg_from),  # candidate / in-batch (eq. 11) / offset (released)
+        "similarity": (
+            {"mean": float(np.mean(flat_sims)), "min": min(flat_sims), "max": max(flat_sims)}
+            if flat_sims
+            else None
+        ),
+    }
+    write_json(args.report, report)
+    logger.info(
+        "%d triplets from %d sources: positives %s, negatives %s -> %s",
+        len(triplets),
+        len(anchors),
+        dict(pos_from),
+        dict(neg_from),
+        args.anchors,
+    )
+    return 0

@@ -1,0 +1,182 @@
+"""GCSE as a generator: its settings name its files, the stage-1 model is the method's guide
+run, and `negcse gcse-denoise` turns candidates into aligned triplets (eq. 10-11)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from negcse.cli import main
+from negcse.generators.registry import column_file, config_models, settings
+from negcse.generators.specs.gcse import (
+    ANCHOR_COLUMN,
+    NEGATIVE_COLUMN,
+    POSITIVE_COLUMN,
+    stage1_models,
+    synthesis_args,
+    triplets_id,
+)
+from negcse.methods.gcse import GCSE
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _config(**methods: dict) -> dict:
+    base = {"implementation": "gcse", "guides": {"evaluation": {"method": "simcse"}}}
+    return {
+        "grid": {"methods": list(methods), "backbones": ["b"], "seeds": [1]},
+        "methods": {"simcse": {"implementation": "simcse"}}
+        | {name: base | extra for name, extra in methods.items()},
+        "generators": {"gcse": {"model": "org/llm"}},
+    }
+
+
+def test_method_reads_the_specs_columns() -> None:
+    assert GCSE.columns == (POSITIVE_COLUMN, NEGATIVE_COLUMN)
+    assert GCSE.corpus_column == ANCHOR_COLUMN and GCSE.init_guide == "evaluation"
+
+
+def test_files_depend_on_settings_backbone_and_seed() -> None:
+    config = _config(g={}, nofilter={"generators": {"gcse": {"filter": False}}})
+    a = column_file(config, POSITIVE_COLUMN, "g", 1, "wiki", "b")
+    assert a.startswith("results/gcse/triplets/wiki/paper-transformers-org-llm_nall_")
+    assert a.endswith("__a0.9_b0.75_first/gcse_positive/b/seed1.txt")
+    assert column_file(config, ANCHOR_COLUMN, "g", 1, "wiki", "b") == a.replace(
+        "gcse_positive", "gcse_anchor"
+    )
+    assert column_file(config, POSITIVE_COLUMN, "g", 2, "wiki", "b") != a
+    assert column_file(config, POSITIVE_COLUMN, "g", 1, "wiki", "c") != a
+    off = column_file(config, POSITIVE_COLUMN, "nofilter", 1, "wiki", "b")
+    assert "__nofilter/" in off and off.split("__")[0] == a.split("__")[0]  # same candidates
+    with pytest.raises(ValueError, match="backbone"):
+        column_file(config, POSITIVE_COLUMN, "g", 1, "wiki")
+
+
+def test_released_mode_uses_its_thresholds_and_own_candidates() -> None:
+    config = _config(g={}, r={"generators": {"gcse": {"mode": "released"}}})
+    paper, released = settings(config, "gcse", "g"), settings(config, "gcse", "r")
+    assert triplets_id(released).endswith("__a0.8_b0.75_first")
+    assert triplets_id(paper).split("__")[0] != triplets_id(released).split("__")[0]
+
+
+def test_openai_backend_passes_the_key_variable_name_only() -> None:
+    config = _config(g={})
+    config["generators"]["gcse"] |= {
+        "backend": "openai",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "MY_KEY",
+        "concurrency": 3,
+        "request_budget": 50,
+    }
+    args = synthesis_args(settings(config, "gcse", "g"))
+    assert "--api-key-env MY_KEY --max-in-flight 3" in args and "--request-budget 50" in args
+    assert "org/llm" not in config_models(config)  # an endpoint: nothing to prefetch
+    config["generators"]["gcse"]["base_url"] = ""
+    with pytest.raises(ValueError, match="base_url"):
+        settings(config, "gcse", "g")
+
+
+def test_prefetch_names_a_hub_llm_but_not_the_pinned_one() -> None:
+    config = _config(g={})
+    assert "org/llm" in config_models(config)
+    config["generators"]["gcse"]["model"] = "smollm2-135m-instruct-q4_1"
+    assert "smollm2-135m-instruct-q4_1" not in config_models(config)
+
+
+def test_stage1_model_is_the_evaluation_guide_run() -> None:
+    config = _config(g={}, w={"guides": {"evaluation": {"method": "simcse", "seed": 7}}})
+    tid = triplets_id(settings(config, "gcse", "g"))
+    # g and w share the triplets variant but not the stage-1 run: refused, naming both
+    with pytest.raises(ValueError, match="seed7.*seed3|seed3.*seed7"):
+        stage1_models(config, tid, "b", 3)
+    del config["methods"]["w"]
+    run = "results/models/simcse/b/seed3"
+    assert stage1_models(config, tid, "b", 3) == (run, run)
+    config["methods"]["g"]["guides"]["evaluation"] = {"model": "org/released"}
+    assert stage1_models(config, tid, "b", 3) == ("org/released", None)
+
+
+def test_params_yaml_gcse_variants() -> None:
+    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    ids = {m: triplets_id(settings(config, "gcse", m)) for m in config["methods"] if "gcse" in m}
+    assert ids["gcse"] == ids["gcse_wo_decay"]  # only the loss differs
+    assert len({ids["gcse"], ids["gcse_wo_filtering"], ids["gcse_released"]}) == 3
+    assert config["methods"]["gcse_wo_decay"]["params"]["decay"] is False
+
+
+def _candidates(path: Path) -> None:
+    """Three sources: one with no usable negative, one skipped, one with both roles."""
+    rows = [
+        {
+            "anchor": "a cat sits on the mat",
+            "skipped": None,
+            "candidates": [
+                {"role": "positive", "text": "a cat is sitting on a mat", "fallback": None},
+                {"role": "negative", "text": "", "fallback": "in-batch 2"},
+            ],
+        },
+        {"anchor": "", "skipped": "empty", "candidates": []},
+        {
+            "anchor": "two dogs run in a park",
+            "skipped": None,
+            "candidates": [
+                {"role": "positive", "text": "dogs are running", "fallback": None},
+                {"role": "negative", "text": "two dogs sleep at home", "fallback": None},
+            ],
+        },
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _outputs(tmp_path: Path) -> list[str]:
+    return [f"--{k}={tmp_path / k}.txt" for k in ("anchors", "positives", "negatives", "report")]
+
+
+def test_denoise_without_filter_keeps_the_first_candidate_of_each_role(tmp_path: Path) -> None:
+    _candidates(tmp_path / "c.jsonl")
+    args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", "unused"]
+    assert main([*args, *_outputs(tmp_path), "--no-filter", "--seed", "3"]) == 0
+    read = lambda k: (tmp_path / f"{k}.txt").read_text().splitlines()  # noqa: E731
+    assert read("anchors") == ["a cat sits on the mat", "two dogs run in a park"]
+    assert read("positives") == ["a cat is sitting on a mat", "dogs are running"]
+    # the fallen-back negative is re-derived by eq. 11: the only other usable source
+    assert read("negatives") == ["two dogs run in a park", "two dogs sleep at home"]
+    report = json.loads((tmp_path / "report.txt").read_text())
+    assert report["negative_from"] == {"in-batch": 1, "candidate": 1}
+    assert report["usable_sources"] == 2 and report["sources"] == 3
+
+
+@pytest.mark.mirror
+def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Path) -> None:
+    """Thresholds that every cosine passes (alpha -1) or none (beta -1): the positives are the
+    first candidates, the negatives the eq. 11 fallback; the reported similarities are the
+    cosines of the model's pooler output computed here."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from negcse.poolers import get_pooler
+    from negcse.training.model import SentenceEncoder
+
+    stage1 = tmp_path / "stage1"  # a suite model: its MLP head saved as the BERT pooler
+    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(stage1, get_pooler("cls"), 64, {})
+    _candidates(tmp_path / "c.jsonl")
+    args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", str(stage1)]
+    args += [*_outputs(tmp_path), "--alpha", "-1", "--beta", "-1.5", "--threads", "1"]
+    assert main(args) == 0
+    positives = (tmp_path / "positives.txt").read_text().splitlines()
+    assert positives == ["a cat is sitting on a mat", "dogs are running"]
+    report = json.loads((tmp_path / "report.txt").read_text())
+    assert report["negative_from"] == {"in-batch": 2}
+    texts = ["a cat sits on the mat", "a cat is sitting on a mat"]
+    texts += ["two dogs run in a park", "dogs are running", "two dogs sleep at home"]
+    tok, model = AutoTokenizer.from_pretrained(stage1), AutoModel.from_pretrained(stage1)
+    with torch.no_grad():
+        out = model(**tok(texts, padding=True, return_tensors="pt")).pooler_output.numpy()
+    out /= np.linalg.norm(out, axis=1, keepdims=True)
+    sims = [out[1] @ out[0], out[3] @ out[2], out[4] @ out[2]]
+    assert report["similarity"]["min"] == pytest.approx(min(sims), abs=1e-4)
+    assert report["similarity"]["max"] == pytest.approx(max(sims), abs=1e-4)
