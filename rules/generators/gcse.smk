@@ -59,7 +59,7 @@ rule gcse_denoise:
         settings=gcse_denoise_settings,
         mirror=mirror_arg(),
     shell:
-        "python -m negcse.gpu_slots -- "
+        "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse gcse-denoise --candidates {input.candidates} "
         "--anchors {output.anchors} --positives {output.positives} "
         "--negatives {output.negatives} --report {output.report} {params.settings} "
