@@ -141,7 +141,11 @@ def gcse_synthesis_gpu(wildcards):
 
 def gcse_synthesis_prefix(wildcards):
     """`python -m negcse.workflow.gpu_slots --` for a local LLM (one GPU of its own), else nothing."""
-    return "python -m negcse.workflow.gpu_slots --" if gcse_synthesis_gpu(wildcards) else ""
+    return (
+        "python -m negcse.workflow.gpu_slots --"
+        if gcse_synthesis_gpu(wildcards)
+        else ""
+    )
 
 
 def gcse_candidates(wildcards):
