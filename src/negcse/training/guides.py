@@ -91,15 +91,17 @@ class FrozenGuide:
         max_len: int,
         device: torch.device,
     ) -> dict[str, Tensor]:
-        """Embeddings of rows ``idx`` of each of the guide's columns (tokenized on first use)."""
-        out: dict[str, Tensor] = {}
+        """Embeddings of rows ``idx`` of each of the guide's columns (tokenized on first use),
+        every column in one forward pass, as the trainer groups its views."""
         for column in self.spec.columns:
             if column not in self.rows:  # a text column (the trainer refuses numeric ones)
                 texts = list(columns[column])
                 self.rows[column] = tokenize_rows(self.pooler, self.model.tokenizer, texts, max_len)
-            batch = to_device(collate([self.rows[column]], idx, None), device)
-            out[column] = self.model.embed_batch(batch, self.pooler, self.use_mlp)
-        return out
+        parts = [self.rows[column] for column in self.spec.columns]
+        batch = to_device(collate(parts, idx, None), device)
+        emb = self.model.embed_batch(batch, self.pooler, self.use_mlp)
+        n = len(idx)
+        return {column: emb[k * n : (k + 1) * n] for k, column in enumerate(self.spec.columns)}
 
 
 def _check_declared(specs: Sequence[Guide], names: Mapping[str, str]) -> None:
