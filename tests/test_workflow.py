@@ -392,50 +392,8 @@ def test_killed_training_job_resumes_with_identical_metrics(smoke_run: Path) -> 
         assert after_eval[key] == before_eval[key], key
 
 
-# GCSE after the tests that expect the plain smoke grid (its overlay adds a method and table
-# rows to this workspace), before the experiment, which leaves its own results in it.
-@pytest.fixture(scope="module")
-def gcse_run(smoke_run: Path) -> Path:
-    """GCSE's overlay over the finished smoke grid: only the LLM synthesis, the denoising, the
-    stage-2 trainings and evaluations (and the tables) run; stage 1 is the grid's simcse."""
-    start = time.perf_counter()
-    sh([*SMOKE, "--configfile", *GCSE_CONFIGS], smoke_run, timeout=3600)
-    (smoke_run / "gcse_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
-    return smoke_run
-
-
-def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
-    """The pinned SmolLM2 answered every prompt of the smoke's sources (one extraction, one
-    positive and one negative each), the report accounts for each completion, and stage 2 trained
-    on as many anchors as the denoising kept, starting from the stage-1 SimCSE run."""
-    ws = gcse_run
-    sources = yaml.safe_load((ws / "tests/smoke/gcse.yaml").read_text())["generators"]["gcse"]
-    (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
-    report = json.loads(report_path.read_text())
-    assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
-    n = sources["max_sources"] - sum(report["skipped"].values())
-    assert sum(report["totals"].values()) == 3 * n  # every completion counted once
-    assert report["cache"]["misses"] == report["cache"]["calls"] > 0
-    assert 0 <= report["fell_back"] <= report["totals"]["failed"]
-    for seed in (1, 2):
-        (anchors,) = (ws / "results/gcse/triplets/wiki-smoke").glob(
-            f"*/gcse_anchor/splade-tiny/seed{seed}.txt"
-        )
-        triplets = json.loads(
-            next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
-        )
-        assert len(anchors.read_text().splitlines()) == triplets["triplets"] == n
-        meta = json.loads(
-            (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
-        )
-        assert meta["corpus_sentences"] == n
-        assert meta["guides"]["evaluation"].endswith(
-            f"results/models/simcse/splade-tiny/seed{seed}"
-        )
-
-
 def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path) -> None:
-    """Last: the experiment's results stay in the workspace."""
+    """The experiment's results stay in the workspace (only GCSE's overlay runs after it)."""
     ws = smoke_run
     for key, value in (("user.name", "t"), ("user.email", "t@t")):
         sh(["git", "config", key, value], ws)  # dvc exp commits the experiment
@@ -488,3 +446,46 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     assert diff["results/metrics/sts.json"]["simcse/splade-tiny"]["new"] == pytest.approx(
         sum(new) / len(new), abs=1e-4
     )
+
+
+# GCSE last: its overlay adds a method and its rows to this workspace's metrics and tables, which
+# every test above (the experiment's `dvc metrics diff` too) expects to hold the plain grid only.
+# Its stage 1 is then the experiment's simcse runs, as valid a stage 1 as any.
+@pytest.fixture(scope="module")
+def gcse_run(smoke_run: Path) -> Path:
+    """GCSE's overlay over the finished smoke grid: only the LLM synthesis, the denoising, the
+    stage-2 trainings and evaluations (and the tables) run; stage 1 is the grid's simcse."""
+    start = time.perf_counter()
+    sh([*SMOKE, "--configfile", *GCSE_CONFIGS], smoke_run, timeout=3600)
+    (smoke_run / "gcse_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
+    return smoke_run
+
+
+def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
+    """The pinned SmolLM2 answered every prompt of the smoke's sources (one extraction, one
+    positive and one negative each), the report accounts for each completion, and stage 2 trained
+    on as many anchors as the denoising kept, starting from the stage-1 SimCSE run."""
+    ws = gcse_run
+    sources = yaml.safe_load((ws / "tests/smoke/gcse.yaml").read_text())["generators"]["gcse"]
+    (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
+    report = json.loads(report_path.read_text())
+    assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
+    n = sources["max_sources"] - sum(report["skipped"].values())
+    assert sum(report["totals"].values()) == 3 * n  # every completion counted once
+    assert report["cache"]["misses"] == report["cache"]["calls"] > 0
+    assert 0 <= report["fell_back"] <= report["totals"]["failed"]
+    for seed in (1, 2):
+        (anchors,) = (ws / "results/gcse/triplets/wiki-smoke").glob(
+            f"*/gcse_anchor/splade-tiny/seed{seed}.txt"
+        )
+        triplets = json.loads(
+            next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
+        )
+        assert len(anchors.read_text().splitlines()) == triplets["triplets"] == n
+        meta = json.loads(
+            (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
+        )
+        assert meta["corpus_sentences"] == n
+        assert meta["guides"]["evaluation"].endswith(
+            f"results/models/simcse/splade-tiny/seed{seed}"
+        )
