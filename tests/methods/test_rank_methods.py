@@ -31,8 +31,8 @@ SETTINGS = TrainSettings.from_dict(
 PARTS = {
     "rankcse": {"infonce", "consistency", "rank"},
     "rankcse_san": {"hince", "consistency", "rank", "rank_san"},
-    "rlrd": {"infonce", "bml", "rank"},
-    "rlrd_san": {"hince", "bml", "rank", "rank_san"},
+    "rlrd": {"infonce", "bml", "rank", "teacher1_weight"},  # the agent's weight of teacher 1
+    "rlrd_san": {"hince", "bml", "rank", "rank_san", "teacher1_weight"},
 }
 
 

@@ -49,7 +49,10 @@ class DistillationWeights:
 
 
 def teacher_similarities(
-    teachers: Sequence[Mapping[str, Tensor]], weights: Sequence[float], rows: str, cols: str
+    teachers: Sequence[Mapping[str, Tensor]],
+    weights: Sequence[float | Tensor],
+    rows: str,
+    cols: str,
 ) -> Tensor:
     """sum_k w_k cos(T_k[rows], T_k[cols]): the teachers' similarity lists, mixed.
 

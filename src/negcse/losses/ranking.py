@@ -142,12 +142,16 @@ def rank_consistency(
     return (0.5 * (kl_p + kl_q)).mean()
 
 
-def teacher_mixture(similarities: Sequence[Tensor], weights: Sequence[float]) -> Tensor:
+def teacher_mixture(similarities: Sequence[Tensor], weights: Sequence[float | Tensor]) -> Tensor:
     """sum_k w_k * S_k: the teachers' similarity matrices mixed with weights summing to 1
-    (RankCSE: alpha and 1 - alpha; RLRD: the per-step teacher weights)."""
+    (RankCSE: alpha and 1 - alpha; RLRD: the agent's per-step weights, 0-d tensors that sum to
+    1 by construction and are not read back, so the step never waits for the GPU)."""
     if len(similarities) != len(weights) or not similarities:
         raise ValueError(f"{len(similarities)} teacher matrices but {len(weights)} weights")
-    if any(w < 0 for w in weights) or abs(sum(weights) - 1.0) > 1e-6:
+    numbers = [w for w in weights if not isinstance(w, Tensor)]
+    if len(numbers) == len(weights) and (
+        any(w < 0 for w in numbers) or abs(sum(numbers) - 1.0) > 1e-6
+    ):
         raise ValueError(f"teacher weights must be >= 0 and sum to 1, got {list(weights)}")
     mixed = torch.zeros_like(similarities[0], dtype=torch.float32)
     for sim, w in zip(similarities, weights, strict=True):

@@ -154,7 +154,21 @@ class Method(ABC, Generic[P]):
         return {}
 
     def after_step(self, lr: float) -> None:
-        """Called after each optimizer step with the learning rate of that step."""
+        """Called after each optimizer step with the learning rate of that step (a method that
+        owns trainable state, e.g. RLRD's agent, updates it here)."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """Trainable state the method owns outside the model (its own networks, optimisers,
+        buffers): tensors and plain data, saved in the training checkpoint (``last.pt``) so a
+        resumed run continues exactly. None by default."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned, when a run resumes (before its next step)."""
+        if state:
+            raise ValueError(
+                f"method '{self.name}' owns no state; the checkpoint has {sorted(state)}"
+            )
 
     def guides(self) -> tuple[Guide, ...]:
         """Frozen models the loss reads (none by default)."""

@@ -9,8 +9,9 @@ mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
 - ``rankcse``: SimCSE's views; InfoNCE + beta * consistency + gamma * ListMLE (or ListNet).
 - ``rankcse_san`` (eq. 6): + the SAN view at dropout p2; HiNCE at tau2 in place of InfoNCE and
   + gamma * lambda * ListMLE over the SAN similarities (eq. 5).
-- ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE, fixed teacher weights (the released
-  reinforcement-learned weighting is not built; docs/fidelity-san.md).
+- ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE; the teachers' weights come from
+  the released reinforcement-learned agent (:mod:`negcse.methods.teacher_agent`, method-owned
+  state in the training checkpoint), or are fixed (``weighting: fixed``, ``teacher_weight``).
 - ``rlrd_san`` (eq. 7): + the SAN view as in ``sncse_san``, HiNCE and the SAN ListMLE.
 
 Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) and Table 6.
@@ -19,10 +20,11 @@ Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from torch import Tensor
 
+from negcse.losses import cosine_matrix
 from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
@@ -32,6 +34,12 @@ from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepCon
 from negcse.methods.registry import register
 from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
 from negcse.methods.sncse import ANCHOR_PROMPT, SNCSEParams, _SNCSEBase
+from negcse.methods.teacher_agent import (
+    AgentSettings,
+    TeacherAgent,
+    agent_states,
+    teacher_weights,
+)
 
 TEACHERS = ("teacher1", "teacher2")
 
@@ -72,8 +80,25 @@ class SanDistillParams(DistillParams):
 class RLRDParams(DistillParams, SNCSEParams):
     consistency_weight: float = 0.0
     distillation_weight: float = 1.0e-3  # released t_lmb
-    teacher_weight: float = 0.5  # released --alpha_ 0.5 (the RL agent's weights: not built)
+    teacher_weight: float = 0.5  # released --alpha_ 0.5: teacher1's weight with weighting fixed
     teacher1_pooler: str = ANCHOR_PROMPT  # the released SNCSE-prompt teacher, pooled at [MASK]
+    weighting: str = "agent"  # the released RL agent's per-step weights, or "fixed"
+    agent_quirks: bool = False  # true: the released agent's bugs (docs/fidelity-san.md)
+    agent_update_steps: int = 125  # PPO every N steps (released PSEUDO_EPISODE_LENGTH)
+    agent_lr: float = 1.0e-4  # the policies' Adam (new at every update, as released)
+    critic_lr: float = 3.0e-4  # the critics' Adam
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.weighting not in ("agent", "fixed"):
+            raise ValueError(f"weighting must be agent or fixed, got {self.weighting!r}")
+        if self.weighting == "agent" and self.teacher_weight == 1:
+            raise ValueError("weighting: agent weighs two teachers; teacher_weight 1 keeps one")
+        if self.agent_update_steps < 1:
+            raise ValueError(f"agent_update_steps must be >= 1, got {self.agent_update_steps}")
+        for name in ("agent_lr", "critic_lr"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -102,10 +127,17 @@ class _Distillation(Method[DP]):
             for name, pooler in zip(self.teacher_names(), poolers, strict=False)
         )
 
+    def teacher_mix(
+        self, emb: dict[str, Tensor], teachers: list[dict[str, Tensor]]
+    ) -> list[float | Tensor]:
+        """The teachers' weights this step (fixed: ``teacher_weight`` and the rest)."""
+        p = self.params
+        return [p.teacher_weight, 1 - p.teacher_weight][: len(teachers)]
+
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         p = self.params
         teachers = [ctx.guides[name] for name in self.teacher_names()]
-        mix = [p.teacher_weight, 1 - p.teacher_weight][: len(teachers)]
+        mix = self.teacher_mix(emb, teachers)
         san_kw: dict[str, object] = {}
         if isinstance(p, SanDistillParams):
             san_kw = {
@@ -154,8 +186,63 @@ class RankCSESan(_Distillation[SanDistillParams]):
         return [View("anchor"), View("positive"), View("san", SAN_COLUMN, dropout=self.params.p2)]
 
 
-class _RLRDBase(_Distillation[DP], _SNCSEBase[DP]):
-    """SNCSE's views, poolers and negation count (``_SNCSEBase``), the distillation loss."""
+#: RLRD's params or a subclass of them (RLRD + SAN)
+RP = TypeVar("RP", bound=RLRDParams)
+
+
+class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
+    """SNCSE's views, poolers and negation count (``_SNCSEBase``), the distillation loss, and
+    the teachers' weights from the released agent (``weighting: agent``): it acts in the loss,
+    learns after the optimizer step from the reward -loss / 2, and is saved with the checkpoint."""
+
+    def __init__(self, params: RP, backbone: str) -> None:
+        super().__init__(params, backbone)
+        self.agent: TeacherAgent | None = None
+        if params.weighting == "agent":
+            settings = AgentSettings(
+                params.agent_update_steps, params.agent_lr, params.critic_lr, params.agent_quirks
+            )
+            self.agent = TeacherAgent(settings)
+        self._reward: Tensor | None = None
+
+    def teacher_mix(
+        self, emb: dict[str, Tensor], teachers: list[dict[str, Tensor]]
+    ) -> list[float | Tensor]:
+        if self.agent is None:
+            return super().teacher_mix(emb, teachers)
+        p = self.params
+        sims = [cosine_matrix(t["sentence"].float(), t["sentence"].float()) for t in teachers]
+        states = agent_states(
+            emb["anchor"],
+            emb["positive"],
+            sims,
+            p.rank_temperature,
+            p.distillation,  # type: ignore[arg-type]
+        )
+        weights = self.agent.act(states)
+        return [weights[0], weights[1]]
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        out = super().loss(emb, ctx)
+        if self.agent is not None:
+            self._reward = -out.loss.detach().float() / 2
+            assert self.agent.current is not None
+            out.logs["teacher1_weight"] = teacher_weights(self.agent.current.actions)[0]
+        return out
+
+    def after_step(self, lr: float) -> None:
+        if self.agent is not None and self._reward is not None:
+            self.agent.learn(self._reward)
+            self._reward = None
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent.state_dict()} if self.agent is not None else {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self.agent is None or set(state) - {"agent"}:
+            super().load_state_dict(state)
+            return
+        self.agent.load_state_dict(state.get("agent", {}))
 
 
 @register

@@ -5,7 +5,8 @@ encoded in one forward pass; the method's loss gets the embeddings and a ``StepC
 the batch rows of its declared columns (text or numeric) and the embeddings of its frozen guide
 models (:mod:`negcse.training.guides`; the contract is in :mod:`negcse.methods.base`). STS-B dev is
 scored every ``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full
-state (weights, optimizer, scheduler, grad scaler, every RNG, best score, curve) is written
+state (weights, optimizer, scheduler, grad scaler, every RNG, the method's own state
+(``Method.state_dict``), best score, curve) is written
 atomically, so a killed run restarted with the same arguments resumes and ends with the same
 metrics.
 
@@ -326,6 +327,7 @@ class Trainer:
             "scheduler": scheduler.state_dict(),
             "scaler": scaler.state_dict() if scaler is not None else None,
             "rng": rng_state(),
+            "method": self.method.state_dict(),
             "state": self.state.__dict__,
             "settings": self.s.to_dict(),
             "seed": self.seed,
@@ -352,6 +354,7 @@ class Trainer:
         scheduler.load_state_dict(payload["scheduler"])
         if scaler is not None and payload["scaler"] is not None:
             scaler.load_state_dict(payload["scaler"])
+        self.method.load_state_dict(payload.get("method", {}))
         self.state = TrainState(**payload["state"])
         set_rng_state(payload["rng"])
         logger.info("resumed from %s at step %d/%d", path, self.state.step, self.total_steps)
