@@ -17,6 +17,11 @@ The trainer knows nothing about any method. The contract, per step:
    one-number-per-line ``.tsv`` aligned with the corpus: scores, weights, labels) as a tensor on
    the training device (float32, int64 or bool; shape (batch,) or (batch, k)).
 
+4. ``after_step(lr)`` after each optimizer step. A method that trains something of its own besides
+   the model (RLRD's agent: its networks, optimisers and stored steps) updates it there and
+   returns it from ``state_dict()`` (tensors and plain data); the trainer saves it in every
+   checkpoint and gives it back to ``load_state_dict()`` when a run resumes.
+
 Columns come from generator artifacts (or any file) aligned line by line with the corpus;
 ``prepare`` sees them whole once before training. A new method subclasses ``Method[P]`` with
 its params dataclass ``P`` (``self.params: P``) and calls ``registry.register``.
