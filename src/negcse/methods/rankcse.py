@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 from torch import Tensor
 
-from negcse.losses import cosine_matrix
 from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
@@ -211,11 +210,10 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         if self.agent is None:
             return super().teacher_mix(emb, teachers)
         p = self.params
-        sims = [cosine_matrix(t["sentence"].float(), t["sentence"].float()) for t in teachers]
         states = agent_states(
             emb["anchor"],
             emb["positive"],
-            sims,
+            [t["sentence"] for t in teachers],
             p.rank_temperature,
             p.distillation,  # type: ignore[arg-type]
         )

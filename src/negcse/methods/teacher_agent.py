@@ -79,15 +79,17 @@ class Transition(NamedTuple):
 
 
 def agent_states(
-    anchor: Tensor, positive: Tensor, teacher_sims: list[Tensor], temperature: float, kind: RankLoss
+    anchor: Tensor, positive: Tensor, teachers: list[Tensor], temperature: float, kind: RankLoss
 ) -> tuple[State, State]:
-    """Both teachers' states from the student's views and the teachers' cosine matrices."""
-    with torch.no_grad():
-        student = cosine_matrix(anchor.float(), positive.float())
-        losses = torch.stack([rank_loss(kind, student, s, temperature) for s in teacher_sims])
-        views = torch.stack([anchor, positive]).detach().float()
-        t1, t2 = (s.float() / temperature for s in teacher_sims)
-        losses = losses.reshape(1, 2).float()
+    """Both teachers' states from the student's two views and the teachers' (batch, dim)
+    embeddings of the sentences, in fp32 outside autocast."""
+    with torch.no_grad(), torch.autocast(anchor.device.type, enabled=False):
+        views = torch.stack([anchor, positive]).float()
+        student = cosine_matrix(views[0], views[1])
+        sims = [cosine_matrix(t.float(), t.float()) for t in teachers]
+        losses = torch.stack([rank_loss(kind, student, s, temperature) for s in sims])
+        t1, t2 = (s / temperature for s in sims)
+        losses = losses.reshape(1, 2)
         return State(views, torch.stack([t1, t2]), losses), State(
             views, torch.stack([t2, t1]), losses
         )
