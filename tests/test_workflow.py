@@ -490,3 +490,9 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
         assert meta["guides"]["evaluation"].endswith(
             f"results/models/simcse/splade-tiny/seed{seed}"
         )
+        # the LLM that wrote the data: in the model's metadata and its evaluation
+        assert meta["llm"] == {"backend": "transformers", "model": sources["model"]}
+        sts = json.loads((ws / f"results/eval/sts/gcse/splade-tiny/seed{seed}.json").read_text())
+        assert sts["llm"] == sources["model"]
+    table = (ws / "results/tables/sts.md").read_text()
+    assert f"| gcse ({sources['model']}) | splade-tiny |" in table
