@@ -101,18 +101,19 @@ def test_paper_grid_dry_run_lists_every_train_job(
     grid = config["grid"]
     assert grid["methods"] == list(config["methods"])
     assert len(grid["backbones"]) == 4 and len(grid["seeds"]) == 3
-    # 456 + 7 RankCSE/RLRD methods x 12 + 4 GCSE methods x 12
-    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 588
+    # 456 + 7 RankCSE/RLRD methods x 12 + 7 GCSE methods x 12
+    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 624
     assert counts["evaluate_model"] == counts["train"]
     # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
     # (RankCSE+SAN, its lambda variants and RLRD+SAN share it)
     assert counts["san_negatives"] == 6 * 3
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
-    # GCSE: one LLM synthesis per mode (paper, released); denoised triplets per stage-1 model
-    # (backbone x seed) for each of paper, w/o filtering and released (w/o decay shares paper's)
-    assert counts["gcse_synthesize"] == 2
-    assert counts["gcse_denoise"] == 3 * 4 * 3
+    # GCSE: one synthesis per mode (paper, released) and w randomly's (no prompt, no LLM);
+    # denoised triplets per stage-1 model (backbone x seed) for each of paper, w/o filtering,
+    # w randomly and released (w/o decay and the sigma variants share paper's or w/o filtering's)
+    assert counts["gcse_synthesize"] == 3
+    assert counts["gcse_denoise"] == 4 * 4 * 3
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -489,3 +490,9 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
         assert meta["guides"]["evaluation"].endswith(
             f"results/models/simcse/splade-tiny/seed{seed}"
         )
+        # the LLM that wrote the data: in the model's metadata and its evaluation
+        assert meta["llm"] == {"backend": "transformers", "model": sources["model"]}
+        sts = json.loads((ws / f"results/eval/sts/gcse/splade-tiny/seed{seed}.json").read_text())
+        assert sts["llm"] == sources["model"]
+    table = (ws / "results/tables/sts.md").read_text()
+    assert f"| gcse ({sources['model']}) | splade-tiny |" in table

@@ -135,8 +135,9 @@ def gcse_synthesis_settings(wildcards):
 
 
 def gcse_synthesis_gpu(wildcards):
-    """A local LLM takes a GPU slot; an endpoint does not."""
-    return int(GCSE_SYNTHESES[wildcards.synthesis]["backend"] == "transformers")
+    """A local LLM takes a GPU slot; an endpoint, or no prompt ("w randomly"), does not."""
+    s = GCSE_SYNTHESES[wildcards.synthesis]
+    return int(s["backend"] == "transformers" and s["positives"] + s["negatives"] > 0)
 
 
 def gcse_synthesis_prefix(wildcards):

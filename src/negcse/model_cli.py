@@ -7,7 +7,7 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from negcse.poolers import POOLERS
 
@@ -70,12 +70,16 @@ def pooler_name(text: str) -> str:
     return text
 
 
+def saved_meta(model: str) -> dict[str, Any]:
+    """The negcse.json a folder trained here saved; {} for any other model."""
+    meta = Path(model) / "negcse.json"
+    return json.loads(meta.read_text()) if meta.is_file() else {}
+
+
 def saved_pooler(model: str) -> str:
     """The evaluation pooler a trained folder saved (negcse.json); cls_before_pooler otherwise."""
-    meta = Path(model) / "negcse.json"
-    if meta.is_file():
-        return str(json.loads(meta.read_text())["eval_pooler"])
-    return "cls_before_pooler"
+    meta = saved_meta(model)
+    return str(meta["eval_pooler"]) if meta else "cls_before_pooler"
 
 
 def load_embedder(args: argparse.Namespace) -> Embedder:
@@ -94,5 +98,12 @@ def tags(args: argparse.Namespace) -> dict[str, str]:
 
 
 def header(args: argparse.Namespace) -> dict[str, str]:
-    """What every evaluation JSON starts with: the tags, the model and the pooler used."""
-    return {**tags(args), "model": args.model, "pooler": args.pooler}
+    """What every evaluation JSON starts with: the tags, the model and the pooler used, and
+    the LLM that wrote the model's training data where its negcse.json records one (GCSE)."""
+    llm = (saved_meta(args.model).get("llm") or {}).get("model")
+    return {
+        **tags(args),
+        "model": args.model,
+        "pooler": args.pooler,
+        **({"llm": str(llm)} if llm else {}),
+    }

@@ -119,3 +119,24 @@ def test_missing_model_lists_places(isolated: Path, mirror: Path, monkeypatch) -
 def test_mirror_setting_must_be_a_folder(tmp_path: Path) -> None:
     with pytest.raises(ResolveError, match="is not a folder"):
         resolve.mirror_root(tmp_path / "nowhere")
+
+
+def test_unpinned_file_is_taken_and_its_pins_logged(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file registered without sha256 and line count (not knowable where it was
+    registered, e.g. GCSE's NLI subset) is used as found, with the values to pin logged."""
+    import hashlib
+
+    nli = registry()["unlabeled/nli/nli_for_simcse.csv"]
+    assert (nli.sha256, nli.lines) == (None, None)
+    assert nli.url.endswith("princeton-nlp/datasets-for-simcse/resolve/main/nli_for_simcse.csv")
+    rel = "unlabeled/test/unpinned.txt"
+    monkeypatch.setitem(registry(), rel, resolve.DataFile(rel, None, None, "https://x.invalid/f"))
+    cached = isolated / "cache" / "data" / rel
+    cached.parent.mkdir(parents=True)
+    content = b"a b\nc d\n"
+    cached.write_bytes(content)
+    (isolated / "empty").mkdir()
+    assert resolve_data(rel, isolated / "empty") == cached
+    assert f"2 lines, sha256 {hashlib.sha256(content).hexdigest()}" in caplog.text

@@ -35,7 +35,7 @@ def respond(prompt: str) -> str:
     return "I'm sorry, I cannot\nhelp with that."
 
 
-def _run(tmp_path, url: str, env_name: str = "NEGCSE_TEST_KEY") -> int:
+def _run(tmp_path, url: str, env_name: str = "NEGCSE_TEST_KEY", *extra: str) -> int:
     return main(
         [
             "gcse-synthesize",
@@ -57,6 +57,7 @@ def _run(tmp_path, url: str, env_name: str = "NEGCSE_TEST_KEY") -> int:
             env_name,
             "--max-retries",
             "0",
+            *extra,
         ]
     )
 
@@ -135,3 +136,22 @@ def test_missing_key_names_the_variable(tmp_path, monkeypatch, caplog):
     (tmp_path / "src.txt").write_text("A man plays.\n")
     assert _run(tmp_path, "http://127.0.0.1:9/v1", env_name="NEGCSE_NO_SUCH_KEY") == 2
     assert "NEGCSE_NO_SUCH_KEY" in caplog.text and "--api-key-env" in caplog.text
+
+
+def test_no_prompts_is_w_randomly_without_an_llm(tmp_path, monkeypatch):
+    """Table 4's "w randomly" (--positives 0 --negatives 0): no backend is opened (the endpoint
+    is unreachable and its key unset, and the run still succeeds), and denoising gives every
+    source eq. 10-11's triplet: itself as positive, another source as negative."""
+    monkeypatch.delenv("NEGCSE_NO_SUCH_KEY", raising=False)
+    lines = ["A man plays.", "A dog runs.", "Two cats sleep."]
+    (tmp_path / "src.txt").write_text("\n".join(lines) + "\n")
+    url = "http://127.0.0.1:9/v1"
+    args = ("--positives", "0", "--negatives", "0")
+    assert _run(tmp_path, url, "NEGCSE_NO_SUCH_KEY", *args) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["llm"] is None and report["totals"] == {"parsed": 0, "repaired": 0, "failed": 0}
+    rows = [json.loads(x) for x in (tmp_path / "out" / "candidates.jsonl").read_text().splitlines()]
+    anchors, cands = denoising_inputs(rows)
+    assert anchors == lines and cands == [[], [], []]
+    for t, anchor in zip(denoise(anchors, cands, [[], [], []], seed=1), lines, strict=True):
+        assert t.positive == anchor and t.negative in lines and t.negative != anchor

@@ -18,9 +18,11 @@ from negcse.generators.specs.gcse import (
     POSITIVE_COLUMN,
     stage1_models,
     synthesis_args,
+    synthesis_llm,
     triplets_id,
 )
 from negcse.methods.gcse import GCSE
+from negcse.workflow.config import resolve_method
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -106,6 +108,34 @@ def test_params_yaml_gcse_variants() -> None:
     assert ids["gcse"] == ids["gcse_wo_decay"]  # only the loss differs
     assert len({ids["gcse"], ids["gcse_wo_filtering"], ids["gcse_released"]}) == 3
     assert config["methods"]["gcse_wo_decay"]["params"]["decay"] is False
+    # Figure 6's sigma variants share their training set's triplets; w randomly asks no prompt
+    assert ids["gcse_sigma0.32"] == ids["gcse"]
+    assert ids["gcse_wo_filtering_sigma0.32"] == ids["gcse_wo_filtering"]
+    randomly = settings(config, "gcse", "gcse_w_randomly")
+    assert randomly["positives"] == randomly["negatives"] == 0
+    assert ids["gcse_w_randomly"] not in {ids["gcse"], ids["gcse_wo_filtering"]}
+    # the LLM that writes the data is in the run spec, so in negcse.json (not for w randomly)
+    llm = resolve_method(config, "gcse", "bert-base-uncased")["llm"]
+    assert llm == {"backend": "transformers", "model": config["generators"]["gcse"]["model"]}
+    assert "llm" not in resolve_method(config, "gcse_w_randomly", "bert-base-uncased")
+    assert "llm" not in resolve_method(config, "simcse", "bert-base-uncased")
+
+
+def test_run_spec_records_an_endpoints_llm_but_not_its_key(monkeypatch) -> None:
+    monkeypatch.setenv("MY_KEY", "sk-secret-123")
+    config = _config(g={})
+    config["generators"]["gcse"] |= {
+        "backend": "openai",
+        "base_url": "https://api.deepseek.com/v1",
+        "api_key_env": "MY_KEY",
+    }
+    assert synthesis_llm(config, "g") == {
+        "backend": "openai",
+        "model": "org/llm",
+        "base_url": "https://api.deepseek.com/v1",
+    }
+    assert synthesis_llm(config, "simcse") is None
+    assert "sk-secret-123" not in json.dumps(synthesis_llm(config, "g"))
 
 
 def _candidates(path: Path) -> None:

@@ -55,6 +55,37 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     assert json.loads(out["json"].read_text()) == {"a_1/bb": 62.0, "b/bb": 61.0}
 
 
+def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_path: Path) -> None:
+    """A model whose negcse.json records an LLM (GCSE) is evaluated with it in the JSON
+    header; its table row reads ``method (llm)`` and the CSV carries an llm column."""
+    import argparse
+
+    from negcse.cli import main
+    from negcse.model_cli import header
+
+    model = tmp_path / "model"
+    model.mkdir()
+    meta = {"eval_pooler": "cls", "llm": {"backend": "openai", "model": "deepseek-chat"}}
+    (model / "negcse.json").write_text(json.dumps(meta))
+    args = argparse.Namespace(model=str(model), pooler="cls", tag=["method=g", "backbone=bb"])
+    head = header(args)
+    assert head["llm"] == "deepseek-chat"
+    assert "llm" not in header(argparse.Namespace(model=str(tmp_path), pooler="cls", tag=[]))
+    evals = []
+    for name, extra in (("g", head), ("b", {"method": "b", "backbone": "bb"})):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({**extra, "seed": "1", "score": 60.0, "error": 0.1}))
+        evals.append(str(path))
+    out = {ext: tmp_path / f"toy.{ext}" for ext in ("tex", "csv", "md")}
+    args = ["table", "toy", "--evals", *evals, "--tex", str(out["tex"]), "--csv", str(out["csv"])]
+    assert main([*args, "--md", str(out["md"])]) == 0
+    md = out["md"].read_text()
+    assert "| g (deepseek-chat) | bb |" in md and "| b | bb |" in md
+    csv = out["csv"].read_text().splitlines()
+    assert csv[0].endswith(",seeds,llm") and csv[1].endswith(",1,deepseek-chat")
+    assert csv[2].endswith(",1,")
+
+
 def test_unknown_table_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     from negcse.cli import main
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 from pathlib import Path
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     from negcse.gcse.prompts import load_prompts
     from negcse.io_utils import atomic_open, write_json
     from negcse.llm.backend import GenerationSettings, LLMError
-    from negcse.llm.cache import CachedLLM
+    from negcse.llm.cache import CachedLLM, CacheStats
 
     try:
         sentences = read_sentences(args.input)[: args.max_sources]
@@ -120,12 +121,14 @@ def run(args: argparse.Namespace) -> int:
         extraction = GenerationSettings(
             args.max_new_tokens, args.temperature, args.top_p, False, args.seed
         )
-        backend = make_backend(args)
+        # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
+        backend = make_backend(args) if args.positives + args.negatives else None
     except (InputError, ValueError, LLMError) as err:
         logger.error("%s", err)
         return 2
     try:
-        with CachedLLM(backend, args.cache) as llm:
+        with contextlib.ExitStack() as stack:
+            llm = None if backend is None else stack.enter_context(CachedLLM(backend, args.cache))
             result = run_pipeline(
                 sentences,
                 llm,
@@ -138,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 synthesis_settings=synthesis,
                 extraction_settings=extraction,
             )
-            stats = llm.stats
+            stats = CacheStats() if llm is None else llm.stats
     except (LLMError, ValueError) as err:
         logger.error("%s", err)
         return 1
@@ -150,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
         args.report,
         {
             "input": str(args.input),
-            "backend": backend.name,
-            "llm": backend.identity(),
+            "backend": None if backend is None else backend.name,
+            "llm": None if backend is None else backend.identity(),
             "mode": args.mode,
             "sources": len(sentences),
             "skipped": {

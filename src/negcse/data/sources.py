@@ -47,7 +47,7 @@ class ChecksumError(UserError, ValueError):
 class DataFile:
     relative_path: str
     sha256: str | None
-    lines: int
+    lines: int | None  # None: not known yet (nor the sha256); the file is taken and logged
     url: str
 
 
@@ -81,7 +81,10 @@ def registry() -> dict[str, DataFile]:
     )
     return {
         r["relative_path"]: DataFile(
-            r["relative_path"], r["sha256"] or None, int(r["lines"]), r["url"]
+            r["relative_path"],
+            r["sha256"] or None,
+            int(r["lines"]) if r["lines"] else None,
+            r["url"],
         )
         for r in rows
     }
@@ -108,6 +111,16 @@ def sha256_and_lines(path: Path) -> tuple[str, int]:
 def verify(path: Path, entry: DataFile) -> None:
     """Refuse a file whose line count (``wc -l``) or pinned sha256 differs from the registry's."""
     actual, lines = sha256_and_lines(path)
+    if entry.lines is None:  # unpinned (its sha256 could not be known where it was registered)
+        logger.warning(
+            "%s: '%s' is not pinned (resources/datasets.tsv); taken as is: %d lines, sha256 %s "
+            "(pin them there)",
+            path,
+            entry.relative_path,
+            lines,
+            actual,
+        )
+        return
     if lines != entry.lines:
         raise ChecksumError(
             f"{path}: {lines} lines, but '{entry.relative_path}' has {entry.lines} "

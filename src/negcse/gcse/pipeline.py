@@ -103,7 +103,7 @@ def extract_knowledge(
 
 def run_pipeline(
     sentences: Sequence[str],
-    llm: CachedLLM,
+    llm: CachedLLM | None,
     prompts: dict[str, Prompt],
     mode: Mode = "paper",
     positives: int = 1,
@@ -126,9 +126,13 @@ def run_pipeline(
     if skipped:
         logger.warning("skipped source lines: %s (max %d characters)", dict(skipped), max_chars)
     report = ParseReport()
-    knowledge = extract_knowledge(
-        sentences, active, llm, prompts, mode, report, extraction_settings
-    )
+    knowledge: dict[int, Knowledge] = {}
+    if positives + negatives:  # none: Table 4's "w randomly" (eq. 10-11 only), no LLM call
+        if llm is None:
+            raise ValueError("synthesis prompts need an LLM")
+        knowledge = extract_knowledge(
+            sentences, active, llm, prompts, mode, report, extraction_settings
+        )
     for i, k in knowledge.items():
         results[i].knowledge = k
     kg = EntityKG.from_sentences(k.nodes() for k in knowledge.values())
@@ -146,7 +150,8 @@ def run_pipeline(
         neighbour,
         skip=[r.skipped is not None for r in results],
     )
-    texts = llm.generate([q.text for q in plan.requests], synthesis_settings)
+    requests = [q.text for q in plan.requests]
+    texts = llm.generate(requests, synthesis_settings) if requests and llm is not None else []
     for q, text in zip(plan.requests, texts, strict=True):
         parsed = _parse(prompts[q.prompt], text, mode)
         report.add(q.prompt, parsed.status)

@@ -257,9 +257,10 @@ def collect_mteb(paths: Sequence[str | os.PathLike[str]], group: str) -> pd.Data
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": value,
+                    "llm": result.get("llm", ""),
                 }
             )
-    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value"])
+    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", "llm"])
 
 
 def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:

@@ -92,6 +92,7 @@ def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": float(result[key]),
+                    "llm": result.get("llm", ""),
                 }
             )
     return pd.DataFrame(rows)
@@ -115,6 +116,13 @@ def summarize(
         out[f"{key}_std"] = wide[("std", key)]
     out["seeds"] = wide[("n", keys[-1])].astype(int)
     out = out.reset_index()
+    if "llm" in long.columns and long["llm"].astype(bool).any():
+        # the LLM(s) that wrote a model's training data (GCSE), shown in the row's name
+        llms = long.groupby(["method", "backbone"], sort=False)["llm"].agg(
+            lambda v: ", ".join(sorted({str(x) for x in v if x}))
+        )
+        out["llm"] = [llms.get((m, b), "") for m, b in zip(out["method"], out["backbone"],
+                                                           strict=True)]
     if paper_value is not None:
         out["paper"] = [paper_value(m, b) for m, b in zip(out["method"], out["backbone"], strict=True)]
         out["paper"] = out["paper"].astype(float)
@@ -185,7 +193,9 @@ def cells(
     best = {col.key: _best(summary, col) for col in columns}
     out = []
     for _, row in summary.iterrows():
-        names = [str(row["method"]), str(row["backbone"])]
+        llm = row.get("llm")
+        method = f"{row['method']} ({llm})" if isinstance(llm, str) and llm else str(row["method"])
+        names = [method, str(row["backbone"])]
         out.append(
             [latex_escape(n) if latex else n for n in names]
             + [_cell(row, col, fmt, best[col.key], latex) for col in columns]

@@ -252,10 +252,12 @@ def train_settings(config: dict[str, Any], method: str, backbone: str) -> TrainS
 
 def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
     """Everything that determines one training run (also what Snakemake compares for reruns)."""
+    from negcse.generators.specs.gcse import synthesis_llm
+
     entry = config["methods"][method]
     params = method_params(config, method, backbone)
     impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
-    return {
+    spec = {
         "method": method,
         "implementation": entry["implementation"],
         "backbone": backbone,
@@ -263,3 +265,7 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
         "train": train_settings(config, method, backbone).to_dict(),
         "generators": entry.get("generators") or {},
     }
+    llm = synthesis_llm(config, method)
+    if llm is not None:  # the LLM that wrote the training data (GCSE)
+        spec["llm"] = llm
+    return spec
