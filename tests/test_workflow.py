@@ -1,5 +1,5 @@
 """The workflow end to end, in a throwaway copy of the repository: lint, the paper grid's dry
-run, the offline smoke grid through `dvc repro`, no-op reruns, params-driven reruns, a DVC
+run, the offline smoke grid (one seed) through `dvc repro`, no-op reruns, params-driven reruns, a DVC
 round trip to a fresh clone, and a killed training job that resumes."""
 
 from __future__ import annotations
@@ -68,6 +68,13 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     params.write_text(
         params.read_text().replace("profile: profiles/local", "profile: profiles/smoke")
     )
+    # CI's copy of the smoke grid: every method, one seed (README's `make smoke` runs two).
+    # A second seed runs no code the first does not, and halves this module's time (issue 15:
+    # CI under 35 minutes); the tests below read the seeds from this file.
+    smoke = ws / "tests/smoke/config.yaml"
+    text = smoke.read_text()
+    assert "  seeds: [1, 2]\n" in text, "tests/smoke/config.yaml: grid.seeds changed"
+    smoke.write_text(text.replace("  seeds: [1, 2]\n", "  seeds: [1]\n"))
     for cmd in (
         ["git", "init", "-q"],
         ["git", "add", "-A"],
@@ -182,7 +189,8 @@ def test_smoke_grid_beats_untrained_backbone(smoke_run: Path) -> None:
         json.loads(p.read_text())
         for p in sorted((ws / "results/eval/sts/simcse/splade-tiny").glob("seed*.json"))
     ]
-    assert len(runs) >= 2
+    seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
+    assert len(runs) == len(seeds) >= 1
     mean = lambda key: sum(r[key] for r in runs) / len(runs)  # noqa: E731
     assert mean("stsb_dev") > base["stsb_dev"]
     assert mean("avg") > base["avg"]
@@ -475,7 +483,8 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
     assert sum(report["totals"].values()) == 3 * n  # every completion counted once
     assert report["cache"]["misses"] == report["cache"]["calls"] > 0
     assert 0 <= report["fell_back"] <= report["totals"]["failed"]
-    for seed in (1, 2):
+    seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
+    for seed in seeds:
         (anchors,) = (ws / "results/gcse/triplets/wiki-smoke").glob(
             f"*/gcse_anchor/splade-tiny/seed{seed}.txt"
         )
