@@ -11,14 +11,13 @@ import pytest
 import yaml
 
 from negcse.cli import main
-from negcse.generators.registry import column_file, config_models, settings
+from negcse.generators.registry import column_file, config_models, provenance, settings
 from negcse.generators.specs.gcse import (
     ANCHOR_COLUMN,
     NEGATIVE_COLUMN,
     POSITIVE_COLUMN,
     stage1_models,
     synthesis_args,
-    synthesis_llm,
     triplets_id,
 )
 from negcse.methods.gcse import GCSE
@@ -129,13 +128,13 @@ def test_run_spec_records_an_endpoints_llm_but_not_its_key(monkeypatch) -> None:
         "base_url": "https://api.deepseek.com/v1",
         "api_key_env": "MY_KEY",
     }
-    assert synthesis_llm(config, "g") == {
+    assert provenance(config, "g")["llm"] == {
         "backend": "openai",
         "model": "org/llm",
         "base_url": "https://api.deepseek.com/v1",
     }
-    assert synthesis_llm(config, "simcse") is None
-    assert "sk-secret-123" not in json.dumps(synthesis_llm(config, "g"))
+    assert provenance(config, "simcse") == {}
+    assert "sk-secret-123" not in json.dumps(provenance(config, "g"))
 
 
 def _candidates(path: Path) -> None:

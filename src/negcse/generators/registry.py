@@ -64,6 +64,9 @@ class GeneratorSpec:
     #: the GPU rule whose measured per-sentence cost (benchmarks/gpu_costs.csv) prices one
     #: output in the dry run's estimate; None: no GPU job
     gpu_rule: Callable[[Settings], str | None] = _no_gpu
+    #: what a model trained on the columns records of how they were made (its run spec, so its
+    #: negcse.json, evaluations and table rows): e.g. GCSE's LLM; {} for nothing
+    provenance: Callable[[Settings], dict[str, Any]] = lambda _settings: {}
     command: str | None = None
     threads: int = 1
     resources: Mapping[str, int] = field(default_factory=dict)  # gpu, mem_mb, runtime
@@ -161,6 +164,17 @@ def methods_reading(config: Mapping[str, Any], columns: Iterable[str]) -> list[s
         except KeyError:
             continue
     return found
+
+
+def provenance(config: Mapping[str, Any], method: str) -> dict[str, Any]:
+    """What the generators of ``method``'s columns record of how they made them (merged over
+    the generators it reads, in registration order)."""
+    out: dict[str, Any] = {}
+    for gen in specs().values():
+        if method in methods_reading(config, gen.columns):
+            found = settings(config, gen.name, method if gen.per_method else None)
+            out.update(gen.provenance(found))
+    return out
 
 
 def variants(config: Mapping[str, Any], name: str) -> dict[str, Settings]:

@@ -19,8 +19,8 @@ import jsonschema
 import yaml
 
 from negcse.errors import UserError
+from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
-from negcse.generators.registry import settings_schema, specs
 from negcse.methods.registry import build_method
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
@@ -252,8 +252,6 @@ def train_settings(config: dict[str, Any], method: str, backbone: str) -> TrainS
 
 def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
     """Everything that determines one training run (also what Snakemake compares for reruns)."""
-    from negcse.generators.specs.gcse import synthesis_llm
-
     entry = config["methods"][method]
     params = method_params(config, method, backbone)
     impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
@@ -265,7 +263,5 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
         "train": train_settings(config, method, backbone).to_dict(),
         "generators": entry.get("generators") or {},
     }
-    llm = synthesis_llm(config, method)
-    if llm is not None:  # the LLM that wrote the training data (GCSE)
-        spec["llm"] = llm
-    return spec
+    # how its columns were made (GCSE: the LLM that wrote them)
+    return {**spec, **provenance(config, method)}

@@ -127,22 +127,16 @@ def models(settings: dict[str, Any]) -> tuple[str, ...]:
     return (settings["model"],)
 
 
-def synthesis_llm(config: dict[str, Any], method: str) -> dict[str, str] | None:
-    """The LLM that writes ``method``'s GCSE data, recorded in its run spec (so in the model's
-    negcse.json and, through the evaluation, in its table row): backend, model and, for an
-    endpoint, its base URL (never the key). None for a method reading no GCSE column, and for
-    one that asks no prompt ("w randomly")."""
-    from negcse.generators.registry import methods_reading, settings
-
-    if method not in methods_reading(config, COLUMNS):
-        return None
-    s = settings(config, "gcse", method)
-    if s["positives"] + s["negatives"] == 0:
-        return None
-    llm = {"backend": s["backend"], "model": s["model"]}
-    if s["backend"] == "openai":
-        llm["base_url"] = s["base_url"]
-    return llm
+def provenance(settings: dict[str, Any]) -> dict[str, Any]:
+    """The LLM that writes the data, recorded in the run spec of a method trained on it (so in
+    the model's negcse.json and, through the evaluation, in its table row): backend, model and,
+    for an endpoint, its base URL (never the key). Nothing for "w randomly" (no prompt)."""
+    if settings["positives"] + settings["negatives"] == 0:
+        return {}
+    llm = {"backend": settings["backend"], "model": settings["model"]}
+    if settings["backend"] == "openai":
+        llm["base_url"] = settings["base_url"]
+    return {"llm": llm}
 
 
 def check(settings: dict[str, Any]) -> None:
@@ -207,6 +201,7 @@ SPEC = register(
         variant=variant,
         check=check,
         models=models,
+        provenance=provenance,
         conda="llm",
     )
 )
