@@ -169,9 +169,12 @@ def methods_reading(config: Mapping[str, Any], columns: Iterable[str]) -> list[s
 def provenance(config: Mapping[str, Any], method: str) -> dict[str, Any]:
     """What the generators of ``method``'s columns record of how they made them (merged over
     the generators it reads, in registration order)."""
+    from negcse.methods.registry import method_class
+
+    reads = set(method_class(config["methods"][method]["implementation"]).columns)
     out: dict[str, Any] = {}
     for gen in specs().values():
-        if method in methods_reading(config, gen.columns):
+        if reads & set(gen.columns):
             found = settings(config, gen.name, method if gen.per_method else None)
             out.update(gen.provenance(found))
     return out
