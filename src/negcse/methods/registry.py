@@ -18,12 +18,20 @@ def register(cls: type[Method]) -> type[Method]:
     return cls
 
 
+_loaded = False
+
+
 def _load_all() -> None:
+    """Import every method module once (each registers its classes)."""
+    global _loaded
+    if _loaded:
+        return
     import negcse.methods as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name not in ("base", "registry"):
             importlib.import_module(f"negcse.methods.{info.name}")
+    _loaded = True
 
 
 def method_class(name: str) -> type[Method]:
