@@ -48,6 +48,12 @@ def ci_smoke_grid(ws: Path) -> None:
     config["grid"] |= {"methods": CI_METHODS, "seeds": [1]}
     config["corpus"]["max_sentences"] = 3200
     smoke.write_text(yaml.safe_dump(config, sort_keys=False))
+    # GCSE's overlay lists the smoke methods and its own (a list replaces, it does not merge)
+    gcse = ws / GCSE_CONFIGS[-1]
+    overlay = yaml.safe_load(gcse.read_text())
+    assert overlay["grid"]["methods"][-1] == "gcse", f"{gcse}: grid.methods changed"
+    overlay["grid"]["methods"] = [*CI_METHODS, "gcse"]
+    gcse.write_text(yaml.safe_dump(overlay, sort_keys=False))
 
 
 @pytest.fixture(scope="module")
