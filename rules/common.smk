@@ -16,6 +16,7 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
+    method_corpus,
     resolve_method,
     schema_path,
 )
@@ -50,7 +51,10 @@ validate(config, schema_path(), set_default=True)
 METHODS = config["grid"]["methods"]
 BACKBONES = config["grid"]["backbones"]
 SEEDS = config["grid"]["seeds"]
-CORPUS = config["corpus"]["name"]
+CORPUS = config["corpus"]["name"]  # the main corpus (rule corpus)
+CORPORA = list(
+    config.get("corpora") or {}
+)  # mixed ones (rule mixed_corpus, GCSE's domain setting)
 
 
 def _alternation(values):
@@ -153,7 +157,12 @@ def column_file(wildcards, column):
     """The file of a generated column that a train job (method, seed) reads."""
     try:
         return generators.column_file(
-            config, column, wildcards.method, wildcards.seed, CORPUS, wildcards.backbone
+            config,
+            column,
+            wildcards.method,
+            wildcards.seed,
+            method_corpus(config, wildcards.method),
+            wildcards.backbone,
         )
     except KeyError as err:
         raise WorkflowError(f"{err.args[0]} (method {wildcards.method})") from None
@@ -164,7 +173,7 @@ def train_inputs(wildcards):
     corpus_column = method_class_of(wildcards.method).corpus_column
     inputs = {
         "corpus": (
-            f"results/data/corpus/{CORPUS}.txt"
+            f"results/data/corpus/{method_corpus(config, wildcards.method)}.txt"
             if corpus_column is None
             else column_file(wildcards, corpus_column)
         )
@@ -375,6 +384,24 @@ def print_gpu_estimate():
             sentences = sum(1 for _ in fh)
     else:
         sentences = config["corpus"].get("max_sentences") or WIKI1M
+    # a method on a mixed corpus (GCSE's domain setting): that corpus's size once it is built
+    method_sentences, unbuilt = {}, []
+    for method in METHODS:
+        name = method_corpus(config, method)
+        mixed = Path(f"results/data/corpus/{name}.txt")
+        if name == CORPUS:
+            continue
+        if mixed.is_file():
+            with mixed.open("rb") as fh:
+                method_sentences[method] = sum(1 for _ in fh)
+        else:
+            unbuilt.append(method)
+    if unbuilt:
+        logger.info(
+            "GPU-hours estimate: the corpora of "
+            + ", ".join(unbuilt)
+            + " are not built yet; counted at the main corpus's size (an upper bound)"
+        )
     paths = []
     for method in METHODS:
         for backbone in BACKBONES:
@@ -385,7 +412,9 @@ def print_gpu_estimate():
                 for column in method_columns(config, method):
                     paths.append((column, column_file(wc, column)))
     costs = load_costs(costs_file)
-    rows = estimate(config, costs, sentences, gpu_generators(config, paths))
+    rows = estimate(
+        config, costs, sentences, gpu_generators(config, paths), method_sentences
+    )
     mteb = len(table_evals(TABLES["mteb"])) if table_enabled(TABLES["mteb"]) else 0
     unpriced = f"{mteb} MTEB evaluation jobs" if mteb else ""
     logger.info(

@@ -27,6 +27,8 @@ rule corpus:
         "logs/data/corpus_{corpus}.log",
     benchmark:
         "benchmarks/rules/data/corpus_{corpus}.tsv"
+    wildcard_constraints:
+        corpus=re.escape(CORPUS),
     retries: 2
     conda:
         "../envs/negcse.yaml"
@@ -41,6 +43,32 @@ rule corpus:
         "--stats {output.stats} --max-chars {params.max_chars} "
         "--on-bad-line {params.on_bad_line} --max-sentences {params.max_sentences} "
         "{params.mirror} 2> {log}"
+
+
+rule mixed_corpus:
+    """A corpus of params.yaml's `corpora` (GCSE's domain setting): domain sentences, then three
+    general ones per domain line (seeded); offline, a domain file not at hand (PAWS) is skipped,
+    logged and listed in the stats."""
+    output:
+        corpus="results/data/corpus/{corpus}.txt",
+        stats="results/data/corpus/{corpus}.stats.json",
+    log:
+        "logs/data/corpus_{corpus}.log",
+    benchmark:
+        "benchmarks/rules/data/corpus_{corpus}.tsv"
+    wildcard_constraints:
+        corpus=_alternation(CORPORA) or "(?!)",  # none configured: matches nothing
+    retries: 2
+    conda:
+        "../envs/negcse.yaml"
+    params:
+        spec=lambda wildcards: shlex.quote(
+            json.dumps(config["corpora"][wildcards.corpus])
+        ),
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse mix-corpus --spec {params.spec} --out {output.corpus} "
+        "--stats {output.stats} {params.mirror} 2> {log}"
 
 
 rule prefetch:

@@ -159,7 +159,11 @@ def gcse_candidates(wildcards):
 def _gcse_stage1(wildcards):
     try:
         return gcse_stage1_models(
-            config, wildcards.triplets, wildcards.backbone, wildcards.seed
+            config,
+            wildcards.triplets,
+            wildcards.backbone,
+            wildcards.seed,
+            wildcards.corpus,
         )
     except ValueError as err:
         raise WorkflowError(str(err)) from None

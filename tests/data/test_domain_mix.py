@@ -11,7 +11,10 @@ import pytest
 
 from negcse.data.domain_mix import (
     DomainDataError,
+    build,
     mix,
+    nli_sentences,
+    paws_pairs,
     sick_pairs,
     sts_pairs,
     unique_sentences,
@@ -65,12 +68,115 @@ def test_mix_is_domain_then_three_general_per_domain_line() -> None:
         mix(domain, general[:5], seed=7)
 
 
-def test_bad_files_name_file_and_line(tmp_path: Path) -> None:
-    sts = tmp_path / "STS.input.x.txt"
-    sts.write_text("a\tb\nonly one field\n")
-    with pytest.raises(DomainDataError, match=rf"{re.escape(str(sts))}:2: expected 2"):
-        sts_pairs(sts)
+@pytest.mark.parametrize(
+    ("reader", "name", "text", "where"),
+    [
+        (sts_pairs, "STS.input.x.txt", "a\tb\nonly one field\n", ":2: expected 2"),
+        (sick_pairs, "SICK_train.txt", "id\tA\tB\n1\ta\tb\n", ":1: header"),
+        (nli_sentences, "nli.csv", "sent0,sent1,hard_neg\na,b,c\na,,c\n", ":3: expected 3"),
+        (paws_pairs, "train.tsv", "sentence1\tsentence2\n", ":1: header"),
+    ],
+)
+def test_bad_files_name_file_and_line(
+    tmp_path: Path, reader: object, name: str, text: str, where: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DomainDataError, match=re.escape(f"{path}{where}")):
+        reader(path)  # type: ignore[operator]
+
+
+# build(): one corpus of params.yaml's `corpora` from registered files
+
+
+def _resolver(files: dict[str, Path]):
+    from negcse.data.sources import ResolveError
+
+    def resolve(name: str) -> Path:
+        if name not in files:
+            raise ResolveError(f"data file '{name}' not found. Tried:\n  mirror: (missing)")
+        return files[name]
+
+    return resolve
+
+
+def _sources(tmp_path: Path) -> dict[str, Path]:
+    sts = tmp_path / "STS.input.a.txt"
+    sts.write_text("s1\ts2\ns3\ts1\n")  # s1 twice: one line
     sick = tmp_path / "SICK_train.txt"
-    sick.write_text("id\tA\tB\n1\ta\tb\n")
-    with pytest.raises(DomainDataError, match=rf"{re.escape(str(sick))}:1: header"):
-        sick_pairs(sick)
+    sick.write_text("pair_ID\tsentence_A\tsentence_B\tscore\n1\tk1\tk2\t4.5\n")
+    paws = tmp_path / "train.tsv"
+    paws.write_text("id\tsentence1\tsentence2\tlabel\n1\tp1\tp2\t0\n2\tp3\tp4\t1\n3\tp5\tp6\t1\n")
+    nli = tmp_path / "nli_for_simcse.csv"
+    nli.write_text(
+        "sent0,sent1,hard_neg\n"
+        + "".join(f'"n{i}, a",n{i}b,n{i}c\n' for i in range(20))  # a quoted comma
+    )
+    return {"sts": sts, "sick": sick, "paws": paws, "nli": nli}
+
+
+SPEC = {
+    "domain": [
+        {"reader": "sts_pairs", "files": ["sts"]},
+        {"reader": "paws_pairs", "files": ["paws"], "max_pairs": 2},
+        {"reader": "sick_pairs", "files": ["sick"]},
+    ],
+    "general": {"reader": "nli_sentences", "files": ["nli"]},
+    "seed": 3,
+}
+
+
+def test_build_reads_every_source_and_draws_three_general_lines_per_domain_line(
+    tmp_path: Path,
+) -> None:
+    files = _sources(tmp_path)
+    lines, stats = build(SPEC, _resolver(files), offline=False)
+    domain = lines[: stats["domain_lines"]]
+    # STS (s1 once), two of PAWS's three pairs (seeded, file order), SICK; labels dropped
+    assert domain[:3] == ["s1", "s2", "s3"] and domain[-2:] == ["k1", "k2"]
+    paws = domain[3:-2]
+    assert len(paws) == 4 and paws in (["p1", "p2", "p3", "p4"], ["p1", "p2", "p5", "p6"],
+                                       ["p3", "p4", "p5", "p6"])
+    assert stats["domain_lines"] == 9 and stats["general_lines"] == 27 and len(lines) == 36
+    # every NLI sentence is a general candidate (the quoted comma kept); 27 distinct, pool order
+    pool = [x for i in range(20) for x in (f"n{i}, a", f"n{i}b", f"n{i}c")]
+    general = lines[9:]
+    assert len(set(general)) == 27 and set(general) <= set(pool)
+    assert general == sorted(general, key=pool.index)
+    assert [s["rows"] for s in stats["domain"]] == [2, 3, 1]
+    assert stats["domain"][1]["rows_used"] == 2 and stats["skipped"] == []
+    assert build(SPEC, _resolver(files), offline=False) == (lines, stats)  # seeded
+
+
+def test_build_skips_a_missing_domain_source_offline_only(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from negcse.data.sources import ResolveError
+
+    files = _sources(tmp_path)
+    del files["paws"]
+    with caplog.at_level("WARNING"):
+        lines, stats = build(SPEC, _resolver(files), offline=True)
+    assert stats["skipped"][0]["files"] == ["paws"] and "not found" in stats["skipped"][0]["reason"]
+    assert "skipped offline: domain source paws" in caplog.text
+    assert stats["domain_lines"] == 5 and len(lines) == 20
+    with pytest.raises(ResolveError):  # online, a missing file is an error, not a skip
+        build(SPEC, _resolver(files), offline=False)
+    del files["nli"]  # the general part is never skipped: the mix would silently change
+    with pytest.raises(ResolveError):
+        build(SPEC, _resolver(files), offline=True)
+
+
+def test_build_without_general_or_domain_keeps_the_same_draw(tmp_path: Path) -> None:
+    files = _sources(tmp_path)
+    full, _ = build(SPEC, _resolver(files), offline=False)
+    wo_general, stats = build({**SPEC, "use_general": False}, _resolver(files), offline=False)
+    assert wo_general == full[:9] and stats["general"] is None
+    del files["nli"]  # not read without general data
+    build({**SPEC, "use_general": False}, _resolver(files), offline=False)
+    files = _sources(tmp_path)
+    wo_domain, stats = build({**SPEC, "use_domain": False}, _resolver(files), offline=False)
+    assert wo_domain == full[9:] and stats["domain_lines"] == 0
+    capped, stats = build({**SPEC, "max_domain_lines": 4}, _resolver(files), offline=False)
+    assert stats["domain_lines"] == 4 and len(capped) == 16
+    assert all(line in full[:9] for line in capped[:4])

@@ -102,3 +102,38 @@ def test_source_is_the_pinned_url_unless_overridden(monkeypatch: pytest.MonkeyPa
     assert source_url(rel, pinned) == pinned
     monkeypatch.setenv(DATA_URL_ENV, "https://files.example.org/negcse/data/")
     assert source_url(rel, pinned) == f"https://files.example.org/negcse/data/{rel}"
+
+
+def test_a_file_inside_a_release_archive_is_extracted_and_verified(
+    tmp_path: Path, server: Server, mirror: Path
+) -> None:
+    """STS12 train is pinned as a member of the SemEval release archive (``<tgz>::<member>``):
+    the member is extracted, checked against the registry's sha256 (the mirror's copy is the
+    truth), and neither the archive nor a partial file is left behind."""
+    import tarfile
+    import zipfile
+
+    from negcse.data.download import ArchiveMemberError, fetch
+
+    rel = "raw/STS12-en-train/STS.input.MSRpar.txt"
+    entry = registry()[rel]
+    assert entry.url.endswith("sts2012-train.tgz::STS2012-train/STS.input.MSRpar.txt")
+    member = "STS2012-train/STS.input.MSRpar.txt"
+    with tarfile.open(server.root / "sts2012-train.tgz", "w:gz") as tar:
+        tar.add(mirror / "data" / rel, arcname=member)
+    with zipfile.ZipFile(server.root / "sts2012-train.zip", "w") as zf:
+        zf.write(mirror / "data" / rel, arcname=member)
+    cache = tmp_path / "cache"
+    for archive in ("sts2012-train.tgz", "sts2012-train.zip"):
+        dest = cache / "data" / archive / rel
+        got = fetch(rel, f"{server.url}/{archive}::{member}", dest, entry.sha256, cache)
+        assert got.read_bytes() == (mirror / "data" / rel).read_bytes()
+    with pytest.raises(ArchiveMemberError, match="no file 'STS2012-train/absent.txt'"):
+        fetch(rel, f"{server.url}/sts2012-train.tgz::STS2012-train/absent.txt",
+              cache / "x" / rel, entry.sha256, cache)
+    with pytest.raises(DownloadError, match="sha256 .* does not match"):
+        fetch(rel, f"{server.url}/sts2012-train.tgz::{member}", cache / "y" / rel, "0" * 64, cache)
+    assert sorted(p.relative_to(cache).parts[1] for p in _files(cache)) == [
+        "sts2012-train.tgz", "sts2012-train.zip"
+    ]  # the two verified files only
+    assert server.requests.count("/sts2012-train.tgz") == 3  # a missing member is not retried

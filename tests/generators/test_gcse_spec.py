@@ -33,6 +33,7 @@ def _config(**methods: dict) -> dict:
         "methods": {"simcse": {"implementation": "simcse"}}
         | {name: base | extra for name, extra in methods.items()},
         "generators": {"gcse": {"model": "org/llm"}},
+        "corpus": {"name": "wiki"},
     }
 
 
@@ -93,12 +94,17 @@ def test_stage1_model_is_the_evaluation_guide_run() -> None:
     tid = triplets_id(settings(config, "gcse", "g"))
     # g and w share the triplets variant but not the stage-1 run: refused, naming both
     with pytest.raises(ValueError, match="seed7.*seed3|seed3.*seed7"):
-        stage1_models(config, tid, "b", 3)
-    del config["methods"]["w"]
+        stage1_models(config, tid, "b", 3, "wiki")
+    # on another corpus (GCSE's domain setting) w's triplets are another file: no clash
+    config["methods"]["w"]["corpus"] = "domain"
     run = "results/models/simcse/b/seed3"
-    assert stage1_models(config, tid, "b", 3) == (run, run)
+    assert stage1_models(config, tid, "b", 3, "wiki") == (run, run)
+    assert stage1_models(config, tid, "b", 3, "domain") == ("results/models/simcse/b/seed7",) * 2
+    del config["methods"]["w"]
+    with pytest.raises(ValueError, match="0 stage-1 models"):
+        stage1_models(config, tid, "b", 3, "domain")
     config["methods"]["g"]["guides"]["evaluation"] = {"model": "org/released"}
-    assert stage1_models(config, tid, "b", 3) == ("org/released", None)
+    assert stage1_models(config, tid, "b", 3, "wiki") == ("org/released", None)
 
 
 def test_params_yaml_gcse_variants() -> None:

@@ -21,6 +21,13 @@ def config() -> dict:
 def test_shipped_configs_are_valid() -> None:
     load_config(REPO / "params.yaml")
     load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
+    smoke = REPO / "tests" / "smoke"
+    domain = load_config(
+        REPO / "params.yaml", smoke / "config.yaml", smoke / "gcse.yaml", smoke / "gcse-domain.yaml"
+    )["corpora"]["gcse-domain"]
+    # the overlay replaces the general source only: the domain sources are params.yaml's
+    assert domain["general"]["files"] == ["unlabeled/wiki1m/wiki1m_random10k.txt"]
+    assert [s["reader"] for s in domain["domain"]] == ["sts_pairs", "paws_pairs", "sick_pairs"]
 
 
 @pytest.mark.parametrize(
@@ -68,3 +75,27 @@ def test_precedence(config: dict) -> None:
     config["train_overrides"] = {"learning_rate": 1e-4}
     assert resolve_method(config, "simcse", "roberta-base")["train"]["learning_rate"] == 1e-4
     assert resolve_method(config, "simcse", "roberta-base")["train"]["batch_size"] == 512
+
+
+def test_corpora_and_method_corpus_are_checked(config: dict) -> None:
+    """GCSE's domain setting: a method's corpus must exist, a mixed corpus's files must be
+    registered, and only the methods that set a corpus carry it in their run spec."""
+    assert resolve_method(config, "gcse_domain", "bert-base-uncased")["corpus"] == "gcse-domain"
+    assert "corpus" not in resolve_method(config, "gcse", "bert-base-uncased")
+    bad = copy.deepcopy(config)
+    bad["methods"]["gcse_domain"]["corpus"] = "gcse-domian"
+    with pytest.raises(ConfigError, match="methods.gcse_domain.corpus: 'gcse-domian' is neither"):
+        check_config(bad)
+    bad = copy.deepcopy(config)
+    bad["corpora"]["gcse-domain"]["domain"][2]["files"] = ["raw/SICK/SICK_trian.txt"]
+    with pytest.raises(ConfigError, match=r"corpora.gcse-domain.domain\[2\].files: 'raw/SICK/"):
+        check_config(bad)
+    bad = copy.deepcopy(config)
+    bad["corpora"]["gcse-domain"]["use_domain"] = False
+    bad["corpora"]["gcse-domain"]["use_general"] = False
+    with pytest.raises(ConfigError, match="use_domain and use_general both false"):
+        check_config(bad)
+    bad = copy.deepcopy(config)
+    bad["corpora"]["gcse-domain"]["domain"][0]["reader"] = "tsv"
+    with pytest.raises(ConfigError, match="corpora.gcse-domain.domain.0.reader"):
+        check_config(bad)

@@ -34,30 +34,36 @@ def test_lint(lint: subprocess.CompletedProcess[str]) -> None:
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (52: 38 + RankCSE, RankCSE+SAN and its three
-    lambda variants, RLRD, RLRD+SAN + GCSE and its w/o filtering, w/o decay, released, w randomly
-    and two sigma variants) x 4 backbones x 3 seeds, with the GPU generators behind it, and the dry run prints
-    the GPU-hours estimate. Its time is a benchmark figure (benchmarks/base.md), not asserted
-    here."""
+    """The default grid is every configured method (56: 38 + RankCSE, RankCSE+SAN and its three
+    lambda variants, RLRD, RLRD+SAN + GCSE, its released mode and, in the domain setting, GCSE,
+    its stage-1 model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o
+    domain and two sigma variants) x 4 backbones x 3 seeds, with the GPU generators behind it,
+    and the dry run prints the GPU-hours estimate. Its time is a benchmark figure
+    (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
     out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
     counts = job_counts(out.stdout)
     grid = config["grid"]
-    assert grid["methods"] == list(config["methods"])
+    # every configured method but the stage-1 runs of "w/o general" / "w/o domain" (guides only)
+    guides_only = {"gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
+    assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
     assert len(grid["backbones"]) == 4 and len(grid["seeds"]) == 3
-    # 456 + 7 RankCSE/RLRD methods x 12 + 7 GCSE methods x 12
-    assert counts["train"] == len(grid["methods"]) * 4 * 3 == 624
-    assert counts["evaluate_model"] == counts["train"]
+    assert len(grid["methods"]) == 56
+    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 * 3 == 696
+    assert counts["evaluate_model"] == len(grid["methods"]) * 4 * 3
     # SAN samples per seed: scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
     # (RankCSE+SAN, its lambda variants and RLRD+SAN share it)
     assert counts["san_negatives"] == 6 * 3
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
-    # GCSE: one synthesis per mode (paper, released) and w randomly's (no prompt, no LLM);
-    # denoised triplets per stage-1 model (backbone x seed) for each of paper, w/o filtering,
-    # w randomly and released (w/o decay and the sigma variants share paper's or w/o filtering's)
-    assert counts["gcse_synthesize"] == 3
-    assert counts["gcse_denoise"] == 4 * 4 * 3
+    # the three mixed corpora of the domain setting (full, w/o general, w/o domain)
+    assert counts["mixed_corpus"] == 3 and counts["corpus"] == 1
+    # GCSE: one synthesis per corpus and mode: Wikipedia paper and released; the domain mix's
+    # paper and w randomly (no prompt, no LLM); w/o general's and w/o domain's. Denoised
+    # triplets per stage-1 model (backbone x seed) for each of those plus the domain setting's
+    # w/o filtering (w/o decay and the sigma variants share paper's or w/o filtering's)
+    assert counts["gcse_synthesize"] == 6
+    assert counts["gcse_denoise"] == 7 * 4 * 3
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -106,3 +112,41 @@ def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace
     edges = {(labels[a], labels[b]) for a, b in re.findall(r"\t(\d+) -> (\d+)", dag)}
     assert {("train", "gcse_denoise"), ("gcse_synthesize", "gcse_denoise")} <= edges
     assert ("gcse_denoise", "train") in edges and ("corpus", "gcse_synthesize") in edges
+
+
+def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
+    workspace: Path, mirror: Path
+) -> None:
+    """The domain setting's corpus from the mirror's real files (STS12 train, SICK train; PAWS
+    is not in the mirror: skipped and logged; the smoke overlay's general stand-in), then the
+    chain's order: stage 1 (gcse_wo_stage2) trains on that corpus, the LLM reads it, the
+    denoising uses that stage-1 model, stage 2 (gcse_domain) trains on its triplets."""
+    import json
+
+    overlay = ["--configfile", *GCSE_CONFIGS, "tests/smoke/gcse-domain.yaml"]
+    corpus = "results/data/corpus/gcse-domain.txt"
+    sh([*SMOKE, *overlay, corpus], workspace)
+    stats = json.loads((workspace / "results/data/corpus/gcse-domain.stats.json").read_text())
+    sts12, sick = stats["domain"]
+    # the pair counts the paper prints (§4.1: 2.2k and 4.5k samples)
+    assert (sts12["reader"], sts12["rows"]) == ("sts_pairs", 750 + 750 + 734)
+    assert (sick["reader"], sick["rows"]) == ("sick_pairs", 4500)
+    assert stats["skipped"][0]["files"] == ["unlabeled/paws/paws_wiki_labeled_final_train.tsv"]
+    log = (workspace / "logs/data/corpus_gcse-domain.log").read_text()
+    assert "skipped offline: domain source unlabeled/paws/" in log
+    lines = (workspace / corpus).read_text().splitlines()
+    assert stats["domain_lines"] == 1000 and stats["general_lines"] == 3000 == len(lines) - 1000
+    wiki = set((mirror / "data/unlabeled/wiki1m/wiki1m_random10k.txt").read_text().splitlines())
+    assert set(lines[1000:]) <= wiki and not set(lines[:1000]) & wiki
+
+    target = "results/models/gcse_domain/splade-tiny/seed1"
+    out = sh([*SMOKE, *overlay, "-n", target], workspace)
+    jobs = jobs_with_wildcards(out.stdout)
+    order = [f"{rule} {wc}" for rule, wc in jobs]
+    stage1 = order.index("train wildcards: method=gcse_wo_stage2, backbone=splade-tiny, seed=1")
+    synth = next(i for i, j in enumerate(order) if j.startswith("gcse_synthesize"))
+    denoise = next(i for i, j in enumerate(order) if j.startswith("gcse_denoise"))
+    assert "corpus=gcse-domain" in order[synth] and "corpus=gcse-domain" in order[denoise]
+    assert denoise > max(stage1, synth) and order[-1].startswith("train wildcards: method=gcse_domain")
+    assert all(rule != "mixed_corpus" for rule, _ in jobs)  # built above, not again
+    assert "--model results/models/gcse_wo_stage2/splade-tiny/seed1" in out.stdout

@@ -3,18 +3,24 @@ train, PAWS and SICK train as domain data, plus an NLI subset as general data at
 = 1:3, and Table 4's "w/o general" (domain only) and "w/o domain" (general only) mixes.
 
 Readers take the sentence pairs of a labeled file and drop its labels (the paper's "unlabeled
-portions"); :func:`mix` draws the general lines with a seed. Not yet wired into the workflow
-(one corpus for every method there; docs/fidelity-gcse.md).
+portions"); :func:`mix` draws the general lines with a seed. :func:`build` makes one corpus of
+the workflow's ``corpora`` (params.yaml; rule ``mixed_corpus``) from registered files: a domain
+source that is not at hand offline (PAWS is not in the offline mirror) is skipped with a logged
+message and recorded in the stats; a mix that then lacks a part it asks for is an error.
 """
 
 from __future__ import annotations
 
 import csv
+import logging
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from negcse.errors import UserError
+
+logger = logging.getLogger(__name__)
 
 #: domain:general as printed (§4.1: "the sample ratio between domain and general data is 1:3")
 GENERAL_PER_DOMAIN = 3
@@ -50,6 +56,40 @@ def sick_pairs(path: str | Path) -> list[tuple[str, str]]:
     return [(r[1], r[2]) for r in _rows(Path(path), 3, ("pair_ID", "sentence_A", "sentence_B"))]
 
 
+def paws_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """PAWS-Wiki's ``train.tsv``: id, sentence1, sentence2, label (dropped)."""
+    return [(r[1], r[2]) for r in _rows(Path(path), 3, ("id", "sentence1", "sentence2"))]
+
+
+def nli_sentences(path: str | Path) -> list[tuple[str, ...]]:
+    """SimCSE's ``nli_for_simcse.csv`` (sent0, sent1, hard_neg): every sentence of a row,
+    the entailment / contradiction roles dropped."""
+    with open(path, encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh))
+    if not rows or rows[0][:3] != ["sent0", "sent1", "hard_neg"]:
+        raise DomainDataError(f"{path}:1: header must start with sent0, sent1, hard_neg")
+    for line, row in enumerate(rows[1:], 2):
+        if len(row) < 3 or not all(x.strip() for x in row[:3]):
+            raise DomainDataError(f"{path}:{line}: expected 3 non-empty comma-separated fields")
+    return [tuple(r[:3]) for r in rows[1:]]
+
+
+def text_lines(path: str | Path) -> list[tuple[str]]:
+    """A one-sentence-per-line file (the Wikipedia corpus); blank lines dropped."""
+    with open(path, encoding="utf-8") as fh:
+        return [(ln.strip(),) for ln in fh if ln.strip()]
+
+
+#: reader name (params.yaml ``corpora.<name>.*.reader``) -> rows of sentences of one file
+READERS: dict[str, Callable[[Path], Sequence[tuple[str, ...]]]] = {
+    "sts_pairs": sts_pairs,
+    "sick_pairs": sick_pairs,
+    "paws_pairs": paws_pairs,
+    "nli_sentences": nli_sentences,
+    "lines": text_lines,
+}
+
+
 def unique_sentences(pairs: Iterable[tuple[str, ...]]) -> list[str]:
     """Every sentence of the pairs once, in first-seen order (SICK repeats many)."""
     return list(dict.fromkeys(s.strip() for pair in pairs for s in pair))
@@ -76,3 +116,81 @@ def mix(
         )
     picked = sorted(random.Random(seed).sample(range(len(general)), want)) if use_general else []
     return (list(domain) if use_domain else []) + [general[i] for i in picked]
+
+
+def _sample_rows(rows: Sequence[tuple[str, ...]], limit: int | None, seed: int) -> list:
+    """At most ``limit`` rows drawn without replacement (seeded), in file order."""
+    if limit is None or limit >= len(rows):
+        return list(rows)
+    return [rows[i] for i in sorted(random.Random(seed).sample(range(len(rows)), limit))]
+
+
+def read_source(
+    source: Mapping[str, Any], resolve: Callable[[str], Path], seed: int
+) -> tuple[list[str], dict[str, Any]]:
+    """The unique sentences of one source (``reader``, ``files``, ``max_pairs``) and its stats.
+    A file that ``resolve`` cannot find raises :class:`negcse.data.sources.ResolveError`."""
+    reader = READERS[source["reader"]]
+    rows: list[tuple[str, ...]] = []
+    for name in source["files"]:
+        rows += reader(resolve(name))
+    picked = _sample_rows(rows, source.get("max_pairs"), seed)
+    sentences = unique_sentences(picked)
+    stats = {"files": list(source["files"]), "rows": len(rows), "rows_used": len(picked)}
+    return sentences, {**stats, "sentences": len(sentences)}
+
+
+def build(
+    spec: Mapping[str, Any], resolve: Callable[[str], Path], offline: bool
+) -> tuple[list[str], dict[str, Any]]:
+    """One mixed corpus from its params.yaml entry: ``domain`` (sources), ``general`` (one
+    source), ``use_domain``, ``use_general``, ``max_domain_lines``, ``seed``. Offline, a domain
+    source whose file is nowhere is skipped (logged, listed under ``skipped``); without domain
+    or general lines where the mix needs them, a :class:`DomainDataError` names the setting."""
+    from negcse.data.sources import ResolveError
+
+    seed = int(spec.get("seed", 0))
+    use_domain, use_general = bool(spec.get("use_domain", True)), bool(spec.get("use_general", True))
+    stats: dict[str, Any] = {"domain": [], "skipped": [], "seed": seed}
+    # the domain lines are read even for "w/o domain": they fix how many general lines are drawn
+    domain: list[str] = []
+    for source in spec["domain"]:
+        try:
+            lines, info = read_source(source, resolve, seed)
+        except ResolveError as exc:
+            if not offline:
+                raise
+            reason = str(exc).splitlines()[0]
+            logger.warning(
+                "skipped offline: domain source %s (%s); fetch it on a networked machine "
+                "(negcse fetch-data) to use it",
+                ", ".join(source["files"]),
+                reason,
+            )
+            stats["skipped"].append({"files": list(source["files"]), "reason": reason})
+            continue
+        stats["domain"].append({"reader": source["reader"], **info})
+        domain += lines
+    domain = list(dict.fromkeys(domain))
+    cap = spec.get("max_domain_lines")
+    if cap is not None and cap < len(domain):
+        domain = [domain[i] for i in sorted(random.Random(seed).sample(range(len(domain)), cap))]
+    if not domain:
+        raise DomainDataError("corpus: no domain source was found (the mix's size comes from it)")
+    general: list[str] = []
+    stats["general"] = None
+    if use_general:
+        general_source = spec.get("general")
+        if not general_source:
+            raise DomainDataError("corpus: use_general is true but 'general' names no source")
+        general, info = read_source(general_source, resolve, seed)
+        stats["general"] = {"reader": general_source["reader"], **info}
+    lines = mix(domain, general, seed, use_domain=use_domain, use_general=use_general)
+    stats.update(
+        domain_lines=len(domain) if use_domain else 0,
+        general_lines=len(lines) - (len(domain) if use_domain else 0),
+        lines=len(lines),
+        use_domain=use_domain,
+        use_general=use_general,
+    )
+    return lines, stats

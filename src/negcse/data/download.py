@@ -4,6 +4,10 @@ A file is downloaded into ``<cache>/.partial/``, verified against the registry's
 then moved into place, so an interrupted or corrupted download leaves nothing in the cache. A
 failure raises :class:`DownloadError` with one line naming the file, the source and the checksum.
 
+A pinned source ``<archive URL>::<member>`` is a file inside a ``.tar.gz``/``.tgz``/``.zip``
+release (STS12 train, PAWS): the archive is downloaded to ``.partial/``, the member extracted,
+verified and moved into place, and the archive deleted.
+
 ``NEGCSE_DATA_URL`` replaces every pinned source with ``<base>/<relative path>`` (an HTTP copy of
 a mirror's ``data/`` folder, e.g. an institute's file server); the pinned checksums still apply.
 """
@@ -14,10 +18,12 @@ import contextlib
 import hashlib
 import logging
 import os
+import tarfile
 import tempfile
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from pathlib import Path
 
 from tqdm import tqdm
@@ -28,10 +34,15 @@ DATA_URL_ENV = "NEGCSE_DATA_URL"
 PARTIAL = ".partial"
 CHUNK = 1 << 16
 RETRY_DELAY = 2.0  # seconds, doubled after each failed attempt
+ARCHIVE_SEP = "::"  # <archive URL>::<member path inside it>
 
 
 class DownloadError(OSError):
     """A data file could not be fetched or did not have its pinned sha256 (one-line message)."""
+
+
+class ArchiveMemberError(DownloadError):
+    """The downloaded archive is not a tar/zip or lacks the pinned member (not retried)."""
 
 
 def source_url(relative_path: str, pinned_url: str) -> str:
@@ -60,7 +71,11 @@ def fetch(
         fd, tmp_name = tempfile.mkstemp(dir=partial_dir, prefix=dest.name + ".")
         tmp = Path(tmp_name)
         try:
-            actual = _stream(url, fd, relative_path, timeout)
+            archive_url, _, member = url.partition(ARCHIVE_SEP)
+            if member:
+                actual = _stream_member(archive_url, member, fd, partial_dir, relative_path, timeout)
+            else:
+                actual = _stream(url, fd, relative_path, timeout)
             if sha256 is not None and actual != sha256:
                 raise DownloadError(
                     f"data file '{relative_path}' from {url}: sha256 {actual} does not match the "
@@ -73,7 +88,7 @@ def fetch(
             tmp.replace(dest)
             logger.info("fetched %s from %s (sha256 verified)", relative_path, url)
             return dest
-        except DownloadError:
+        except (DownloadError, ArchiveMemberError):
             raise
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last = exc
@@ -112,3 +127,51 @@ def _stream(url: str, fd: int, label: str, timeout: float) -> str:
         out.flush()
         os.fsync(out.fileno())
     return digest.hexdigest()
+
+
+def _stream_member(
+    archive_url: str, member: str, fd: int, partial_dir: Path, label: str, timeout: float
+) -> str:
+    """Download the archive at ``archive_url`` beside the partial file, write its ``member`` to
+    ``fd``; the member's sha256. The archive is deleted either way."""
+    afd, archive_name = tempfile.mkstemp(dir=partial_dir, prefix="archive.")
+    archive = Path(archive_name)
+    try:
+        try:
+            _stream(archive_url, afd, f"{label} (archive)", timeout)
+        except BaseException:
+            os.close(fd)
+            raise
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out:
+            with _open_member(archive, archive_url, member) as src:
+                while block := src.read(CHUNK):
+                    out.write(block)
+                    digest.update(block)
+            out.flush()
+            os.fsync(out.fileno())
+        return digest.hexdigest()
+    finally:
+        archive.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _open_member(archive: Path, url: str, member: str):  # type: ignore[no-untyped-def]
+    if tarfile.is_tarfile(archive):
+        with tarfile.open(archive) as tar:
+            try:
+                src = tar.extractfile(member)
+            except KeyError:
+                src = None
+            if src is None:
+                raise ArchiveMemberError(f"{url}: no file '{member}' in the archive")
+            with src:
+                yield src
+    elif zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            if member not in zf.namelist():
+                raise ArchiveMemberError(f"{url}: no file '{member}' in the archive")
+            with zf.open(member) as src:
+                yield src
+    else:
+        raise ArchiveMemberError(f"{url}: not a tar or zip archive (member '{member}' wanted)")

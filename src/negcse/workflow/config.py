@@ -163,6 +163,7 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
             f"{source}: corpus.source: '{config['corpus']['source']}' is not a registered data "
             "file (src/negcse/resources/datasets.tsv; misspelt?)"
         )
+    check_corpora(config, source)
     for method, entry in methods.items():
         for backbone in dict.fromkeys(
             [*config["grid"]["backbones"], *(entry.get("backbones") or {})]
@@ -183,6 +184,45 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
     from negcse.workflow.guide_config import check_guides
 
     check_guides(config, source)
+
+
+def method_corpus(config: dict[str, Any], method: str) -> str:
+    """The name of the corpus ``method`` trains on (and its generators read): its ``corpus``
+    key, else ``corpus.name``."""
+    return config["methods"][method].get("corpus") or config["corpus"]["name"]
+
+
+def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Every ``corpora`` entry reads registered files and can be mixed; every method's
+    ``corpus`` names the main corpus or a ``corpora`` entry."""
+    from negcse.data.sources import registry
+
+    main, corpora = config["corpus"]["name"], config.get("corpora") or {}
+    if main in corpora:
+        raise ConfigError(f"{source}: corpora.{main}: the name of corpus.name (rename one)")
+    for name, entry in corpora.items():
+        parts = [(f"domain[{i}]", s) for i, s in enumerate(entry["domain"])]
+        if entry.get("general"):
+            parts.append(("general", entry["general"]))
+        for where, part in parts:
+            for file in part["files"]:
+                if file not in registry():
+                    raise ConfigError(
+                        f"{source}: corpora.{name}.{where}.files: '{file}' is not a registered "
+                        "data file (src/negcse/resources/datasets.tsv; misspelt?)"
+                    )
+        if entry.get("use_general", True) and not entry.get("general"):
+            raise ConfigError(f"{source}: corpora.{name}: use_general is true but general is empty")
+        if not (entry.get("use_domain", True) or entry.get("use_general", True)):
+            raise ConfigError(f"{source}: corpora.{name}: use_domain and use_general both false")
+    for method, entry in config["methods"].items():
+        corpus = entry.get("corpus")
+        if corpus is not None and corpus != main and corpus not in corpora:
+            known = ", ".join([main, *corpora])
+            raise ConfigError(
+                f"{source}: methods.{method}.corpus: '{corpus}' is neither corpus.name nor a "
+                f"corpora entry (known: {known}; misspelt?)"
+            )
 
 
 def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
@@ -263,5 +303,7 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
         "train": train_settings(config, method, backbone).to_dict(),
         "generators": entry.get("generators") or {},
     }
+    if entry.get("corpus"):  # only where set: the other runs' specs (and results) stay as they were
+        spec["corpus"] = entry["corpus"]
     # how its columns were made (GCSE: the LLM that wrote them)
     return {**spec, **provenance(config, method)}

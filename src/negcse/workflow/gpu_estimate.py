@@ -117,19 +117,22 @@ def estimate(
     costs: Costs,
     corpus_sentences: int,
     generator_outputs: Mapping[str, int],
+    method_sentences: Mapping[str, int] | None = None,
 ) -> list[Row]:
     """One row per grid method (trainings + their evaluations), per GPU generator, untrained
-    baselines; GPU hours on the benchmarked GPU."""
+    baselines; GPU hours on the benchmarked GPU. ``method_sentences``: the corpus size of a
+    method that trains on another corpus (GCSE's domain setting), else ``corpus_sentences``."""
     grid = config["grid"]
     rows = []
     for method in grid["methods"]:
+        sentences = (method_sentences or {}).get(method, corpus_sentences)
         row = Row(method)
         for backbone in grid["backbones"]:
             spec = resolve_method(dict(config), method, backbone)
             t = spec["train"]
             precision = "fp16" if t["precision"] == "auto" else t["precision"]
             precision = "fp32" if precision == "tf32" else precision
-            steps = math.ceil(corpus_sentences / t["batch_size"]) * t["epochs"]
+            steps = math.ceil(sentences / t["batch_size"]) * t["epochs"]
             if t.get("max_steps"):
                 steps = min(steps, t["max_steps"])
             step_s = costs.step_seconds(spec["implementation"], precision, t["batch_size"])

@@ -208,18 +208,21 @@ SPEC = register(
 
 
 def stage1_models(
-    config: dict[str, Any], triplets: str, backbone: str, seed: int | str
+    config: dict[str, Any], triplets: str, backbone: str, seed: int | str, corpus: str
 ) -> tuple[str, str | None]:
-    """The stage-1 model that denoises the triplets variant ``triplets`` for ``backbone`` x
-    ``seed``: the ``evaluation`` guide of the methods reading it, as (``--model`` argument, the
-    run folder the workflow trains or None for a named model). Methods sharing a variant must
-    share that guide (else ValueError: give them different settings)."""
+    """The stage-1 model that denoises the triplets variant ``triplets`` of ``corpus`` for
+    ``backbone`` x ``seed``: the ``evaluation`` guide of the methods reading it, as (``--model``
+    argument, the run folder the workflow trains or None for a named model). Methods sharing a
+    variant and corpus must share that guide (else ValueError: give them different settings)."""
     from negcse.generators.registry import methods_reading, settings
+    from negcse.workflow.config import method_corpus
     from negcse.workflow.guide_config import guide_models, guide_outputs
 
     found: dict[str, str | None] = {}
     for method in methods_reading(config, COLUMNS):
         if triplets_id(settings(config, "gcse", method)) != triplets:
+            continue
+        if method_corpus(config, method) != corpus:
             continue
         model = guide_models(config, method, backbone, seed).get("evaluation")
         if model is None:
@@ -227,7 +230,7 @@ def stage1_models(
         found[model] = guide_outputs(config, method, backbone, seed).get("evaluation")
     if len(found) != 1:
         raise ValueError(
-            f"gcse triplets {triplets}: {len(found)} stage-1 models ({sorted(found)}); the "
-            "methods reading one variant must share guides.evaluation"
+            f"gcse triplets {triplets} of corpus {corpus}: {len(found)} stage-1 models "
+            f"({sorted(found)}); the methods reading one variant must share guides.evaluation"
         )
     return next(iter(found.items()))
