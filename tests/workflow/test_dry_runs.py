@@ -125,7 +125,7 @@ def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
 
     overlay = ["--configfile", *GCSE_CONFIGS, "tests/smoke/gcse-domain.yaml"]
     corpus = "results/data/corpus/gcse-domain.txt"
-    sh([*SMOKE, *overlay, corpus], workspace)
+    sh([*SMOKE, corpus, *overlay], workspace)  # (--configfile takes every word after it)
     stats = json.loads((workspace / "results/data/corpus/gcse-domain.stats.json").read_text())
     sts12, sick = stats["domain"]
     # the pair counts the paper prints (§4.1: 2.2k and 4.5k samples)
