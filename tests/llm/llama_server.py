@@ -23,6 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 TASK_LINE = "processing task"
+RELEASE_LINE = "stop processing"  # a slot releases its task
 
 
 def binary() -> Path | None:
@@ -119,6 +120,22 @@ class LlamaServer:
         self._fh.flush()
         text = self.log.read_text(encoding="utf-8", errors="replace")
         return text.count(TASK_LINE)
+
+    def log_lines(self) -> list[str]:
+        self._fh.flush()
+        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+
+    def most_at_once(self, since: int = 0) -> int:
+        """The most completion tasks the server processed at the same time, from its log lines
+        ``since`` on (each task's ``launch_slot_`` ... ``release`` lines)."""
+        busy = most = 0
+        for line in self.log_lines()[since:]:
+            if TASK_LINE in line:
+                busy += 1
+                most = max(most, busy)
+            elif RELEASE_LINE in line:
+                busy -= 1
+        return most
 
     def wait_idle(self, timeout_s: float = 120.0) -> None:
         """Until no slot is processing (after a client was killed mid-request)."""

