@@ -66,12 +66,7 @@ rule analysis_figure:
 # The same curves as data (git-tracked; `dvc plots show` draws them with .dvc/plots/).
 rule training_curves_data:
     input:
-        expand(
-            "results/models/{method}/{backbone}/seed{seed}",
-            method=METHODS,
-            backbone=BACKBONES,
-            seed=SEEDS,
-        ),
+        run_files("results/models/{method}/{backbone}/seed{seed}"),
     output:
         "results/plots/training_curves.csv",
     log:

@@ -16,6 +16,7 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
+    grid_runs,
     method_corpus,
     resolve_method,
     schema_path,
@@ -50,7 +51,6 @@ validate(config, schema_path(), set_default=True)
 
 METHODS = config["grid"]["methods"]
 BACKBONES = config["grid"]["backbones"]
-SEEDS = config["grid"]["seeds"]
 CORPUS = config["corpus"]["name"]  # the main corpus (rule corpus)
 CORPORA = list(
     config.get("corpora") or {}
@@ -232,22 +232,28 @@ def analysis_args():
     )
 
 
+def run_files(patterns, backbones=None, **more):
+    """``patterns`` for every (method, backbone, seed) of the grid (each method with its own
+    seeds: methods.<m>.seeds), with ``more`` expanded as Snakemake's expand does."""
+    return [
+        path
+        for method, backbone, seed in grid_runs(config, backbones)
+        for path in expand(
+            patterns, method=method, backbone=backbone, seed=str(seed), **more
+        )
+    ]
+
+
 def analysis_jsons(backbones=None):
-    return expand(
-        "results/analysis/{method}/{backbone}/seed{seed}/analysis.json",
-        method=METHODS,
-        backbone=backbones or BACKBONES,
-        seed=SEEDS,
+    return run_files(
+        "results/analysis/{method}/{backbone}/seed{seed}/analysis.json", backbones
     )
 
 
 def analysis_figure_inputs(wildcards):
     if wildcards.figure == "training_curves":
-        return expand(
-            "results/models/{method}/{backbone}/seed{seed}",
-            method=METHODS,
-            backbone=[wildcards.backbone],
-            seed=SEEDS,
+        return run_files(
+            "results/models/{method}/{backbone}/seed{seed}", [wildcards.backbone]
         )
     return analysis_jsons([wildcards.backbone])
 
@@ -259,11 +265,8 @@ def analysis_targets():
         figure=["soft_negatives", "hard_positives", "training_curves"],
         ext=["png", "pdf"],
     )
-    per_model = expand(
+    per_model = run_files(
         "results/analysis/{method}/{backbone}/seed{seed}/{name}.tex",
-        method=METHODS,
-        backbone=BACKBONES,
-        seed=SEEDS,
         name=["rank_errors", "case_study"],
     )
     return figures + per_model
@@ -292,9 +295,7 @@ def table_evals(spec, backbones=None):
     """The files a table reads: every trained model's, then (evaluation.baseline) each
     untrained backbone's."""
     backbones = backbones or BACKBONES
-    files = expand(
-        spec.inputs, **spec.expand, method=METHODS, backbone=backbones, seed=SEEDS
-    )
+    files = run_files(spec.inputs, backbones, **spec.expand)
     if spec.untrained and config["evaluation"]["baseline"]:
         files += expand(spec.untrained, backbone=backbones)
     return files
@@ -403,14 +404,10 @@ def print_gpu_estimate():
             + " are not built yet; counted at the main corpus's size (an upper bound)"
         )
     paths = []
-    for method in METHODS:
-        for backbone in BACKBONES:
-            for seed in SEEDS:
-                wc = Wildcards(
-                    fromdict={"method": method, "backbone": backbone, "seed": seed}
-                )
-                for column in method_columns(config, method):
-                    paths.append((column, column_file(wc, column)))
+    for method, backbone, seed in grid_runs(config):
+        wc = Wildcards(fromdict={"method": method, "backbone": backbone, "seed": seed})
+        for column in method_columns(config, method):
+            paths.append((column, column_file(wc, column)))
     costs = load_costs(costs_file)
     rows = estimate(
         config, costs, sentences, gpu_generators(config, paths), method_sentences

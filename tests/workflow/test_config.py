@@ -99,3 +99,26 @@ def test_corpora_and_method_corpus_are_checked(config: dict) -> None:
     bad["corpora"]["gcse-domain"]["domain"][0]["reader"] = "tsv"
     with pytest.raises(ConfigError, match="corpora.gcse-domain.domain.0.reader"):
         check_config(bad)
+
+
+def test_seeds_are_the_papers_run_counts_and_a_method_can_have_its_own(config: dict) -> None:
+    """grid.seeds for every method, a method's or a backbone's own seeds first (UNA's Table D7:
+    ten seeds of una_baseline and una_both on BERT-base only)."""
+    from negcse.workflow.config import grid_runs, method_seeds
+
+    assert method_seeds(config, "simcse", "bert-base-uncased") == [42]
+    assert method_seeds(config, "una_both", "bert-base-uncased") == list(range(42, 52))
+    assert method_seeds(config, "una_both", "roberta-base") == [42]
+    runs = grid_runs(config)
+    assert len(runs) == len(set(runs)) == 56 * 4 + 2 * 9
+    config["methods"]["osscse"]["seeds"] = [7, 8]  # the method's own, on every backbone
+    config["methods"]["osscse"]["backbones"] = {"roberta-base": {"seeds": [9]}}
+    assert method_seeds(config, "osscse", "bert-base-uncased") == [7, 8]
+    assert method_seeds(config, "osscse", "roberta-base") == [9]
+    check_config(config)
+    three = load_config(REPO / "params.yaml", REPO / "config" / "three-seeds.yaml")
+    assert method_seeds(three, "simcse", "roberta-large") == [42, 43, 44]
+    assert method_seeds(three, "una_both", "bert-base-uncased") == list(range(42, 52))
+    config["methods"]["osscse"]["seeds"] = [7, 7]
+    with pytest.raises(ConfigError, match="methods.osscse.seeds"):
+        check_config(config)

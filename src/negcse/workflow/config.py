@@ -186,6 +186,27 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
     check_guides(config, source)
 
 
+def method_seeds(config: dict[str, Any], method: str, backbone: str) -> list[int]:
+    """The seeds ``method`` runs with on ``backbone``: ``methods.<m>.backbones.<b>.seeds``,
+    else ``methods.<m>.seeds``, else ``grid.seeds`` (the papers' run counts differ: UNA's
+    Table D7 is ten seeds of two methods on BERT-base)."""
+    entry = config["methods"][method]
+    own = ((entry.get("backbones") or {}).get(backbone) or {}).get("seeds")
+    return list(own or entry.get("seeds") or config["grid"]["seeds"])
+
+
+def grid_runs(
+    config: dict[str, Any], backbones: list[str] | None = None
+) -> list[tuple[str, str, int]]:
+    """(method, backbone, seed) of every training of the grid, in grid order."""
+    return [
+        (method, backbone, seed)
+        for method in config["grid"]["methods"]
+        for backbone in backbones or config["grid"]["backbones"]
+        for seed in method_seeds(config, method, backbone)
+    ]
+
+
 def method_corpus(config: dict[str, Any], method: str) -> str:
     """The name of the corpus ``method`` trains on (and its generators read): its ``corpus``
     key, else ``corpus.name``."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from negcse.generators.registry import producer, settings
 from negcse.methods.registry import method_class
-from negcse.workflow.config import resolve_method
+from negcse.workflow.config import method_seeds, resolve_method
 
 WIKI1M = 1_000_000
 #: transformer-layer FLOPs per token relative to BERT-base (layers x hidden^2): 24 x 1024^2
@@ -142,7 +142,7 @@ def estimate(
                 step_s = 0.0
             dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
             per_run = steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
-            for _ in grid["seeds"]:
+            for _ in method_seeds(dict(config), method, backbone):
                 row.jobs += 2
                 row.train_h += per_run * factor / 3600
                 row.eval_h += (costs.eval_job or 0.0) * factor / 3600
