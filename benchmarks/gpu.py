@@ -542,7 +542,10 @@ def render(
     for g in gens:
         per = g["seconds_per_sentence"]
         lines.append(f"| {g['label']} | {per * 1e3:.2f} | {per * WIKI1M / 3600:.1f} |")
-    lines.append("| GCSE LLM synthesis | not measured: GCSE is not implemented yet | - |")
+    lines.append(
+        "| GCSE LLM synthesis | measured apart: `benchmarks/gcse_generation.py --random-init "
+        "--device cuda` (benchmarks/gcse.md; no GPU run yet) | - |"
+    )
     return "\n".join(lines) + "\n"
 
 
