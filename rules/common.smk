@@ -18,6 +18,7 @@ from negcse.workflow.config import (
     check_config_files,
     grid_runs,
     method_corpus,
+    released_models,
     resolve_method,
     schema_path,
 )
@@ -86,6 +87,14 @@ def evaluation_args(wildcards, input, output, threads):
         model, pooler = input.model, "auto"
         tags = [f"method={wildcards.method}", f"backbone={wildcards.backbone}"]
         tags.append(f"seed={wildcards.seed}")
+    elif "released" in wildcards.keys():  # a paper's checkpoint: its hub id, its pooler
+        entry = config["released"][wildcards.released]
+        model, pooler = entry["models"][wildcards.backbone], entry["pooler"]
+        tags = [
+            f"method={wildcards.released}",
+            f"backbone={wildcards.backbone}",
+            "seed=0",
+        ]
     else:
         model, pooler = wildcards.backbone, config["evaluation"]["baseline_pooler"]
         tags = ["method=untrained", f"backbone={wildcards.backbone}"]
@@ -130,6 +139,7 @@ def prefetch_models():
         *BACKBONES,
         *generators.config_models(config),
         *config_guide_models(config),
+        *(model for _, _, model in released_models(config)),
     ]
     return quoted(dict.fromkeys(models))
 
@@ -298,7 +308,39 @@ def table_evals(spec, backbones=None):
     files = run_files(spec.inputs, backbones, **spec.expand)
     if spec.untrained and config["evaluation"]["baseline"]:
         files += expand(spec.untrained, backbone=backbones)
+    if spec.untrained:  # the released checkpoints' rows, in the same kinds of table
+        released = spec.untrained.replace("untrained/", "released/{released}/")
+        files += [
+            released.format(released=name, backbone=backbone)
+            for name, backbone, _ in RELEASED
+            if backbone in backbones
+        ]
     return files
+
+
+def released_runs():
+    """The released checkpoints to evaluate (evaluation.released); offline, one found in no
+    mirror or cache is left out with a logged message."""
+    from snakemake.logging import logger
+
+    from negcse.data.sources import ResolveError, offline, resolve_model
+
+    runs = []
+    for name, backbone, model in released_models(config):
+        if offline():
+            try:
+                resolve_model(model, config.get("mirror") or None, network=False)
+            except ResolveError:
+                logger.info(
+                    f"released checkpoint {model} ({name}, {backbone}) skipped: offline and "
+                    "in no mirror or cache (fetch it on a networked machine: rule prefetch)"
+                )
+                continue
+        runs.append((name, backbone, model))
+    return runs
+
+
+RELEASED = released_runs()
 
 
 def table_inputs(wildcards):

@@ -82,3 +82,33 @@ rule evaluate_untrained:
         args=evaluation_args,
     shell:
         "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"
+
+
+rule evaluate_released:
+    """A paper's released checkpoint (params.yaml `released`), evaluated as its own row with
+    the pooler its authors' evaluation used; not trained, so no analyses."""
+    input:
+        sts="results/data/sts_manifest.tsv",
+        transfer="results/data/transfer_manifest.tsv",
+    output:
+        sts="results/eval/sts/released/{released}/{backbone}.json",
+        transfer="results/eval/transfer/released/{released}/{backbone}.json",
+        splits="results/eval/splits/released/{released}/{backbone}.json",
+        probe="results/eval/probe/released/{released}/{backbone}.json",
+    log:
+        "logs/eval/released/{released}/{backbone}.log",
+    benchmark:
+        "benchmarks/rules/eval/released/{released}/{backbone}.tsv"
+    wildcard_constraints:
+        released=_alternation(config.get("released") or {}) or "(?!)",
+    conda:
+        "../envs/negcse.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=32000,
+        runtime=60,
+    params:
+        args=evaluation_args,
+    shell:
+        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"

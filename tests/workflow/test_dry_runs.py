@@ -153,3 +153,52 @@ def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
     assert denoise > max(stage1, synth) and order[-1].startswith("train wildcards: method=gcse_domain")
     assert all(rule != "mixed_corpus" for rule, _ in jobs)  # built above, not again
     assert "--model results/models/gcse_wo_stage2/splade-tiny/seed1" in out.stdout
+
+
+def test_a_released_checkpoint_is_evaluated_as_its_own_row(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """params.yaml `released`: a checkpoint evaluated with its own pooler, tagged as its row.
+    Here the "released" checkpoint is the mirror's splade-tiny itself with the untrained rows'
+    pooler, so its STS numbers must equal the untrained baseline's (independent truth: the same
+    model, the same protocol, another rule)."""
+    import json
+
+    overlay = tmp_path / "released.yaml"
+    overlay.write_text(
+        "released:\n  toy_checkpoint:\n    pooler: cls_before_pooler\n"
+        "    models: {splade-tiny: splade-tiny}\n"
+    )
+    ours = "results/eval/sts/released/toy_checkpoint/splade-tiny.json"
+    untrained = "results/eval/sts/untrained/splade-tiny.json"
+    sh([*SMOKE, ours, untrained, "--configfile", "tests/smoke/config.yaml", str(overlay)],
+       workspace)  # fmt: skip
+    got, base = (json.loads((workspace / f).read_text()) for f in (ours, untrained))
+    assert (got["method"], got["backbone"], got["seed"]) == ("toy_checkpoint", "splade-tiny", 0)
+    for task in ("STS12", "STSBenchmark", "SICKRelatedness", "avg"):
+        assert got[task] == base[task]
+    log = workspace / "logs/eval/released/toy_checkpoint/splade-tiny.log"
+    assert log.is_file()
+    md = tmp_path / "sts.md"
+    sh(["python", "-m", "negcse", "table", "sts", "--evals", ours, untrained, "--tex",
+        str(tmp_path / "sts.tex"), "--csv", str(tmp_path / "sts.csv"), "--md", str(md)],
+       workspace)  # fmt: skip
+    rows = [line for line in md.read_text().splitlines() if line.startswith("| toy_checkpoint")]
+    assert len(rows) == 1 and f"{base['avg']:.2f}" in rows[0]
+
+
+def test_offline_the_paper_grid_leaves_out_released_checkpoints_it_cannot_find(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = sh(["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md"],
+             workspace)  # fmt: skip
+    log = out.stdout + out.stderr
+    for model in ("GCSE-BERT-base", "GCSE-BERT-large", "GCSE-RoBERTa-base", "GCSE-RoBERTa-large"):
+        assert f"released checkpoint aleversn/{model} (gcse_checkpoint" in log
+    assert "evaluate_released" not in job_counts(out.stdout)
+    # online (a networked box) the four are evaluation jobs of the STS table
+    monkeypatch.setenv("NEGCSE_OFFLINE", "0")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    out = sh(["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md"],
+             workspace)  # fmt: skip
+    assert job_counts(out.stdout)["evaluate_released"] == 4

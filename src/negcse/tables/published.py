@@ -120,10 +120,22 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
     return _STS.load(path)
 
 
+# A released checkpoint's row (params.yaml `released`) -> the printed row it reproduces
+# (paper, method, label): GCSE's aleversn/GCSE-* model cards match Table 2's Deepseek-V3 rows.
+CHECKPOINT_ROWS: dict[str, tuple[str, str, str]] = {
+    "gcse_checkpoint": ("gcse", "gcse", "GCSE (Deepseek-V3-0324)"),
+}
+
+
 def published_rows(method: str, backbone: str, paper: str | None = None) -> pd.DataFrame:
     """Rows for ``method`` x ``backbone`` in ``paper`` (default: the method's own paper,
-    else every paper), in headline order: complete rows first, then file order."""
+    else every paper), in headline order: complete rows first, then file order. A released
+    checkpoint's name (:data:`CHECKPOINT_ROWS`) gives the one row it reproduces."""
     frame = load_published()
+    if method in CHECKPOINT_ROWS:
+        own, method, label = CHECKPOINT_ROWS[method]
+        paper = paper or own
+        frame = frame[frame["label"] == label]
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
     paper = paper or OWN_PAPER.get(method)

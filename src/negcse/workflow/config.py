@@ -164,6 +164,7 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
             "file (src/negcse/resources/datasets.tsv; misspelt?)"
         )
     check_corpora(config, source)
+    check_released(config, source)
     for method, entry in methods.items():
         for backbone in dict.fromkeys(
             [*config["grid"]["backbones"], *(entry.get("backbones") or {})]
@@ -244,6 +245,38 @@ def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.corpus: '{corpus}' is neither corpus.name nor a "
                 f"corpora entry (known: {known}; misspelt?)"
             )
+
+
+def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """Released checkpoints: a row name that is no method's, a known pooler, known backbones."""
+    from negcse.poolers import POOLERS
+
+    for name, entry in (config.get("released") or {}).items():
+        if name in config["methods"]:
+            raise ConfigError(f"{source}: released.{name}: also a method's name (rename one)")
+        if entry["pooler"] not in POOLERS:
+            raise ConfigError(
+                f"{source}: released.{name}.pooler: unknown pooler '{entry['pooler']}' "
+                f"(known: {', '.join(POOLERS)})"
+            )
+        for backbone in entry["models"]:
+            if backbone not in KNOWN_BACKBONES and backbone not in config["grid"]["backbones"]:
+                raise ConfigError(
+                    f"{source}: released.{name}.models.{backbone}: unknown backbone (misspelt?)"
+                )
+
+
+def released_models(config: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(row name, backbone, model) of every released checkpoint on a grid backbone, when
+    ``evaluation.released`` is on."""
+    if not (config.get("evaluation") or {}).get("released", True):
+        return []
+    return [
+        (name, backbone, entry["models"][backbone])
+        for name, entry in (config.get("released") or {}).items()
+        for backbone in config["grid"]["backbones"]
+        if backbone in entry["models"]
+    ]
 
 
 def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
