@@ -174,7 +174,7 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(
     sh([*SMOKE, ours, untrained, "--configfile", "tests/smoke/config.yaml", str(overlay)],
        workspace)  # fmt: skip
     got, base = (json.loads((workspace / f).read_text()) for f in (ours, untrained))
-    assert (got["method"], got["backbone"], got["seed"]) == ("toy_checkpoint", "splade-tiny", 0)
+    assert (got["method"], got["backbone"], got["seed"]) == ("toy_checkpoint", "splade-tiny", "0")
     for task in ("STS12", "STSBenchmark", "SICKRelatedness", "avg"):
         assert got[task] == base[task]
     log = workspace / "logs/eval/released/toy_checkpoint/splade-tiny.log"
