@@ -122,3 +122,10 @@ def test_seeds_are_the_papers_run_counts_and_a_method_can_have_its_own(config: d
     config["methods"]["osscse"]["seeds"] = [7, 7]
     with pytest.raises(ConfigError, match="methods.osscse.seeds"):
         check_config(config)
+
+
+def test_dvc_tracks_every_params_yaml_key() -> None:
+    """`dvc repro` / `dvc exp run -S` see a change of any top-level key of params.yaml (a key
+    left out of dvc.yaml's params would change results without DVC noticing)."""
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["workflow"]
+    assert set(stage["params"]) == set(yaml.safe_load((REPO / "params.yaml").read_text()))
