@@ -52,10 +52,9 @@ validate(config, schema_path(), set_default=True)
 
 METHODS = config["grid"]["methods"]
 BACKBONES = config["grid"]["backbones"]
-CORPUS = config["corpus"]["name"]  # the main corpus (rule corpus)
-CORPORA = list(
-    config.get("corpora") or {}
-)  # mixed ones (rule mixed_corpus, GCSE's domain setting)
+# the main corpus (rule corpus) and the mixed ones (rule mixed_corpus, GCSE's domain setting)
+CORPUS = config["corpus"]["name"]
+CORPORA = list(config.get("corpora") or {})
 
 
 def _alternation(values):
@@ -308,10 +307,9 @@ def table_evals(spec, backbones=None):
     files = run_files(spec.inputs, backbones, **spec.expand)
     if spec.untrained and config["evaluation"]["baseline"]:
         files += expand(spec.untrained, backbone=backbones)
-    if spec.untrained:  # the released checkpoints' rows, in the same kinds of table
-        released = spec.untrained.replace("untrained/", "released/{released}/")
+    if spec.released:  # the released checkpoints' rows
         files += [
-            released.format(released=name, backbone=backbone)
+            spec.released.format(released=name, backbone=backbone)
             for name, backbone, _ in RELEASED
             if backbone in backbones
         ]
@@ -421,24 +419,26 @@ def print_gpu_estimate():
             f"No GPU-hours estimate: {costs_file} is missing (benchmarks/gpu.py)"
         )
         return
-    corpus_file = Path(f"results/data/corpus/{CORPUS}.txt")
-    if corpus_file.is_file():
-        with corpus_file.open("rb") as fh:
-            sentences = sum(1 for _ in fh)
-    else:
-        sentences = config["corpus"].get("max_sentences") or WIKI1M
+
+    def built_lines(name):
+        """The lines of a built corpus, or None before it is built."""
+        path = Path(f"results/data/corpus/{name}.txt")
+        if not path.is_file():
+            return None
+        with path.open("rb") as fh:
+            return sum(1 for _ in fh)
+
+    sentences = built_lines(CORPUS) or config["corpus"].get("max_sentences") or WIKI1M
     # a method on a mixed corpus (GCSE's domain setting): that corpus's size once it is built
     method_sentences, unbuilt = {}, []
     for method in METHODS:
         name = method_corpus(config, method)
-        mixed = Path(f"results/data/corpus/{name}.txt")
-        if name == CORPUS:
-            continue
-        if mixed.is_file():
-            with mixed.open("rb") as fh:
-                method_sentences[method] = sum(1 for _ in fh)
-        else:
-            unbuilt.append(method)
+        if name != CORPUS:
+            lines = built_lines(name)
+            if lines is None:
+                unbuilt.append(method)
+            else:
+                method_sentences[method] = lines
     if unbuilt:
         logger.info(
             "GPU-hours estimate: the corpora of "

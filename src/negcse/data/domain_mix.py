@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from negcse.errors import UserError
+from negcse.io_utils import read_lines
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +31,16 @@ class DomainDataError(UserError, ValueError):
     """A domain-setting file has the wrong shape; the message names the file and line."""
 
 
-def _rows(path: Path, fields: int, header: Sequence[str] | None) -> list[list[str]]:
+def _rows(
+    path: Path, fields: int, header: Sequence[str] | None, csv_quoted: bool = False
+) -> list[list[str]]:
+    """Tab-separated, unquoted rows (or ``csv_quoted``: comma-separated CSV); each of the first
+    ``fields`` non-empty, the errors naming file and line."""
     with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
+        if csv_quoted:
+            rows = list(csv.reader(fh))
+        else:
+            rows = list(csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE))
     if header is not None:
         if not rows or rows[0][: len(header)] != list(header):
             raise DomainDataError(f"{path}:1: header must start with {', '.join(header)}")
@@ -40,9 +48,8 @@ def _rows(path: Path, fields: int, header: Sequence[str] | None) -> list[list[st
     start = 2 if header is not None else 1
     for line, row in enumerate(rows, start):
         if len(row) < fields or not all(x.strip() for x in row[:fields]):
-            raise DomainDataError(
-                f"{path}:{line}: expected {fields} non-empty tab-separated fields"
-            )
+            kind = "comma" if csv_quoted else "tab"
+            raise DomainDataError(f"{path}:{line}: expected {fields} non-empty {kind}-separated fields")
     return rows
 
 
@@ -64,20 +71,13 @@ def paws_pairs(path: str | Path) -> list[tuple[str, str]]:
 def nli_sentences(path: str | Path) -> list[tuple[str, ...]]:
     """SimCSE's ``nli_for_simcse.csv`` (sent0, sent1, hard_neg): every sentence of a row,
     the entailment / contradiction roles dropped."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        rows = list(csv.reader(fh))
-    if not rows or rows[0][:3] != ["sent0", "sent1", "hard_neg"]:
-        raise DomainDataError(f"{path}:1: header must start with sent0, sent1, hard_neg")
-    for line, row in enumerate(rows[1:], 2):
-        if len(row) < 3 or not all(x.strip() for x in row[:3]):
-            raise DomainDataError(f"{path}:{line}: expected 3 non-empty comma-separated fields")
-    return [tuple(r[:3]) for r in rows[1:]]
+    rows = _rows(Path(path), 3, ("sent0", "sent1", "hard_neg"), csv_quoted=True)
+    return [tuple(r[:3]) for r in rows]
 
 
 def text_lines(path: str | Path) -> list[tuple[str]]:
     """A one-sentence-per-line file (the Wikipedia corpus); blank lines dropped."""
-    with open(path, encoding="utf-8") as fh:
-        return [(ln.strip(),) for ln in fh if ln.strip()]
+    return [(ln.strip(),) for ln in read_lines(path) if ln.strip()]
 
 
 #: reader name (params.yaml ``corpora.<name>.*.reader``) -> rows of sentences of one file
@@ -88,6 +88,11 @@ READERS: dict[str, Callable[[Path], Sequence[tuple[str, ...]]]] = {
     "nli_sentences": nli_sentences,
     "lines": text_lines,
 }
+
+
+def seeded_draw(n: int, k: int, seed: int) -> list[int]:
+    """``k`` of ``range(n)`` without replacement (seeded), in increasing order."""
+    return sorted(random.Random(seed).sample(range(n), k))
 
 
 def unique_sentences(pairs: Iterable[tuple[str, ...]]) -> list[str]:
@@ -114,7 +119,7 @@ def mix(
             f"{want} general lines needed ({GENERAL_PER_DOMAIN} x {len(domain)} domain lines), "
             f"the general pool has {len(general)}"
         )
-    picked = sorted(random.Random(seed).sample(range(len(general)), want)) if use_general else []
+    picked = seeded_draw(len(general), want, seed) if use_general else []
     return (list(domain) if use_domain else []) + [general[i] for i in picked]
 
 
@@ -122,7 +127,7 @@ def _sample_rows(rows: Sequence[tuple[str, ...]], limit: int | None, seed: int) 
     """At most ``limit`` rows drawn without replacement (seeded), in file order."""
     if limit is None or limit >= len(rows):
         return list(rows)
-    return [rows[i] for i in sorted(random.Random(seed).sample(range(len(rows)), limit))]
+    return [rows[i] for i in seeded_draw(len(rows), limit, seed)]
 
 
 def read_source(
@@ -174,7 +179,7 @@ def build(
     domain = list(dict.fromkeys(domain))
     cap = spec.get("max_domain_lines")
     if cap is not None and cap < len(domain):
-        domain = [domain[i] for i in sorted(random.Random(seed).sample(range(len(domain)), cap))]
+        domain = [domain[i] for i in seeded_draw(len(domain), cap, seed)]
     if not domain:
         raise DomainDataError("corpus: no domain source was found (the mix's size comes from it)")
     general: list[str] = []

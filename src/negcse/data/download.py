@@ -88,7 +88,7 @@ def fetch(
             tmp.replace(dest)
             logger.info("fetched %s from %s (sha256 verified)", relative_path, url)
             return dest
-        except (DownloadError, ArchiveMemberError):
+        except DownloadError:  # a checksum or archive error: not retried
             raise
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             last = exc

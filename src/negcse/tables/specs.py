@@ -35,7 +35,8 @@ class TableSpec:
     """A results table.
 
     ``inputs`` is one trained model's evaluation file ({method}, {backbone}, {seed}, and any
-    wildcard of ``expand``); ``untrained`` the untrained backbone's ({backbone}), or None.
+    wildcard of ``expand``); ``untrained`` the untrained backbone's ({backbone}), or None;
+    ``released`` a released checkpoint's ({released}, {backbone}: params.yaml ``released``).
     ``columns`` are shown after Method and Backbone, in order (see :class:`Column`): a ``mean``
     column's ``source`` is its key in the evaluation JSON, times ``scale``. ``paper`` gives
     the published headline of a method x backbone (columns ``paper``, ``diff``: our mean of the
@@ -52,6 +53,7 @@ class TableSpec:
     build: Callable[[TableSpec, Sequence[str], Options], Table]
     columns: tuple[Column, ...] = ()
     untrained: str | None = None
+    released: str | None = None
     paper: Callable[[str, str], float | None] | None = None
     published: tuple[PaperColumn, ...] = ()
     baseline: bool = False
@@ -70,11 +72,13 @@ class TableSpec:
 SEEDS = Column("seeds", "Seeds", kind="count")
 
 
-def _eval(kind: str) -> tuple[str, str]:
-    return (
-        f"results/eval/{kind}/{{method}}/{{backbone}}/seed{{seed}}.json",
-        f"results/eval/{kind}/untrained/{{backbone}}.json",
-    )
+def _eval(kind: str) -> dict[str, str]:
+    """A table's evaluation files of one kind: trained, untrained, released checkpoints."""
+    return {
+        "inputs": f"results/eval/{kind}/{{method}}/{{backbone}}/seed{{seed}}.json",
+        "untrained": f"results/eval/{kind}/untrained/{{backbone}}.json",
+        "released": f"results/eval/{kind}/released/{{released}}/{{backbone}}.json",
+    }
 
 
 def _tables() -> dict[str, TableSpec]:
@@ -83,8 +87,7 @@ def _tables() -> dict[str, TableSpec]:
     specs = [
         TableSpec(
             name="sts",
-            inputs=_eval("sts")[0],
-            untrained=_eval("sts")[1],
+            **_eval("sts"),
             columns=(
                 *[Column(k, sts_labels.get(k, k)) for k in (*TASKS, "avg")],
                 *PAPER_DIFF,
@@ -109,8 +112,7 @@ def _tables() -> dict[str, TableSpec]:
         ),
         TableSpec(
             name="transfer",
-            inputs=_eval("transfer")[0],
-            untrained=_eval("transfer")[1],
+            **_eval("transfer"),
             caption=(
                 "Transfer tasks, accuracy $\\times$100 of logistic regression on frozen "
                 "embeddings (MRPC also F1), {protocol}; mean $\\pm$ std over seeds. Avg.: mean "
@@ -191,8 +193,7 @@ def _tables() -> dict[str, TableSpec]:
         ),
         TableSpec(
             name="splits",
-            inputs=_eval("splits")[0],
-            untrained=_eval("splits")[1],
+            **_eval("splits"),
             columns=(
                 Column("cont", "Cont."),
                 Column("oppn", "Oppn."),
@@ -226,8 +227,7 @@ def _tables() -> dict[str, TableSpec]:
         ),
         TableSpec(
             name="probe",
-            inputs=_eval("probe")[0],
-            untrained=_eval("probe")[1],
+            **_eval("probe"),
             columns=(
                 Column("paraphrase", "Paraphrase"),
                 Column("negation", "Negation", bold="min"),

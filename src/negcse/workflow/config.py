@@ -260,7 +260,7 @@ def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"(known: {', '.join(POOLERS)})"
             )
         for backbone in entry["models"]:
-            if backbone not in KNOWN_BACKBONES and backbone not in config["grid"]["backbones"]:
+            if not _known_backbone(config, backbone):
                 raise ConfigError(
                     f"{source}: released.{name}.models.{backbone}: unknown backbone (misspelt?)"
                 )
@@ -312,11 +312,15 @@ def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None
             ) from None
     for method, entry in config["methods"].items():
         for backbone in entry.get("backbones") or {}:
-            if backbone not in KNOWN_BACKBONES and backbone not in grid:
+            if not _known_backbone(config, backbone):
                 raise ConfigError(
                     f"{source}: methods.{method}.backbones.{backbone}: unknown backbone "
                     f"(misspelt?); known: {known}; in grid.backbones: {', '.join(grid)}"
                 )
+
+
+def _known_backbone(config: dict[str, Any], backbone: str) -> bool:
+    return backbone in KNOWN_BACKBONES or backbone in config["grid"]["backbones"]
 
 
 def method_baselines(config: dict[str, Any]) -> dict[str, str]:
