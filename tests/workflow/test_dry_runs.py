@@ -168,6 +168,7 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(
     overlay.write_text(
         "released:\n  toy_checkpoint:\n    pooler: cls_before_pooler\n"
         "    models: {splade-tiny: splade-tiny}\n"
+        "evaluation: {transfer: {tasks: [TREC]}}\n"  # the evaluation jobs' cheapest transfer task
     )
     ours = "results/eval/sts/released/toy_checkpoint/splade-tiny.json"
     untrained = "results/eval/sts/untrained/splade-tiny.json"
