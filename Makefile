@@ -71,7 +71,7 @@ lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \
 	  snakefmt --check Snakefile rules && snakemake --lint
 
-# pytest in three processes side by side (tests/test_slurm.py, tests/test_workflow.py, the rest):
+# pytest in four processes side by side (tests/test_slurm.py, tests/test_workflow.py, tests/evaluation, the rest):
 # on 2 cores each fills the others' idle gaps (.ci/pytest-parallel).
 test: lint
 	source $(VENV)/bin/activate && .ci/pytest-parallel
