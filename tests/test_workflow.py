@@ -37,8 +37,8 @@ def ci_smoke_grid(ws: Path) -> None:
     variants and the second seed run no workflow code these do not (their code paths have unit
     tests), and the smaller corpus halves the generators. SAN fills only the masked positions
     (its reference mode predicts every position of every sentence over the whole vocabulary:
-    the grid's longest job) and the transfer evaluation runs TREC alone. This keeps CI near
-    its 20 minutes (issues 8 and 15, benchmarks/base.md)."""
+    the grid's longest job) and the transfer evaluation runs TREC alone, to shorten CI
+    (issues 8 and 15, benchmarks/base.md)."""
     params = ws / "params.yaml"
     params.write_text(
         params.read_text().replace("profile: profiles/local", "profile: profiles/smoke")
