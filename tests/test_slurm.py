@@ -24,7 +24,7 @@ import pytest
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = ["--configfile", "tests/smoke/config.yaml", "tests/slurm/config.yaml"]
+CONFIGS = ["--configfile", "tests/smoke/config.yaml", "tests/smoke/ci.yaml", "tests/slurm/config.yaml"]
 SMOKE = ["snakemake", "--profile", "profiles/smoke", *CONFIGS]
 # The command README gives, plus the CI cluster's site settings. `--retries 0`: the cancelled
 # job fails the first command (as when preempted more often than the profile's retries allow);

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_copy import GCSE_CONFIGS, SMOKE, committed_copy, jobs_with_wildcards, sh
+from negcse.workflow.config import deep_merge
+from workflow_copy import (
+    CI_REDUCTIONS,
+    GCSE_CONFIGS,
+    SMOKE,
+    committed_copy,
+    jobs_with_wildcards,
+    sh,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 CI_METHODS = ["simcse", "una", "sncse", "osscse", "simcse_san", "sncse_san"]
@@ -32,13 +40,10 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ci_smoke_grid(ws: Path) -> None:
     """`dvc repro` runs the smoke profile, on CI's grid: the six papers' main methods
     (SimCSE, UNA, SNCSE, OssCSE, SimCSE+SAN, SNCSE+SAN: every generator kind and loss family)
-    at one seed, on the corpus's first 3,200 sentences (the 40 training steps read 2,560).
-    README's `make smoke` runs all 14 smoke methods at two seeds on 6,400; the ablation
-    variants and the second seed run no workflow code these do not (their code paths have unit
-    tests), and the smaller corpus halves the generators. SAN fills only the masked positions
-    (its reference mode predicts every position of every sentence over the whole vocabulary:
-    the grid's longest job) and the transfer evaluation runs TREC alone, to shorten CI
-    (issues 8 and 15, benchmarks/base.md)."""
+    at one seed, with CI's reductions (tests/smoke/ci.yaml: 3,200 sentences, SAN's masked-only
+    mode, TREC). README's `make smoke` runs all 14 smoke methods at two seeds on 6,400; the
+    ablation variants and the second seed run no workflow code these do not (their code paths
+    have unit tests). This shortens CI (issues 8 and 15, benchmarks/base.md)."""
     params = ws / "params.yaml"
     params.write_text(
         params.read_text().replace("profile: profiles/local", "profile: profiles/smoke")
@@ -46,13 +51,8 @@ def ci_smoke_grid(ws: Path) -> None:
     smoke = ws / "tests/smoke/config.yaml"
     config = yaml.safe_load(smoke.read_text())
     assert set(CI_METHODS) <= set(config["grid"]["methods"]), "tests/smoke/config.yaml changed"
+    config = deep_merge(config, yaml.safe_load((ws / CI_REDUCTIONS).read_text()))
     config["grid"] |= {"methods": CI_METHODS, "seeds": [1]}
-    config["corpus"]["max_sentences"] = 3200
-    # SAN's masked-only mode and one transfer task: the same rules and commands at a fraction
-    # of the CPU (the reference mode's full-vocabulary fill of every position and CR's nested
-    # CV have their unit tests: tests/generators/test_san.py, tests/evaluation/test_transfer.py)
-    config["generators"]["san"]["reference_quirks"] = False
-    config["evaluation"]["transfer"]["tasks"] = ["TREC"]
     smoke.write_text(yaml.safe_dump(config, sort_keys=False))
     # GCSE's overlay lists the smoke methods and its own (a list replaces, it does not merge)
     gcse = ws / GCSE_CONFIGS[-1]

@@ -12,6 +12,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = ["snakemake", "--profile", "profiles/smoke"]
 GCSE_CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/gcse.yaml")
+#: CI's reductions of the smoke grid (3,200 sentences, SAN masked-only, TREC), merged over it
+CI_REDUCTIONS = "tests/smoke/ci.yaml"
 
 
 def sh(

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workflow_copy import GCSE_CONFIGS, SMOKE, committed_copy, job_counts, jobs_with_wildcards, sh
+from workflow_copy import (
+    CI_REDUCTIONS,
+    GCSE_CONFIGS,
+    SMOKE,
+    committed_copy,
+    job_counts,
+    jobs_with_wildcards,
+    sh,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 
@@ -168,12 +176,11 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(
     overlay.write_text(
         "released:\n  toy_checkpoint:\n    pooler: cls_before_pooler\n"
         "    models: {splade-tiny: splade-tiny}\n"
-        "evaluation: {transfer: {tasks: [TREC]}}\n"  # the evaluation jobs' cheapest transfer task
     )
     ours = "results/eval/sts/released/toy_checkpoint/splade-tiny.json"
     untrained = "results/eval/sts/untrained/splade-tiny.json"
-    sh([*SMOKE, ours, untrained, "--configfile", "tests/smoke/config.yaml", str(overlay)],
-       workspace)  # fmt: skip
+    sh([*SMOKE, ours, untrained, "--configfile", "tests/smoke/config.yaml", CI_REDUCTIONS,
+        str(overlay)], workspace)  # fmt: skip
     got, base = (json.loads((workspace / f).read_text()) for f in (ours, untrained))
     assert (got["method"], got["backbone"], got["seed"]) == ("toy_checkpoint", "splade-tiny", "0")
     for task in ("STS12", "STSBenchmark", "SICKRelatedness", "avg"):
