@@ -71,7 +71,7 @@ lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \
 	  snakefmt --check Snakefile rules && snakemake --lint
 
-# pytest in four processes side by side (tests/test_slurm.py, tests/test_workflow.py, tests/evaluation, the rest):
-# on 2 cores each fills the others' idle gaps (.ci/pytest-parallel).
+# pytest in four processes side by side (.ci/pytest-parallel: tests/test_slurm.py,
+# tests/test_workflow.py, then tests/evaluation and the rest at a lower priority, filling gaps)
 test: lint
 	source $(VENV)/bin/activate && .ci/pytest-parallel
