@@ -12,10 +12,13 @@ import logging
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-from torch import Tensor
+from negcse.lazy import torch
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
 
 logger = logging.getLogger(__name__)
 

@@ -4,28 +4,15 @@ assembled with their weights and checked against hand computations of every term
 from __future__ import annotations
 
 import pytest
-import rank_by_hand as hand
 import torch
 
+import rank_by_hand as hand
 from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
     teacher_similarities,
 )
-
-# a batch of 3 sentences, 3-d embeddings: student views and two teachers' embeddings
-A = [[1.0, 0.2, -0.3], [0.1, 0.9, 0.4], [-0.5, 0.3, 0.8]]  # anchor
-P = [[0.9, 0.1, -0.2], [0.2, 1.0, 0.1], [-0.4, 0.5, 0.7]]  # dropout positive
-S = [[0.7, -0.4, 0.1], [0.3, 0.6, -0.5], [-0.2, -0.1, 0.9]]  # SAN samples
-N = [[0.8, 0.5, -0.1], [0.4, 0.7, 0.6], [-0.6, 0.1, 0.5]]  # negations (RLRD's soft negatives)
-T1 = {
-    "sentence": [[0.3, 0.9, 0.1], [0.5, 0.2, 0.8], [0.9, 0.1, 0.4]],
-    "san": [[0.2, 0.8, 0.5], [0.6, 0.1, 0.3], [0.7, 0.4, 0.2]],
-}
-T2 = {
-    "sentence": [[0.1, 0.4, 0.9], [0.8, 0.6, 0.1], [0.2, 0.9, 0.3]],
-    "san": [[0.5, 0.5, 0.1], [0.1, 0.3, 0.9], [0.9, 0.2, 0.6]],
-}
+from rank_by_hand import T1, T2, A, N, P, S
 
 
 def _t(x: list[list[float]]) -> torch.Tensor:

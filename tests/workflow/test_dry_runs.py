@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,14 +30,34 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return committed_copy(tmp_path_factory.mktemp("dry"))
 
 
+#: `python -c LINT --lint`: Snakemake's command line, then the names of the modules it loaded
+LINT = """import runpy, sys
+try:
+    runpy.run_module("snakemake", run_name="__main__")
+finally:
+    print("modules:", *sorted(sys.modules), file=sys.stderr)
+"""
+
+
 @pytest.fixture(scope="module")
 def lint(workspace: Path) -> subprocess.CompletedProcess[str]:
     """`snakemake --lint` of the workspace (one workflow parse for the tests that read it)."""
-    return sh(["snakemake", "--lint"], workspace)
+    return sh([sys.executable, "-c", LINT, "--lint"], workspace)
 
 
 def test_lint(lint: subprocess.CompletedProcess[str]) -> None:
     assert "Congratulations" in lint.stdout + lint.stderr
+
+
+def test_the_parse_reads_every_method_without_importing_torch(
+    lint: subprocess.CompletedProcess[str],
+) -> None:
+    """The Snakefile builds every grid method (params, columns, guides) from the method registry;
+    torch loads on first use only (negcse.lazy): it was ~3 of a parse's ~6.6 CPU-s, and every
+    Snakemake process parses (two per job on a SLURM cluster)."""
+    modules = set(lint.stderr.rpartition("modules:")[2].split())
+    assert {"negcse.methods.rankcse", "negcse.methods.gcse", "negcse.losses"} <= modules
+    assert not {"torch", "transformers"} & modules
 
 
 def test_paper_grid_dry_run_lists_every_train_job(

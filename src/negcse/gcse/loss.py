@@ -20,13 +20,13 @@ sigma is in cosine units (paper: 0.01). The forms differ in how G enters the gra
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
-import torch.nn.functional as F
-from torch import Tensor
-
+from negcse.lazy import F, torch
 from negcse.losses import cosine_matrix, weighted_mean
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 DecayForm = Literal["paper", "released"]
 FORMS: tuple[DecayForm, ...] = ("paper", "released")

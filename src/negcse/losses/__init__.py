@@ -7,10 +7,12 @@ sum_i w_i l_i / sum_i w_i, which is the plain mean for equal weights (:func:`wei
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import torch
-import torch.nn.functional as F
-from torch import Tensor
+from negcse.lazy import F, torch
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 def cosine_matrix(a: Tensor, b: Tensor) -> Tensor:

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
-
-from torch import Tensor
+from typing import TYPE_CHECKING, Literal
 
 from negcse.losses import bidirectional_margin_loss, cosine_matrix, hierarchical_info_nce
 from negcse.losses.ranking import list_mle, list_net, rank_consistency, teacher_mixture
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 RankLoss = Literal["listmle", "listnet"]
 

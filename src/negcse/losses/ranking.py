@@ -15,11 +15,13 @@ views' similarity distributions. Scores are cosines; the temperatures are applie
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
-import torch.nn.functional as F
-from torch import Tensor
+from negcse.lazy import F, torch
+
+if TYPE_CHECKING:
+    from torch import Tensor
+
 
 TieBreak = Literal["random", "index"]
 
@@ -148,7 +150,7 @@ def teacher_mixture(similarities: Sequence[Tensor], weights: Sequence[float | Te
     1 by construction and are not read back, so the step never waits for the GPU)."""
     if len(similarities) != len(weights) or not similarities:
         raise ValueError(f"{len(similarities)} teacher matrices but {len(weights)} weights")
-    numbers = [w for w in weights if not isinstance(w, Tensor)]
+    numbers = [w for w in weights if not isinstance(w, torch.Tensor)]
     if len(numbers) == len(weights) and (
         any(w < 0 for w in numbers) or abs(sum(numbers) - 1.0) > 1e-6
     ):

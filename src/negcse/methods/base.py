@@ -20,29 +20,35 @@ The trainer knows nothing about any method. The contract, per step:
 4. ``after_step(lr)`` after each optimizer step. A method that trains something of its own besides
    the model (RLRD's agent: its networks, optimisers and stored steps) updates it there and
    returns it from ``state_dict()`` (tensors and plain data); the trainer saves it in every
-   checkpoint and gives it back to ``load_state_dict()`` when a run resumes.
+   checkpoint and gives it back to ``load_state_dict()`` when a run resumes. Build such state in
+   ``attach(model)``, called once before training, not in ``__init__``.
 
 Columns come from generator artifacts (or any file) aligned line by line with the corpus;
 ``prepare`` sees them whole once before training. A new method subclasses ``Method[P]`` with
-its params dataclass ``P`` (``self.params: P``) and calls ``registry.register``.
+its params dataclass ``P`` (``self.params: P``) and calls ``registry.register``. The workflow
+builds every configured method when it parses (params, columns, guides), in every Snakemake
+process: a method module imports no torch at its top (``negcse.lazy``'s ``torch`` and ``F``
+load it on first use; ``Tensor`` is for annotations under ``TYPE_CHECKING``).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar
 
 import numpy as np
-import torch
-from torch import Tensor
 
+from negcse.lazy import torch
 from negcse.poolers import Pooler, get_pooler
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 #: a column of the training data: text lines, or a numeric array whose first axis is the line
 Column = list[str] | np.ndarray
 #: a column's batch rows as the loss gets them
-BatchColumn = list[str] | Tensor
+BatchColumn: TypeAlias = "list[str] | Tensor"
 
 
 @dataclass(frozen=True)

@@ -19,16 +19,16 @@ lr 1e-5, 2 epochs, STS-B dev every 125 steps: the method's ``train`` block in pa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import torch
-import torch.nn.functional as F
-from torch import Tensor
+from typing import TYPE_CHECKING, Any
 
 from negcse.gcse.loss import FORMS, DecayForm, gaussian_decayed_info_nce
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
+from negcse.lazy import F, torch
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 GUIDE = "evaluation"
 

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from torch import Tensor
 
 from negcse.generators.specs.negation import OSSCSE_COLUMN as NEGATION_COLUMN
 from negcse.generators.specs.osscse_paraphrase import COLUMN as PARAPHRASE_COLUMN
+from negcse.lazy import torch
 from negcse.losses import info_nce, recall_loss, two_way_margin_loss
 from negcse.methods.base import (
     Column,
@@ -44,6 +43,9 @@ from negcse.methods.base import (
     identical_prompt_pairs,
 )
 from negcse.methods.registry import register
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 logger = logging.getLogger(__name__)
 
@@ -151,10 +153,10 @@ class OssCSE(Method[OssCSEParams]):
         }
         return LossOutput(loss, logs)
 
-    @torch.no_grad()
     def after_step(self, lr: float) -> None:
         """RecAdam's decoupled penalty: theta -= lr * gamma * (theta - theta0)."""
         p = self.params
         if p.recall == "decoupled":
-            for theta, theta0 in zip(self._theta, self._theta0, strict=True):
-                theta.sub_(lr * p.recall_weight * (theta - theta0))
+            with torch.no_grad():
+                for theta, theta0 in zip(self._theta, self._theta0, strict=True):
+                    theta.sub_(lr * p.recall_weight * (theta - theta0))

@@ -10,7 +10,7 @@ mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
 - ``rankcse_san`` (eq. 6): + the SAN view at dropout p2; HiNCE at tau2 in place of InfoNCE and
   + gamma * lambda * ListMLE over the SAN similarities (eq. 5).
 - ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE; the teachers' weights come from
-  the released reinforcement-learned agent (:mod:`negcse.methods.teacher_agent`, method-owned
+  the released reinforcement-learned agent (:mod:`negcse.training.teacher_agent`, method-owned
   state in the training checkpoint), or are fixed (``weighting: fixed``, ``teacher_weight``).
 - ``rlrd_san`` (eq. 7): + the SAN view as in ``sncse_san``, HiNCE and the SAN ListMLE.
 
@@ -20,9 +20,7 @@ Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-from torch import Tensor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from negcse.losses.rank_distillation import (
     DistillationWeights,
@@ -33,12 +31,12 @@ from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepCon
 from negcse.methods.registry import register
 from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
 from negcse.methods.sncse import ANCHOR_PROMPT, SNCSEParams, _SNCSEBase
-from negcse.methods.teacher_agent import (
-    AgentSettings,
-    TeacherAgent,
-    agent_states,
-    teacher_weights,
-)
+
+if TYPE_CHECKING:
+    import torch
+    from torch import Tensor
+
+    from negcse.training.teacher_agent import TeacherAgent
 
 TEACHERS = ("teacher1", "teacher2")
 
@@ -196,19 +194,26 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
 
     def __init__(self, params: RP, backbone: str) -> None:
         super().__init__(params, backbone)
-        self.agent: TeacherAgent | None = None
-        if params.weighting == "agent":
-            settings = AgentSettings(
-                params.agent_update_steps, params.agent_lr, params.critic_lr, params.agent_quirks
-            )
-            self.agent = TeacherAgent(settings)
+        self.agent: TeacherAgent | None = None  # built by attach (``weighting: agent``)
         self._reward: Tensor | None = None
+
+    def attach(self, model: torch.nn.Module) -> None:
+        super().attach(model)
+        if self.params.weighting == "agent":
+            # imported here: its torch networks would load with the method registry (Snakefile)
+            from negcse.training.teacher_agent import AgentSettings, TeacherAgent
+
+            p = self.params
+            settings = AgentSettings(p.agent_update_steps, p.agent_lr, p.critic_lr, p.agent_quirks)
+            self.agent = TeacherAgent(settings)
 
     def teacher_mix(
         self, emb: dict[str, Tensor], teachers: list[dict[str, Tensor]]
     ) -> list[float | Tensor]:
         if self.agent is None:
             return super().teacher_mix(emb, teachers)
+        from negcse.training.teacher_agent import agent_states
+
         p = self.params
         states = agent_states(
             emb["anchor"],
@@ -225,6 +230,8 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         if self.agent is not None:
             self._reward = -out.loss.detach().float() / 2
             assert self.agent.current is not None
+            from negcse.training.teacher_agent import teacher_weights
+
             out.logs["teacher1_weight"] = teacher_weights(self.agent.current.actions)[0]
         return out
 

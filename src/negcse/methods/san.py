@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from negcse.generators.specs.san import COLUMN as SAN_COLUMN
 from negcse.losses import bidirectional_margin_loss, hierarchical_info_nce
@@ -27,6 +26,9 @@ from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, V
 from negcse.methods.registry import register
 from negcse.methods.sncse import POSITIVE_PROMPT, SNCSE, SNCSEParams
 from negcse.poolers import POOLERS, PROMPTS, PromptPooler, register_pooler
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 #: SNCSE's positive prompt without the " ." it adds to a sentence lacking final punctuation
 SAN_PROMPT = "prompt_sncse_positive_nopunct"

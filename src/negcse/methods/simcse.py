@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from torch import Tensor
+from typing import TYPE_CHECKING
 
 from negcse.losses import info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext
 from negcse.methods.registry import register
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 
 @register

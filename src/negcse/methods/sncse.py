@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, TypeVar
-
-from torch import Tensor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from negcse.generators.specs.negation import SNCSE_COLUMN as NEGATION_COLUMN
 from negcse.losses import bidirectional_margin_loss, info_nce, info_nce_paired_negative
@@ -32,6 +30,9 @@ from negcse.methods.base import (
     identical_prompt_pairs,
 )
 from negcse.methods.registry import register
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 logger = logging.getLogger(__name__)
 

@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import ClassVar, Literal, TypeVar
-
-import torch
-from torch import Tensor
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
 from negcse.generators.specs.paraphrase import COLUMN as PARAPHRASE_COLUMN
 from negcse.generators.specs.una import COLUMN as NEGATIVE_COLUMN
+from negcse.lazy import torch
 from negcse.losses import info_nce, symmetric_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.registry import register
+
+if TYPE_CHECKING:
+    from torch import Tensor
 
 logger = logging.getLogger(__name__)
 

@@ -1,1 +1,1 @@
-"""Training: the shared trainer, token batching, the trainable sentence encoder, aligned training columns and frozen guides."""
+"""Training: the shared trainer, token batching, the trainable sentence encoder, aligned training columns, frozen guides and RLRD's teacher-weighting agent."""

@@ -1,4 +1,5 @@
-"""Hand computations (plain Python floats) of the formulas the ranking tests check against."""
+"""Hand computations (plain Python floats) of the formulas the ranking tests check against, and
+the small batch they check them on (student views, two teachers)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,18 @@ def mixed_similarities(teachers: list[tuple[list[Vec], list[Vec]]], weights: lis
         ]
         for i in range(n)
     ]
+
+
+# a batch of 3 sentences, 3-d embeddings: student views and two teachers' embeddings
+A = [[1.0, 0.2, -0.3], [0.1, 0.9, 0.4], [-0.5, 0.3, 0.8]]  # anchor
+P = [[0.9, 0.1, -0.2], [0.2, 1.0, 0.1], [-0.4, 0.5, 0.7]]  # dropout positive
+S = [[0.7, -0.4, 0.1], [0.3, 0.6, -0.5], [-0.2, -0.1, 0.9]]  # SAN samples
+N = [[0.8, 0.5, -0.1], [0.4, 0.7, 0.6], [-0.6, 0.1, 0.5]]  # negations (RLRD's soft negatives)
+T1 = {
+    "sentence": [[0.3, 0.9, 0.1], [0.5, 0.2, 0.8], [0.9, 0.1, 0.4]],
+    "san": [[0.2, 0.8, 0.5], [0.6, 0.1, 0.3], [0.7, 0.4, 0.2]],
+}
+T2 = {
+    "sentence": [[0.1, 0.4, 0.9], [0.8, 0.6, 0.1], [0.2, 0.9, 0.3]],
+    "san": [[0.5, 0.5, 0.1], [0.1, 0.3, 0.9], [0.9, 0.2, 0.6]],
+}

@@ -1,4 +1,4 @@
-"""RLRD's teacher-weighting agent (negcse.methods.teacher_agent) against hand computations: the
+"""RLRD's teacher-weighting agent (negcse.training.teacher_agent) against hand computations: the
 Beta policy's parameters, the weights, the advantages (fixed and released), the clipped PPO
 objective, the released quirks, and the rlrd loss at the agent's weights."""
 
@@ -7,13 +7,12 @@ from __future__ import annotations
 import math
 
 import pytest
-import rank_by_hand as hand
 import torch
-from test_rank_distillation import T1, T2, A, N, P
 
+import rank_by_hand as hand
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
-from negcse.methods.teacher_agent import (
+from negcse.training.teacher_agent import (
     BETA_OFFSET,
     GAE_LAMBDA,
     GAMMA,
@@ -29,6 +28,7 @@ from negcse.methods.teacher_agent import (
     ppo_update,
     teacher_weights,
 )
+from rank_by_hand import T1, T2, A, N, P
 
 
 def _softplus(x: float) -> float:
@@ -202,7 +202,9 @@ def test_released_agent_quirks() -> None:
 
 def _rlrd(weighting: str):
     params = {"bml_weight": 0.5, "distillation_weight": 0.25, "weighting": weighting}
-    return build_method("rlrd", params, "bert-base-uncased")
+    method = build_method("rlrd", params, "bert-base-uncased")
+    method.attach(torch.nn.Module())  # as the trainer does before the first step (builds the agent)
+    return method
 
 
 def _rlrd_loss(method) -> float:
