@@ -255,13 +255,13 @@ def slurm_run(cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> SlurmR
     with (ws / "first.log").open("w") as log:
         proc = subprocess.Popen(SLURM, cwd=ws, stdout=log, stderr=subprocess.STDOUT, text=True)
         try:
-            state = ws / "results/checkpoints/simcse/splade-tiny/seed1/last.pt"
+            state = ws / "results/checkpoints/sncse/splade-tiny/seed1/last.pt"
             deadline = time.time() + 1800  # its queue waits behind the grid's first jobs
             while not state.exists() and time.time() < deadline and proc.poll() is None:
                 time.sleep(0.1)
-            assert state.exists(), "the SimCSE training job wrote no checkpoint"
-            ids = jobs_of("rule_train_wildcards_simcse")
-            assert len(ids) == 1, f"running SimCSE training jobs: {ids}"
+            assert state.exists(), "the SNCSE training job wrote no checkpoint"
+            ids = jobs_of("rule_train_wildcards_sncse")
+            assert len(ids) == 1, f"running SNCSE training jobs: {ids}"
             subprocess.run(["scancel", ids[0]], check=True)
             assert proc.wait(timeout=2400) != 0, "the run with a cancelled job succeeded"
         finally:
@@ -347,13 +347,13 @@ def test_cancelled_training_resumes_with_the_metrics_of_an_uninterrupted_run(
 ) -> None:
     ws = slurm_run.ws
     assert "Error in rule train" in slurm_run.first
-    log = (ws / "logs/train/simcse/splade-tiny/seed1.log").read_text()
+    log = (ws / "logs/train/sncse/splade-tiny/seed1.log").read_text()
     assert "resumed from" in log
-    model = "results/models/simcse/splade-tiny/seed1/train_log.json"
+    model = "results/models/sncse/splade-tiny/seed1/train_log.json"
     resumed = json.loads((ws / model).read_text())["curve"]
     uninterrupted = json.loads((smoke_ws / model).read_text())["curve"]
     assert resumed[:-1] == uninterrupted[:-1]
-    sts = "results/eval/sts/simcse/splade-tiny/seed1.json"
+    sts = "results/eval/sts/sncse/splade-tiny/seed1.json"
     after, reference = (json.loads((w / sts).read_text()) for w in (ws, smoke_ws))
     for key in ("STS12", "STS16", "STSBenchmark", "SICKRelatedness", "avg", "stsb_dev"):
         assert after[key] == reference[key], key
