@@ -7,9 +7,9 @@ import itertools
 import math
 
 import pytest
-import rank_by_hand as hand
 import torch
 
+import rank_by_hand as hand
 from negcse.losses.ranking import (
     list_mle,
     list_net,
