@@ -50,7 +50,7 @@ TOOLS = (
     "scancel",
     "scontrol",
 )
-GPU_RULES = {"train", "evaluate_model", "evaluate_untrained"}  # the grid's rules with gpu=1
+GPU_RULES = {"train", "evaluate_model"}  # the grid's rules with gpu=1 (no baseline row: config.yaml)
 # set by .ci/run where it installed (or found) SLURM: then a missing piece fails the test
 REQUIRED_ENV = "NEGCSE_REQUIRE_SLURM"
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
