@@ -72,6 +72,7 @@ lint: setup
 	  snakefmt --check Snakefile rules && snakemake --lint
 
 # pytest in four processes side by side (.ci/pytest-parallel: tests/test_slurm.py,
-# tests/test_workflow.py, then tests/evaluation and the rest at a lower priority, filling gaps)
+# tests/test_workflow.py, then tests/evaluation with tests/data and the rest at a lower
+# priority, filling gaps)
 test: lint
 	source $(VENV)/bin/activate && .ci/pytest-parallel

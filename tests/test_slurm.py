@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from workflow_copy import CI_REDUCTIONS
+
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[1]
-CONFIGS = ["--configfile", "tests/smoke/config.yaml", "tests/smoke/ci.yaml", "tests/slurm/config.yaml"]
+CONFIGS = ["--configfile", "tests/smoke/config.yaml", CI_REDUCTIONS, "tests/slurm/config.yaml"]
 SMOKE = ["snakemake", "--profile", "profiles/smoke", *CONFIGS]
 # The command README gives, plus the CI cluster's site settings. `--retries 0`: the cancelled
 # job fails the first command (as when preempted more often than the profile's retries allow);
@@ -50,7 +52,8 @@ TOOLS = (
     "scancel",
     "scontrol",
 )
-GPU_RULES = {"train", "evaluate_model"}  # the grid's rules with gpu=1 (no baseline row: config.yaml)
+# the grid's rules with gpu=1 (no untrained-backbone row: tests/slurm/config.yaml)
+GPU_RULES = {"train", "evaluate_model"}
 # set by .ci/run where it installed (or found) SLURM: then a missing piece fails the test
 REQUIRED_ENV = "NEGCSE_REQUIRE_SLURM"
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])

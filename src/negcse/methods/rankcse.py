@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from negcse.lazy import LazyModule
 from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
@@ -36,7 +37,9 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-    from negcse.training.teacher_agent import TeacherAgent
+    from negcse.training import teacher_agent
+else:  # its torch networks would load with the method registry (the Snakefile's parse)
+    teacher_agent = LazyModule("negcse.training.teacher_agent")
 
 TEACHERS = ("teacher1", "teacher2")
 
@@ -194,28 +197,25 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
 
     def __init__(self, params: RP, backbone: str) -> None:
         super().__init__(params, backbone)
-        self.agent: TeacherAgent | None = None  # built by attach (``weighting: agent``)
+        self.agent: teacher_agent.TeacherAgent | None = None  # built by attach (weighting: agent)
         self._reward: Tensor | None = None
 
     def attach(self, model: torch.nn.Module) -> None:
         super().attach(model)
-        if self.params.weighting == "agent":
-            # imported here: its torch networks would load with the method registry (Snakefile)
-            from negcse.training.teacher_agent import AgentSettings, TeacherAgent
-
-            p = self.params
-            settings = AgentSettings(p.agent_update_steps, p.agent_lr, p.critic_lr, p.agent_quirks)
-            self.agent = TeacherAgent(settings)
+        p = self.params
+        if p.weighting == "agent":
+            settings = teacher_agent.AgentSettings(
+                p.agent_update_steps, p.agent_lr, p.critic_lr, p.agent_quirks
+            )
+            self.agent = teacher_agent.TeacherAgent(settings)
 
     def teacher_mix(
         self, emb: dict[str, Tensor], teachers: list[dict[str, Tensor]]
     ) -> list[float | Tensor]:
         if self.agent is None:
             return super().teacher_mix(emb, teachers)
-        from negcse.training.teacher_agent import agent_states
-
         p = self.params
-        states = agent_states(
+        states = teacher_agent.agent_states(
             emb["anchor"],
             emb["positive"],
             [t["sentence"] for t in teachers],
@@ -230,9 +230,8 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         if self.agent is not None:
             self._reward = -out.loss.detach().float() / 2
             assert self.agent.current is not None
-            from negcse.training.teacher_agent import teacher_weights
-
-            out.logs["teacher1_weight"] = teacher_weights(self.agent.current.actions)[0]
+            weights = teacher_agent.teacher_weights(self.agent.current.actions)
+            out.logs["teacher1_weight"] = weights[0]
         return out
 
     def after_step(self, lr: float) -> None:
