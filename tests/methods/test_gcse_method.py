@@ -28,8 +28,8 @@ def test_params_and_declarations() -> None:
     method = build_method("gcse", {}, "bert-base-uncased")
     assert (method.params.temperature, method.params.sigma, method.params.form) == (
         0.05,
-        0.01,
-        "paper",
+        0.0085,
+        "released",
     )
     assert method.columns == (POSITIVE_COLUMN, NEGATIVE_COLUMN)
     assert method.guides() == (Guide("evaluation", ("sentence", NEGATIVE_COLUMN), "cls"),)

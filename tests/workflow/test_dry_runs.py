@@ -63,8 +63,9 @@ def test_the_parse_reads_every_method_without_importing_torch(
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (56: 38 + RankCSE, RankCSE+SAN and its three
-    lambda variants, RLRD, RLRD+SAN + GCSE, its released mode and, in the domain setting, GCSE,
+    """The default grid is every configured method (57: 38 + RankCSE, RankCSE+SAN and its three
+    lambda variants, RLRD, RLRD+SAN + GCSE, its released mode, its literal paper form (sharing
+    GCSE's data) and, in the domain setting, GCSE,
     its stage-1 model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o
     domain and two sigma variants) x 4 backbones at the papers' run counts (seed 42; UNA's
     Table D7: ten seeds of una_baseline and una_both on BERT-base), with the GPU generators
@@ -78,9 +79,9 @@ def test_paper_grid_dry_run_lists_every_train_job(
     guides_only = {"gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
     assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
     assert len(grid["backbones"]) == 4 and grid["seeds"] == [42]
-    assert len(grid["methods"]) == 56
+    assert len(grid["methods"]) == 57
     d7 = 2 * 9  # una_baseline and una_both: nine more seeds each on BERT-base
-    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 250
+    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 254
     assert counts["evaluate_model"] == len(grid["methods"]) * 4 + d7
     # SAN samples (seed 42): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
