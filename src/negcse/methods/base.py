@@ -62,16 +62,44 @@ class View:
 
 
 @dataclass(frozen=True)
+class GuideInput:
+    """One text a guide encodes each step: ``ctx.guides[guide][key]`` is ``column`` wrapped by
+    the registered prompt pooler ``prompt`` (its tokenization; the guide's pooler pools)."""
+
+    key: str
+    column: str
+    prompt: str
+
+
+@dataclass(frozen=True)
 class Guide:
     """A frozen model a method reads: ``name`` (``--guide NAME=PATH``, key of ``ctx.guides``),
     the text ``columns`` it encodes each step and its ``pooler`` (a registered pooler name;
     ``"cls"`` is [CLS] + the dense + tanh head saved with the model). ``default``: the model
-    used when no ``--guide`` names it (None: required)."""
+    used when no ``--guide`` names it (None: required). ``inputs``: empty, each column is
+    encoded as it is under its own name (tokenized by the pooler); else what the guide encodes
+    instead (:class:`GuideInput`, each of ``columns``, prompt-wrapped: RLRD's teachers)."""
 
     name: str
     columns: tuple[str, ...] = ("sentence",)
     pooler: str = "cls_before_pooler"
     default: str | None = None
+    inputs: tuple[GuideInput, ...] = ()
+
+    def __post_init__(self) -> None:
+        keys = [i.key for i in self.inputs]
+        stray = sorted({i.column for i in self.inputs} - set(self.columns))
+        if len(set(keys)) != len(keys) or stray:
+            raise ValueError(
+                f"guide {self.name}: inputs need distinct keys and columns among "
+                f"{self.columns}; got keys {keys}, other columns {stray}"
+            )
+
+    def encoded(self) -> tuple[tuple[str, str, str | None], ...]:
+        """(key, column, prompt pooler or None) of every text the guide encodes."""
+        if self.inputs:
+            return tuple((i.key, i.column, i.prompt) for i in self.inputs)
+        return tuple((c, c, None) for c in self.columns)
 
 
 @dataclass

@@ -12,7 +12,15 @@ mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
 - ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE; the teachers' weights come from
   the released reinforcement-learned agent (:mod:`negcse.training.teacher_agent`, method-owned
   state in the training checkpoint), or are fixed (``weighting: fixed``, ``teacher_weight``).
+  As released, both teachers encode the student's prompt-wrapped inputs (``teacher_inputs:
+  prompts``): their list is cos(T(anchor prompt of x_i), T(positive prompt of x_j)), the SAN
+  list cos(T(anchor prompt of x_i), T(SAN prompt of x_j-)), each teacher pooled its own way;
+  ``teacher_inputs: sentence`` has each teacher encode the bare sentence (through its pooler).
 - ``rlrd_san`` (eq. 7): + the SAN view as in ``sncse_san``, HiNCE and the SAN ListMLE.
+
+ListMLE keeps the released ``log(cumsum + 1e-7)`` (``listmle_epsilon``; 0: exact
+Plackett-Luce); ListNet divides the teachers' SAN list by ``san_teacher_temperature`` (released
+0.05, RLRD+SAN's student list uses tau2 0.1; None: the student's temperature).
 
 Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) and Table 6.
 """
@@ -23,15 +31,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from negcse.lazy import LazyModule
+from negcse.losses import cosine_matrix
 from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
     teacher_similarities,
 )
-from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.losses.ranking import LISTMLE_EPSILON
+from negcse.methods.base import (
+    Guide,
+    GuideInput,
+    LossOutput,
+    Method,
+    MethodParams,
+    StepContext,
+    View,
+)
 from negcse.methods.registry import register
 from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
-from negcse.methods.sncse import ANCHOR_PROMPT, SNCSEParams, _SNCSEBase
+from negcse.methods.sncse import ANCHOR_PROMPT, POSITIVE_PROMPT, SNCSEParams, _SNCSEBase
 
 if TYPE_CHECKING:
     import torch
@@ -42,6 +60,10 @@ else:  # its torch networks would load with the method registry (the Snakefile's
     teacher_agent = LazyModule("negcse.training.teacher_agent")
 
 TEACHERS = ("teacher1", "teacher2")
+#: what RLRD's teachers encode: the student's prompt-wrapped inputs (released) or the sentence
+TEACHER_INPUTS = ("prompts", "sentence")
+#: the released temperature of the teachers' SAN lists (``z1_z3_tau2`` / ``z1_z4_tau2``)
+SAN_TEACHER_TEMPERATURE = 0.05
 
 
 @dataclass(frozen=True)
@@ -54,8 +76,11 @@ class DistillParams(MethodParams):
     teacher1_pooler: str = "cls_before_pooler"
     teacher2_pooler: str = "cls_before_pooler"
     reference_quirks: bool = False  # the released consistency term (an entropy; see docs)
+    listmle_epsilon: float = LISTMLE_EPSILON  # released log(cumsum + 1e-7); 0: exact ListMLE
 
     def __post_init__(self) -> None:
+        if self.listmle_epsilon < 0:
+            raise ValueError(f"listmle_epsilon must be >= 0, got {self.listmle_epsilon}")
         if self.distillation not in ("listmle", "listnet"):
             raise ValueError(f"distillation must be listmle or listnet, got {self.distillation!r}")
         if not 0 < self.teacher_weight <= 1:
@@ -70,10 +95,15 @@ class SanDistillParams(DistillParams):
     p2: float | None = 0.2  # dropout of the SAN pass
     san_rank_weight: float = 0.4  # lambda of ListMLE+SAN (Table 6: RankCSE 0.4, RLRD 0.2)
     san_rank_temperature: float | None = None  # tau3 (eq. 5); None: tau2, as released
+    # ListNet's teacher SAN list (released 0.05 for every script); None: the student's tau3
+    san_teacher_temperature: float | None = SAN_TEACHER_TEMPERATURE
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _check(self.tau2, self.p2)
+        t = self.san_teacher_temperature
+        if t is not None and not t > 0:
+            raise ValueError(f"san_teacher_temperature must be > 0 or null, got {t}")
 
 
 @dataclass(frozen=True)
@@ -87,9 +117,14 @@ class RLRDParams(DistillParams, SNCSEParams):
     agent_update_steps: int = 125  # PPO every N steps (released PSEUDO_EPISODE_LENGTH)
     agent_lr: float = 1.0e-4  # the policies' Adam (new at every update, as released)
     critic_lr: float = 3.0e-4  # the critics' Adam
+    teacher_inputs: str = "prompts"  # released: the student's prompt-wrapped inputs
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.teacher_inputs not in TEACHER_INPUTS:
+            raise ValueError(
+                f"teacher_inputs must be one of {TEACHER_INPUTS}, got {self.teacher_inputs!r}"
+            )
         if self.weighting not in ("agent", "fixed"):
             raise ValueError(f"weighting must be agent or fixed, got {self.weighting!r}")
         if self.weighting == "agent" and self.teacher_weight == 1:
@@ -117,13 +152,22 @@ class _Distillation(Method[DP]):
     def teacher_names(self) -> tuple[str, ...]:
         return TEACHERS[:1] if self.params.teacher_weight == 1 else TEACHERS
 
+    def teacher_inputs(self) -> tuple[GuideInput, ...]:
+        """What each teacher encodes (key, column, prompt); empty: the columns as they are."""
+        return ()
+
+    def teacher_lists(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        """The teachers' (rows, columns) keys of the main list and of the SAN list."""
+        return ("sentence", "sentence"), ("sentence", SAN_COLUMN)
+
     def guides(self) -> tuple[Guide, ...]:
         p = self.params
         san = isinstance(p, SanDistillParams)
         columns = ("sentence", SAN_COLUMN) if san else ("sentence",)
         poolers = (p.teacher1_pooler, p.teacher2_pooler)
+        inputs = self.teacher_inputs()
         return tuple(
-            Guide(name, columns, pooler)
+            Guide(name, columns, pooler, inputs=inputs)
             for name, pooler in zip(self.teacher_names(), poolers, strict=False)
         )
 
@@ -138,13 +182,15 @@ class _Distillation(Method[DP]):
         p = self.params
         teachers = [ctx.guides[name] for name in self.teacher_names()]
         mix = self.teacher_mix(emb, teachers)
+        main, san_list = self.teacher_lists()
         san_kw: dict[str, object] = {}
         if isinstance(p, SanDistillParams):
             san_kw = {
                 "san": emb["san"],
                 "tau2": p.tau2,
-                "teacher_san": teacher_similarities(teachers, mix, "sentence", SAN_COLUMN),
+                "teacher_san": teacher_similarities(teachers, mix, *san_list),
                 "san_rank_temperature": p.san_rank_temperature,
+                "san_teacher_temperature": p.san_teacher_temperature,
             }
         bml_kw: dict[str, object] = {}
         if isinstance(p, SNCSEParams):
@@ -158,12 +204,13 @@ class _Distillation(Method[DP]):
         loss, parts = distillation_loss(
             emb["anchor"],
             emb["positive"],
-            teacher_similarities(teachers, mix, "sentence", "sentence"),
+            teacher_similarities(teachers, mix, *main),
             weights=weights,
             temperature=p.temperature,
             rank_temperature=p.rank_temperature,
             kind=p.distillation,  # type: ignore[arg-type]
             reference_quirks=p.reference_quirks,
+            listmle_epsilon=p.listmle_epsilon,
             **san_kw,  # type: ignore[arg-type]
             **bml_kw,  # type: ignore[arg-type]
         )
@@ -200,6 +247,23 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         self.agent: teacher_agent.TeacherAgent | None = None  # built by attach (weighting: agent)
         self._reward: Tensor | None = None
 
+    def teacher_inputs(self) -> tuple[GuideInput, ...]:
+        """As released, the student's prompt-wrapped inputs (``teacher_inputs: prompts``)."""
+        if self.params.teacher_inputs == "sentence":
+            return ()
+        inputs = (
+            GuideInput("anchor", "sentence", ANCHOR_PROMPT),
+            GuideInput("positive", "sentence", POSITIVE_PROMPT),
+        )
+        if isinstance(self.params, SanDistillParams):
+            inputs += (GuideInput("san", SAN_COLUMN, SAN_PROMPT),)
+        return inputs
+
+    def teacher_lists(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        if self.params.teacher_inputs == "sentence":
+            return super().teacher_lists()
+        return ("anchor", "positive"), ("anchor", "san")
+
     def attach(self, model: torch.nn.Module) -> None:
         super().attach(model)
         p = self.params
@@ -215,12 +279,14 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         if self.agent is None:
             return super().teacher_mix(emb, teachers)
         p = self.params
+        rows, cols = self.teacher_lists()[0]
         states = teacher_agent.agent_states(
             emb["anchor"],
             emb["positive"],
-            [t["sentence"] for t in teachers],
+            [cosine_matrix(t[rows].float(), t[cols].float()) for t in teachers],
             p.rank_temperature,
             p.distillation,  # type: ignore[arg-type]
+            p.listmle_epsilon,
         )
         weights = self.agent.act(states)
         return [weights[0], weights[1]]
