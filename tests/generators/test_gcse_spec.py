@@ -110,7 +110,7 @@ def test_stage1_model_is_the_evaluation_guide_run() -> None:
 def test_params_yaml_gcse_variants() -> None:
     config = yaml.safe_load((REPO / "params.yaml").read_text())
     ids = {m: triplets_id(settings(config, "gcse", m)) for m in config["methods"] if "gcse" in m}
-    assert ids["gcse"] == ids["gcse_wo_decay"]  # only the loss differs
+    assert ids["gcse"] == ids["gcse_wo_decay"] == ids["gcse_paper_form"]  # only the loss differs
     assert len({ids["gcse"], ids["gcse_wo_filtering"], ids["gcse_released"]}) == 3
     assert config["methods"]["gcse_wo_decay"]["params"]["decay"] is False
     # Figure 6's sigma variants share their training set's triplets; w randomly asks no prompt
