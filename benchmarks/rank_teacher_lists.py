@@ -87,9 +87,8 @@ def splade(mirror: Path) -> list[str]:
     bare16 = cosine_matrix(embed(None, fp16=True), embed(None, fp16=True))
     off = ~torch.eye(B, dtype=torch.bool)
     prompted = cosine_matrix(embed("prompt_sncse_anchor"), embed("prompt_sncse_positive"))
-    student = cosine_matrix(embed("prompt_sncse_anchor"), embed("prompt_sncse_positive"))
     gen = torch.Generator().manual_seed(0)
-    student = student + 0.02 * torch.randn(B, B, generator=gen)  # a student near the teacher
+    student = prompted + 0.02 * torch.randn(B, B, generator=gen)  # a student near the teacher
     mle = [
         float(list_mle(student, t, TAU, generator=torch.Generator().manual_seed(0)))
         for t in (prompted, bare)
@@ -99,8 +98,9 @@ def splade(mirror: Path) -> list[str]:
         f" | mean |dcos| {float((bare16 - bare)[off].abs().mean()):.1e} | pair flips "
         f"{pair_flips(bare, bare16):.5f}",
         f"RLRD teacher2 inputs | splade-tiny | pair flips bare vs prompts "
-        f"{pair_flips(prompted, bare):.3f} | diagonal cos prompts {float(prompted.diag().mean()):.3f}"
-        f" vs bare 1.000 | ListMLE prompts {mle[0]:.1f} vs bare {mle[1]:.1f}",
+        f"{pair_flips(prompted, bare):.3f} | diagonal cos prompts "
+        f"{float(prompted.diag().mean()):.3f} vs bare 1.000 | ListMLE prompts {mle[0]:.1f} vs "
+        f"bare {mle[1]:.1f}",
     ]
 
 

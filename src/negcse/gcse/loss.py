@@ -34,7 +34,6 @@ FORMS: tuple[DecayForm, ...] = ("released", "paper")
 #: the released Gaussian width in logit units, and in cosine units at the released tau 0.05
 RELEASED_ALPHA = 0.17
 RELEASED_SIGMA = 0.0085  # RELEASED_ALPHA x tau 0.05
-PAPER_SIGMA = 0.01
 
 
 def gaussian_decay(s: Tensor, s_frozen: Tensor, temperature: float, sigma: float) -> Tensor:

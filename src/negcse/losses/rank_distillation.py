@@ -12,9 +12,10 @@ Both released trainers (``bcai01/SAN``: ``models/rankcse``, ``models/rlrd``) com
   ``rank_temperature`` against the mixed teachers' order of cos(t_i, t_j);
 - L_rank over SAN (eq. 5): the list cos(h_i, h_j-) at ``san_rank_temperature`` against the
   teachers' order of cos(t_i, t_j-) (ListNet: the teachers' list at
-  ``san_teacher_temperature``, the released ``z1_z3_tau2`` / ``z1_z4_tau2`` 0.05). The released code scales it by lambda *inside* the
-  distillation term (``kd = lambda * kd_san + kd``, then ``gamma * kd``), so eq. 6's lambda and
-  eq. 7's beta are ``gamma * lambda`` here; the paper's Table 6 value is ``lambda``.
+  ``san_teacher_temperature``, the released ``z1_z3_tau2`` / ``z1_z4_tau2`` 0.05). The released
+  code scales it by lambda *inside* the distillation term (``kd = lambda * kd_san + kd``, then
+  ``gamma * kd``), so eq. 6's lambda and eq. 7's beta are ``gamma * lambda`` here; the paper's
+  Table 6 value is ``lambda``.
 
 RankCSE (eq. 6): beta 1, mu 0, gamma 1, lambda 0.4. RLRD (eq. 7): beta 0, mu 1e-3, gamma 1e-3
 (``t_lmb``), lambda 0.2.

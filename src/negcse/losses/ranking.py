@@ -8,7 +8,8 @@ student's scores at temperature tau,
     P(pi | s, tau) = prod_i exp(s_pi(i) / tau) / sum_{j >= i} exp(s_pi(j) / tau),
 
 mean over rows, computed as released (allRank's ``listMLE`` in both SAN trainers) with
-x = s_pi / tau - max(s / tau): sum_i log(sum_{j >= i} exp(x_j) + epsilon) - x_i, epsilon 1e-7. :func:`list_net` is ListNet's top-one cross entropy (Cao et al. 2007).
+x = s_pi / tau - max(s / tau): sum_i log(sum_{j >= i} exp(x_j) + epsilon) - x_i, epsilon 1e-7.
+:func:`list_net` is ListNet's top-one cross entropy (Cao et al. 2007).
 :func:`rank_consistency` is RankCSE's Jensen-Shannon consistency between the two dropout
 views' similarity distributions. Scores are cosines; the temperatures are applied here.
 """
