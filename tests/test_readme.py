@@ -33,7 +33,7 @@ def shell_blocks(text: str) -> list[tuple[int, str, bool]]:
             continue
         before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         blocks.append((text.count("\n", 0, m.start()) + 1, m.group(2), before == MARKER))
-    for m in re.finditer(re.escape(MARKER), text):
+    for m in re.finditer(rf"^{re.escape(MARKER)}$", text, re.M):  # a line of its own
         after = text[m.end() :].lstrip(" ")
         if not after.startswith("\n```bash\n"):
             line = text.count("\n", 0, m.start()) + 1
@@ -58,6 +58,7 @@ def test_shell_blocks_parser() -> None:
     assert commands("a --b \\\n   c  # note\nd && e\n") == [["a", "--b", "c"], ["d"], ["e"]]
     with pytest.raises(ValueError, match=r"README.md:2: .* must be followed by a ```bash"):
         shell_blocks("x\n<!-- runnable -->\n```\nls\n```\n")
+    assert shell_blocks("a `<!-- runnable -->` line\n```bash\nls\n```\n") == [(2, "ls\n", False)]
 
 
 def _options(words: list[str], flag: str) -> list[str]:
