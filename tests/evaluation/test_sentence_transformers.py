@@ -89,3 +89,18 @@ def test_unknown_pooler_is_refused_naming_the_file(splade_tiny: Path, tmp_path: 
     config.write_text(json.dumps({"pooler": "prompt_sncse_anchor"}))
     with pytest.raises(ModelFilesError, match="without max_seq_length"):
         SentenceTransformer(str(model), device="cpu")
+
+
+def test_prompt_model_saved_by_sentence_transformers_loads_the_same(
+    splade_tiny: Path, tmp_path: Path
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    first = SentenceTransformer(str(_save(splade_tiny, "prompt_osscse_anchor", tmp_path / "a")))
+    first.save(str(tmp_path / "b"))
+    again = SentenceTransformer(str(tmp_path / "b"), device="cpu")
+    np.testing.assert_allclose(again.encode(SENTENCES), first.encode(SENTENCES), atol=1e-6)
+    assert json.loads((tmp_path / "b" / ST_CONFIG_FILE).read_text())["pooler"] == (
+        "prompt_osscse_anchor"
+    )
+
