@@ -1,5 +1,6 @@
 """``negcse --help`` lists every command with its help without importing any command module
-(torch, transformers: ~10 s on 2 busy cores); a named command still gets its full options."""
+(torch, transformers: ~10 s on 2 busy cores), ``negcse evaluate --help`` imports no torch; a
+named command still gets its full options."""
 
 from __future__ import annotations
 
@@ -10,21 +11,28 @@ import sys
 from negcse.cli import command_help, command_names
 
 HEAVY = ("torch", "transformers", "sklearn", "spacy", "pandas", "negcse.commands.train")
-#: `negcse --help` in a fresh interpreter, then the heavy modules it imported
+#: `negcse ARGS` in a fresh interpreter, then the heavy modules it imported
 PROBE = f"""import sys
 from negcse.cli import main
 try:
-    main(["--help"])
+    main(sys.argv[1:])
 except SystemExit:
     pass
 print("imported:", *sorted(m for m in {HEAVY!r} if m in sys.modules))
 """
 
 
-def test_top_level_help_imports_no_command() -> None:
-    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
+def _imported(*args: str) -> tuple[str, list[str]]:
+    """What ``negcse ARGS`` printed, and the heavy modules it imported."""
+    out = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
                          check=True).stdout  # fmt: skip
-    assert out.rstrip().endswith("imported:"), out
+    head, _, tail = out.rpartition("imported:")
+    return head, tail.split()
+
+
+def test_top_level_help_imports_no_command() -> None:
+    out, heavy = _imported("--help")
+    assert heavy == []
     for name in command_names():
         assert f"    {name} " in out or f"    {name}\n" in out, name
 
@@ -40,3 +48,9 @@ def test_a_named_command_still_gets_its_options() -> None:
     out = subprocess.run([sys.executable, "-m", "negcse", "plots-template", "--help"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert "--out OUT" in out and "(no CDN: works" in out
+
+
+def test_evaluate_help_imports_no_torch() -> None:
+    out, heavy = _imported("evaluate", "--help")
+    assert "torch" not in heavy and "transformers" not in heavy, heavy
+    assert "--sts-out JSON" in out and "--transfer-out JSON" in out
