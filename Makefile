@@ -30,7 +30,12 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(UV) pip install --python $(PY) --quiet --no-deps --require-hashes -r envs/llm-model.txt
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed .dvc/plots-offline.html
+
+# The page template of `dvc plots show` (.dvc/config names it): Vega, Vega-Lite and vega-embed
+# inlined from snakemake's wheel, so the plots render offline (not in git: ~2 MB, generated).
+.dvc/plots-offline.html: $(VENV)/.installed
+	$(PY) -m negcse plots-template --out $@
 
 # Re-lock after editing pyproject.toml's dependencies (uses .venv's uv, in the dev extra), then
 # regenerate envs/negcse.yaml from the CUDA lock; tests/workflow/test_lock.py checks all three agree.

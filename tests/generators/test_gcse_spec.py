@@ -197,7 +197,7 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     from negcse.training.model import SentenceEncoder
 
     stage1 = tmp_path / "stage1"  # a suite model: its MLP head saved as the BERT pooler
-    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(stage1, get_pooler("cls"), 64, {})
+    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(stage1, get_pooler("cls"), {})
     _candidates(tmp_path / "c.jsonl")
     args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", str(stage1)]
     args += [*_outputs(tmp_path), "--alpha", "-1", "--beta", "-1.5", "--threads", "1"]

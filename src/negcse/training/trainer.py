@@ -478,7 +478,7 @@ class Trainer:
     def save(self, out_dir: Path, meta: dict[str, Any]) -> None:
         """Write the best model atomically, then drop the resumable state."""
         with atomic_dir(out_dir) as tmp:
-            self.model.cpu().save(tmp, self.eval_pooler, self.s.max_seq_len, meta)
+            self.model.cpu().save(tmp, self.eval_pooler, meta)
             log = {"curve": self.state.curve, "data_stats": self.data_stats, **meta}
             write_json(tmp / "train_log.json", log)
         shutil.rmtree(self.ckpt_dir, ignore_errors=True)
