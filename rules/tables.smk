@@ -1,6 +1,5 @@
 # Tables: our numbers (mean +- std over seeds) beside the papers', one job per table spec
 # (src/negcse/tables/specs.py: inputs, columns, caption, published numbers).
-from negcse.workflow.config import method_baselines
 
 
 rule table:
