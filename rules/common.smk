@@ -396,14 +396,20 @@ GRID_TABLES = grid_tables()
 
 
 def table_targets():
-    """Every table: LaTeX, CSV, Markdown and DVC metrics of each grid-wide one, and the case
-    study of each backbone."""
+    """Every table: LaTeX, CSV, Markdown, HTML (the report's) and DVC metrics of each
+    grid-wide one, and the case study of each backbone."""
     return (
         expand(
-            "results/tables/{table}.{ext}", table=GRID_TABLES, ext=["tex", "csv", "md"]
+            "results/tables/{table}.{ext}",
+            table=GRID_TABLES,
+            ext=["tex", "csv", "md", "html"],
         )
         + expand("results/metrics/{table}.json", table=GRID_TABLES)
-        + expand("results/tables/case_study_{backbone}.tex", backbone=BACKBONES)
+        + expand(
+            "results/tables/case_study_{backbone}.{ext}",
+            backbone=BACKBONES,
+            ext=["tex", "csv", "md", "html"],
+        )
     )
 
 
