@@ -100,3 +100,15 @@ def test_similarity_panels_share_one_legend_below_the_last() -> None:
     ]
     assert fig.get_size_inches()[0] == pytest.approx(WIDTH)
     assert _below(fig, fig.axes[-1])
+
+
+def test_long_method_names_keep_the_saved_figure_one_column_wide(tmp_path) -> None:
+    from PIL import Image
+
+    from negcse.analysis.figures import save_figure
+
+    methods = ["gcse_domain", *(f"simcse_san_tau0.0{i}_p0.15" for i in range(5, 10))]
+    path = tmp_path / "f.png"
+    save_figure(curves_figure(_curves(methods), "b", baseline="gcse_domain"), path)
+    width, _ = Image.open(path).size
+    assert width <= WIDTH * 150  # 150 dpi; the tight box still within one column

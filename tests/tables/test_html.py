@@ -46,18 +46,20 @@ def test_the_table_command_writes_the_html_page(tmp_path: Path) -> None:
 
     evals = []
     for name, method, seed, avg in (("a", "simcse", "1", 70.0), ("b", "simcse", "2", 72.0),
-                                    ("u", "untrained", "", 90.0)):  # fmt: skip
+                                    ("u", "untrained", "", 90.0), ("r", "ckpt", "0", 95.0)):  # fmt: skip
         path = tmp_path / f"{name}.json"
         scores = dict.fromkeys(TASKS, 50.0)
         path.write_text(json.dumps({"method": method, "backbone": "b", "seed": seed, **scores,
                                     "avg": avg}))  # fmt: skip
         evals.append(str(path))
     out = tmp_path / "sts.html"
-    assert main(["table", "sts", "--evals", *evals, "--html", str(out)]) == 0
+    args = ["table", "sts", "--evals", *evals, "--html", str(out), "--released", "ckpt"]
+    assert main(args) == 0
     page = out.read_text()
     assert "<p>STS test sets, Spearman ×100 of cosine similarity" in page
-    # simcse's avg (71 +- 1.41) in bold, the untrained 90 not
-    assert "<td><b>71.00 ± 1.41</b></td>" in page and "<td>90.00</td>" in page
+    # simcse's avg (71 +- 1.41) in bold; the untrained 90 and the released checkpoint's 95 not
+    assert "<td><b>71.00 ± 1.41</b></td>" in page
+    assert "<td>90.00</td>" in page and "<td>95.00</td>" in page
 
 
 @pytest.fixture(scope="module")

@@ -50,6 +50,8 @@ LINESTYLES = ("-", "--", "-.", (0, (1, 1)))
 WIDTH = 3.3
 FONT = {"font.size": 7.5, "axes.titlesize": 7.5, "axes.labelsize": 7.5, "legend.fontsize": 7,
         "xtick.labelsize": 6.5, "ytick.labelsize": 6.5}  # fmt: skip
+#: The longest legend label two legend columns hold within :data:`WIDTH` at that font size.
+LABEL_CHARS = 22
 
 
 def line_styles(methods: Sequence[str], baseline: str | None = None) -> dict[str, dict[str, Any]]:
@@ -72,7 +74,9 @@ def _legend_below(fig: plt.Figure, ax: plt.Axes, baseline: str | None) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if baseline is not None:
         labels = [f"{label} (baseline)" if label == baseline else label for label in labels]
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+    # two columns where the labels leave room for them within the figure's width
+    ncol = 2 if max(map(len, labels), default=0) <= LABEL_CHARS else 1
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
                frameon=False, handlelength=2.6, columnspacing=1.2)  # fmt: skip
 
 
