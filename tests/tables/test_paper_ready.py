@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from negcse.analysis.latex import case_comparison_table
+from negcse.analysis.latex import case_comparison_table, case_study_table, rank_error_table
 from negcse.analysis.run import GCSE_CASES
 from negcse.evaluation.splits import TABLE2_DATASETS
 from negcse.tables.build import Options
@@ -154,13 +154,40 @@ def test_each_table_of_the_paper_grid_compiles_within_the_page(
 
 
 @needs_pdflatex
-def test_the_case_study_compiles_within_the_page(tmp_path: Path) -> None:
+def test_mteb_tables_of_the_paper_grid_compile_within_the_page(
+    paper_grid: tuple[list[str], Options], tmp_path: Path
+) -> None:
+    from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS
+
+    files = []
+    for path in paper_grid[0]:
+        result = json.loads(Path(path).read_text())
+        for group, tasks in GROUPS.items():
+            scores = dict.fromkeys(GROUP_METRICS[group], 0.4567)
+            mteb = {k: result[k] for k in ("method", "backbone", "seed")}
+            mteb |= {"group": group, "mteb_version": "1.0", "avg": scores}
+            mteb |= {task.name: scores for task in tasks}
+            files.append(str(_write(tmp_path, f"{Path(path).stem}-{group}", **mteb)))
+    spec = table_spec("mteb")
+    tex = spec.build(spec, files, paper_grid[1]).tex
+    assert tex.count("\\begin{table*}") == 12  # 2 groups x 2 backbones x 3 families
+    _assert_fits(_compile(tex, tmp_path))
+
+
+@needs_pdflatex
+def test_the_analysis_tables_compile_within_the_page(tmp_path: Path) -> None:
     methods = {
         f"simcse_san_tau0.0{i}_p0.15": {"pred_norm": [0.5] * len(GCSE_CASES),
                                         "false_positive_rate": 29.0, "false_negative_rate": 14.0}
         for i in range(14)
     }  # fmt: skip
     tex = case_comparison_table(GCSE_CASES, methods, 0.0, 5.0, "cap", "tab:cases")
+    long = "A man with a hat is playing a guitar in front of a very large crowd of people . " * 2
+    pair = {"sent1": long, "sent2": long, "gold": 4.2, "cosine": 0.5, "r_g": 1.0, "r_e": 900.5}
+    tex += rank_error_table({"STS14": {"top": [pair] * 5}}, "cap", "tab:rank")
+    case = {"label_range": [0.0, 5.0], "top_false_positives": [{**pair, "pred_norm": 0.9,
+            "gold_norm": 0.2}] * 3, "top_false_negatives": []}  # fmt: skip
+    tex += case_study_table(case, "cap", "tab:case")
     _assert_fits(_compile(tex, tmp_path))
 
 

@@ -291,7 +291,8 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
         summaries[group] = summary
         columns = (*[Column(k, k) for k in shown], *PAPER_DIFF)
         caption = MTEB_CAPTIONS[group].format(version=version)
-        latex.append(render_latex(summary, columns, caption, f"tab:mteb-{group}"))
+        label = f"tab:mteb-{group}"
+        latex.append(render_latex(summary, columns, caption, label, baselines=options.baselines))
         markdown.append(
             f"## MTEB {group}\n\n{plain_caption(caption)}\n\n{render_markdown(summary, columns)}"
         )
