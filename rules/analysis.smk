@@ -45,22 +45,30 @@ rule analysis_figure:
         analysis_figure_inputs,
     output:
         png=report(
-            "results/figures/{backbone}/{figure}.png",
+            "results/figures/{backbone}/{figure}/{group}.png",
             caption="../report/analysis_figure.rst",
             category="Analysis",
             subcategory="Figures",
-            labels={"figure": "{figure}", "backbone": "{backbone}"},
+            labels={
+                "figure": "{figure}",
+                "backbone": "{backbone}",
+                "methods": "{group}",
+            },
         ),
-        pdf="results/figures/{backbone}/{figure}.pdf",
+        pdf="results/figures/{backbone}/{figure}/{group}.pdf",
     log:
-        "logs/analysis/figures/{backbone}/{figure}.log",
+        "logs/analysis/figures/{backbone}/{figure}/{group}.log",
     wildcard_constraints:
         figure="soft_negatives|hard_positives|training_curves",
+        group=_alternation(FIGURE_GROUPS),
     conda:
         "../envs/negcse.yaml"
+    params:
+        baseline=figure_baseline_arg,
     shell:
         "python -m negcse plot-analysis --kind {wildcards.figure} --inputs {input} "
-        "--png {output.png} --pdf {output.pdf} --title {wildcards.backbone:q} 2> {log}"
+        "--png {output.png} --pdf {output.pdf} --title {wildcards.backbone:q} "
+        "{params.baseline} 2> {log}"
 
 
 # The same curves as data (git-tracked; `dvc plots show` draws them with .dvc/plots/).

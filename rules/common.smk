@@ -17,11 +17,13 @@ from negcse.workflow.config import (
     check_config,
     check_config_files,
     grid_runs,
+    method_baselines,
     method_corpus,
     released_models,
     resolve_method,
     schema_path,
 )
+from negcse.analysis.groups import method_groups
 from negcse.generators import registry as generators
 from negcse.workflow.guide_config import (
     config_guide_models,
@@ -253,25 +255,40 @@ def run_files(patterns, backbones=None, **more):
     ]
 
 
-def analysis_jsons(backbones=None):
-    return run_files(
-        "results/analysis/{method}/{backbone}/seed{seed}/analysis.json", backbones
-    )
+# Figures: one per kind, backbone and group of at most 8 methods with their baseline
+# (negcse.analysis.groups, from methods.<m>.baseline).
+FIGURE_GROUPS = {
+    group.name: group for group in method_groups(METHODS, method_baselines(config))
+}
 
 
 def analysis_figure_inputs(wildcards):
-    if wildcards.figure == "training_curves":
-        return run_files(
-            "results/models/{method}/{backbone}/seed{seed}", [wildcards.backbone]
-        )
-    return analysis_jsons([wildcards.backbone])
+    """The group's runs on the backbone, the baseline's first (its line is drawn first)."""
+    pattern = (
+        "results/models/{method}/{backbone}/seed{seed}"
+        if wildcards.figure == "training_curves"
+        else "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
+    )
+    runs = grid_runs(config, [wildcards.backbone])
+    return [
+        pattern.format(method=m, backbone=b, seed=seed)
+        for method in FIGURE_GROUPS[wildcards.group].methods
+        for m, b, seed in runs
+        if m == method
+    ]
+
+
+def figure_baseline_arg(wildcards):
+    baseline = FIGURE_GROUPS[wildcards.group].baseline
+    return f"--baseline {shlex.quote(baseline)}" if baseline else ""
 
 
 def analysis_targets():
     figures = expand(
-        "results/figures/{backbone}/{figure}.{ext}",
+        "results/figures/{backbone}/{figure}/{group}.{ext}",
         backbone=BACKBONES,
         figure=["soft_negatives", "hard_positives", "training_curves"],
+        group=list(FIGURE_GROUPS),
         ext=["png", "pdf"],
     )
     per_model = run_files(
@@ -379,14 +396,20 @@ GRID_TABLES = grid_tables()
 
 
 def table_targets():
-    """Every table: LaTeX, CSV, Markdown and DVC metrics of each grid-wide one, and the case
-    study of each backbone."""
+    """Every table: LaTeX, CSV, Markdown, HTML (the report's) and DVC metrics of each
+    grid-wide one, and the case study of each backbone."""
     return (
         expand(
-            "results/tables/{table}.{ext}", table=GRID_TABLES, ext=["tex", "csv", "md"]
+            "results/tables/{table}.{ext}",
+            table=GRID_TABLES,
+            ext=["tex", "csv", "md", "html"],
         )
         + expand("results/metrics/{table}.json", table=GRID_TABLES)
-        + expand("results/tables/case_study_{backbone}.tex", backbone=BACKBONES)
+        + expand(
+            "results/tables/case_study_{backbone}.{ext}",
+            backbone=BACKBONES,
+            ext=["tex", "csv", "md", "html"],
+        )
     )
 
 

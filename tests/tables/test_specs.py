@@ -45,13 +45,15 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     # a_1: score mean 62, sample std of (60, 64) = 2.83 (best: bold); error x100: 15 +- 7.07
     tex = out["tex"].read_text()
     assert r"Method & Backbone & Score & Err. \% \\" in tex
-    assert r"a\_1 & bb & \textbf{62.00 $\pm$ 2.83} & 15.00 $\pm$ 7.07 \\" in tex
+    assert r"a\_1 & bb & \textbf{62.00}$_{\pm 2.83}$ & 15.00$_{\pm 7.07}$ \\" in tex
     assert r"b & bb & 61.00 & \textbf{5.00} \\" in tex  # lowest error in bold, one seed
     assert r"\caption{Toy scores, mean $\pm$ std over seeds.}" in tex and "tab:toy" in tex
     assert "| a_1 | bb | **62.00 ± 2.83** | 15.00 ± 7.07 |" in out["md"].read_text()
     csv = out["csv"].read_text().splitlines()
-    assert csv[0] == "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds"
-    assert csv[1] == "a_1,bb,62.0000,2.8284,15.0000,7.0711,2"
+    assert csv[0] == (
+        "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds,trained"
+    )
+    assert csv[1] == "a_1,bb,62.0000,2.8284,15.0000,7.0711,2,True"
     assert json.loads(out["json"].read_text()) == {"a_1/bb": 62.0, "b/bb": 61.0}
 
 
@@ -82,8 +84,8 @@ def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_pat
     md = out["md"].read_text()
     assert "| g (deepseek-chat) | bb |" in md and "| b | bb |" in md
     csv = out["csv"].read_text().splitlines()
-    assert csv[0].endswith(",seeds,llm") and csv[1].endswith(",1,deepseek-chat")
-    assert csv[2].endswith(",1,")
+    assert csv[0].endswith(",seeds,llm,trained") and csv[1].endswith(",1,deepseek-chat,True")
+    assert csv[2].endswith(",1,,True")
 
 
 def test_unknown_table_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:

@@ -101,7 +101,8 @@ def _tables() -> dict[str, TableSpec]:
                 "setting), mean $\\pm$ std over seeds; Paper: the published 7-task average; "
                 "$\\Delta$ = ours $-$ paper; Baseline: the method the paper compared with "
                 "(params.yaml), $\\Delta_{\\mathrm{base}}$ = our average $-$ its average on the "
-                "same backbone (-- when it is not in the grid); best mean per column in bold."
+                "same backbone (-- when it is not in the grid); the best trained method's mean per "
+                "column and backbone in bold."
             ),
             summary=(
                 "STS results: Spearman x100 of cosine similarity on the 7 STS tasks, mean +- "
@@ -119,7 +120,7 @@ def _tables() -> dict[str, TableSpec]:
                 "accuracy over the tasks shown. Paper: the published average over the same tasks "
                 "(GCSE Table 7, first LLM; OssCSE Table 5; GCSE Table 7's "
                 "SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not used); $\\Delta$ = "
-                "ours $-$ paper; best mean per column in bold."
+                "ours $-$ paper; the best trained method's mean per column and backbone in bold."
             ),
             summary=(
                 "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy x100 of logistic "
@@ -149,12 +150,15 @@ def _tables() -> dict[str, TableSpec]:
             name="analysis",
             inputs=analysis,
             columns=(
-                Column("Soft-neg. peak", "Soft-neg. peak", source="soft_negative_peak", scale=100),
-                Column("Random peak", "Random peak", source="random_peak", scale=100),
+                # a peak's or a spread's best is not defined: no bold there
+                Column("Soft-neg. peak", "Soft-neg. peak", bold=None, source="soft_negative_peak",
+                       scale=100),
+                Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
                 Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos. std", source="hard_positive_std", scale=100),
-                Column("FP", "FP", source="false_positive_rate"),
-                Column("FN", "FN", source="false_negative_rate"),
+                Column("Hard-pos. std", "Hard-pos. std", bold=None, source="hard_positive_std",
+                       scale=100),
+                Column("FP", "FP", bold="min", source="false_positive_rate"),
+                Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
             metric="FP",
             caption=(
@@ -163,8 +167,9 @@ def _tables() -> dict[str, TableSpec]:
                 "sentence) pairs of STS sentences (SNCSE Fig.~4); hard positives: cosine of STS "
                 "pairs with gold $\\geq$ 4 and low lexical overlap (SAN Fig.~4); FP / FN: "
                 "percentage of STS-B dev pairs whose median-normalized score is more than 0.2 "
-                "above / below the normalized label (GCSE Fig.~1, App.~J). Bold: column maximum "
-                "(not necessarily best)."
+                "above / below the normalized label (GCSE Fig.~1, App.~J). Bold: the best trained "
+                "method per backbone, highest hard-positive cosine and lowest FP / FN (peaks and "
+                "spread have no best)."
             ),
             summary=(
                 "Analysis summary per method and backbone, mean +- std over seeds: similarity "
@@ -213,7 +218,8 @@ def _tables() -> dict[str, TableSpec]:
                 "split-size-weighted average over the 16 datasets of OssCSE Table 2 (Cont., "
                 "Oppn.) and over every dataset whose median gold score is in [2, 3.5] (rule); "
                 "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (simcse = SimCSE's released "
-                "unsupervised BERT-base, simcse\\_sup = supervised); best of our means in bold."
+                "unsupervised BERT-base, simcse\\_sup = supervised); the best trained method's mean "
+                "per column and backbone in bold."
             ),
             summary=(
                 "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman x100 on the pairs "
@@ -221,8 +227,8 @@ def _tables() -> dict[str, TableSpec]:
                 "split-size-weighted over Table 2's datasets and over the median-rule datasets, "
                 "mean +- std over seeds, beside the paper's Table 3."
             ),
-            category="STS",
-            subcategory="OssCSE Cont./Oppn. splits",
+            category="OssCSE splits and probe",
+            subcategory="Cont./Oppn. splits (Tables 2, 3, 6)",
             build=build.splits_table,
         ),
         TableSpec(
@@ -243,16 +249,16 @@ def _tables() -> dict[str, TableSpec]:
                 "OssCSE's Appendix B probe: mean cosine similarity of the sentence to its eight "
                 "paraphrases and to its eight negations, Gap = paraphrase $-$ negation "
                 "(positive: paraphrases closer), mean $\\pm$ std over seeds. Paper: OssCSE "
-                "Section 5.2 (BERT-base). Bold: highest paraphrase and gap, lowest negation among "
-                "our rows."
+                "Section 5.2 (BERT-base). Bold: the trained method with the highest paraphrase "
+                "and gap, lowest negation, per backbone."
             ),
             summary=(
                 "OssCSE's Appendix B probe: mean cosine similarity of one sentence to its eight "
                 "paraphrases and to its eight negations, mean +- std over seeds, beside the "
                 "paper's SimCSE and OssCSE (BERT-base) means."
             ),
-            category="STS",
-            subcategory="OssCSE probe",
+            category="OssCSE splits and probe",
+            subcategory="Paraphrase / negation probe (Appendix B)",
             build=build.summary_table,
         ),
     ]
