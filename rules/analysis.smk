@@ -45,7 +45,7 @@ rule analysis_figure:
         analysis_figure_inputs,
     output:
         png=report(
-            "results/figures/{backbone}/{figure}/{group}.png",
+            grid_path("results/figures/{backbone}/{figure}/{group}.png"),
             caption="../report/analysis_figure.rst",
             category="Analysis",
             subcategory="Figures",
@@ -55,9 +55,9 @@ rule analysis_figure:
                 "methods": "{group}",
             },
         ),
-        pdf="results/figures/{backbone}/{figure}/{group}.pdf",
+        pdf=grid_path("results/figures/{backbone}/{figure}/{group}.pdf"),
     log:
-        "logs/analysis/figures/{backbone}/{figure}/{group}.log",
+        grid_path("logs/analysis/figures/{backbone}/{figure}/{group}.log"),
     wildcard_constraints:
         figure="soft_negatives|hard_positives|training_curves",
         group=_alternation(FIGURE_GROUPS),
@@ -76,9 +76,9 @@ rule training_curves_data:
     input:
         run_files("results/models/{method}/{backbone}/seed{seed}"),
     output:
-        "results/plots/training_curves.csv",
+        grid_path("results/plots/training_curves.csv"),
     log:
-        "logs/analysis/training_curves_data.log",
+        grid_path("logs/analysis/training_curves_data.log"),
     conda:
         "../envs/negcse.yaml"
     shell:

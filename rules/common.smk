@@ -16,6 +16,7 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
+    grid_output,
     grid_runs,
     method_baselines,
     method_corpus,
@@ -68,6 +69,22 @@ wildcard_constraints:
     backbone=_alternation([*BACKBONES, *guide_backbones(config)]),
     seed=r"\d+",
     corpus=r"[A-Za-z0-9_.-]+",
+
+
+def grid_path(path):
+    """A grid-wide output or log path (tables, metrics, figures, curves): as written for the
+    default grid, under results/grids/<grid.name>/ for a named one (its own folder)."""
+    return grid_output(config, path)
+
+
+if config["grid"].get("name"):
+    from snakemake.logging import logger
+
+    logger.info(
+        f"grid '{config['grid']['name']}' (grid.name): its tables, metrics, figures and "
+        f"curves go under {grid_path('results/tables')[: -len('tables')]}, not over the "
+        "default grid's results/tables"
+    )
 
 
 def mirror_arg():
@@ -147,7 +164,8 @@ def prefetch_models():
 
 def all_targets():
     """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-    return table_targets() + ["results/plots/training_curves.csv"] + analysis_targets()
+    curves = grid_path("results/plots/training_curves.csv")
+    return table_targets() + [curves] + analysis_targets()
 
 
 # Generated columns: a train job reads the file of each column its method declares, made by
@@ -285,7 +303,7 @@ def figure_baseline_arg(wildcards):
 
 def analysis_targets():
     figures = expand(
-        "results/figures/{backbone}/{figure}/{group}.{ext}",
+        grid_path("results/figures/{backbone}/{figure}/{group}.{ext}"),
         backbone=BACKBONES,
         figure=["soft_negatives", "hard_positives", "training_curves"],
         group=list(FIGURE_GROUPS),
@@ -400,13 +418,13 @@ def table_targets():
     grid-wide one, and the case study of each backbone."""
     return (
         expand(
-            "results/tables/{table}.{ext}",
+            grid_path("results/tables/{table}.{ext}"),
             table=GRID_TABLES,
             ext=["tex", "csv", "md", "html"],
         )
-        + expand("results/metrics/{table}.json", table=GRID_TABLES)
+        + expand(grid_path("results/metrics/{table}.json"), table=GRID_TABLES)
         + expand(
-            "results/tables/case_study_{backbone}.{ext}",
+            grid_path("results/tables/case_study_{backbone}.{ext}"),
             backbone=BACKBONES,
             ext=["tex", "csv", "md", "html"],
         )

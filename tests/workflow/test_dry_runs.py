@@ -14,7 +14,7 @@ import yaml
 
 from workflow_copy import (
     CI_REDUCTIONS,
-    GCSE_CONFIGS,
+    DOMAIN_CONFIGS,
     SMOKE,
     committed_copy,
     job_counts,
@@ -127,12 +127,50 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
     assert job_counts(out.stdout)["train"] == 4  # one run (seed 42) per backbone
 
 
+def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: Path) -> None:
+    """`make smoke`'s grid (tests/smoke/config.yaml): every method's trainings and evaluations
+    (the 14 at two seeds, RankCSE, RankCSE+SAN, RLRD, RLRD+SAN and GCSE at seed 1; their
+    teachers and GCSE's stage 1 are runs of the grid), GCSE's LLM synthesis and its denoising,
+    one set of tables for all of them, in the number of jobs the README gives."""
+    out = sh([*SMOKE, "-n", "--forceall"], workspace).stdout
+    counts = job_counts(out)
+    assert counts["train"] == counts["evaluate_model"] == 14 * 2 + 5
+    assert counts["gcse_synthesize"] == counts["gcse_denoise"] == 1
+    assert counts["table"] == 5 and counts["case_study_table"] == 1
+    trains = {wc for rule, wc in jobs_with_wildcards(out) if rule == "train"}
+    for method in ("rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse"):
+        assert f"wildcards: method={method}, backbone=splade-tiny, seed=1" in trains
+    readme = (workspace / "README.md").read_text()
+    (stated,) = re.findall(r"(\d+) jobs in all", readme)
+    assert sum(counts.values()) == int(stated)
+
+
+def test_a_named_grid_overlay_writes_its_own_folder_only(workspace: Path) -> None:
+    """GCSE's domain setting (grid.name gcse-domain): every table, metric, figure and the
+    curves' data of its dry run lie under results/grids/gcse-domain/, none on the default
+    smoke grid's results/tables, results/metrics, results/figures or results/plots."""
+    out = sh([*SMOKE, "-n", "--forceall", "--configfile", *DOMAIN_CONFIGS], workspace).stdout
+    outputs = [
+        path
+        for line in out.splitlines()
+        if line.startswith("    output: ")
+        for path in line.removeprefix("    output: ").split(", ")
+    ]
+    default_grid = ("results/tables/", "results/metrics/", "results/figures/", "results/plots/")
+    assert not [p for p in outputs if p.startswith(default_grid)]
+    own = "results/grids/gcse-domain/"
+    for path in ("tables/sts.md", "metrics/sts.json", "plots/training_curves.csv"):
+        assert own + path in outputs, path
+    assert any(p.startswith(own + "figures/splade-tiny/") for p in outputs)
+    logs = re.findall(r"^    log: (\S+)", out, flags=re.M)
+    assert "logs/grids/gcse-domain/tables/sts.log" in logs and "logs/tables/sts.log" not in logs
+
+
 def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace: Path) -> None:
     """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model,
     no second trainer) feed the denoising job, whose anchors are stage 2's training corpus."""
     target = "results/models/gcse/splade-tiny/seed1"
-    overlay = ["--configfile", *GCSE_CONFIGS]
-    out = sh([*SMOKE, *overlay, "-n", "--forceall", target], workspace)
+    out = sh([*SMOKE, "-n", "--forceall", target], workspace)
     jobs = jobs_with_wildcards(out.stdout)
     order = [rule if rule != "train" else f"train {wc}" for rule, wc in jobs]
     stage1 = order.index("train wildcards: method=simcse, backbone=splade-tiny, seed=1")
@@ -140,7 +178,7 @@ def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace
     assert order.index("gcse_denoise") > max(stage1, order.index("gcse_synthesize"))
     assert stage2 == len(order) - 1  # the target comes last
     assert job_counts(out.stdout)["train"] == 2
-    dag = sh([*SMOKE, *overlay, "--dag", "--forceall", target], workspace).stdout
+    dag = sh([*SMOKE, "--dag", "--forceall", target], workspace).stdout
     labels = dict(re.findall(r"\t(\d+)\[label = \"(\w+)", dag))
     edges = {(labels[a], labels[b]) for a, b in re.findall(r"\t(\d+) -> (\d+)", dag)}
     assert {("train", "gcse_denoise"), ("gcse_synthesize", "gcse_denoise")} <= edges
@@ -156,7 +194,7 @@ def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
     denoising uses that stage-1 model, stage 2 (gcse_domain) trains on its triplets."""
     import json
 
-    overlay = ["--configfile", *GCSE_CONFIGS, "tests/smoke/gcse-domain.yaml"]
+    overlay = ["--configfile", *DOMAIN_CONFIGS]
     corpus = "results/data/corpus/gcse-domain.txt"
     sh([*SMOKE, corpus, *overlay], workspace)  # (--configfile takes every word after it)
     stats = json.loads((workspace / "results/data/corpus/gcse-domain.stats.json").read_text())

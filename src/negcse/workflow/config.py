@@ -208,6 +208,26 @@ def grid_runs(
     ]
 
 
+#: Where a named grid's grid-wide outputs go (``grid.name``); see :func:`grid_output`.
+GRIDS_FOLDER = "grids"
+
+
+def grid_output(config: dict[str, Any], path: str) -> str:
+    """Where a grid-wide output (a table, its metrics, a figure, the training curves' data) or
+    its log is written: ``path`` itself for the default grid; for a grid with a ``grid.name`` (an
+    overlay such as tests/smoke/gcse-domain.yaml) the same path under ``results/grids/<name>/``
+    (logs under ``logs/grids/<name>/``), so that grid never overwrites another's. Per-model
+    outputs (models, evaluations, generator files) are shared by every grid and are not passed
+    here: a run one grid trained is a run the other reuses."""
+    name = config["grid"].get("name")
+    if not name:
+        return path
+    top, _, rest = path.partition("/")
+    if top not in ("results", "logs") or not rest:
+        raise ValueError(f"grid_output: {path!r} is not under results/ or logs/")
+    return f"{top}/{GRIDS_FOLDER}/{name}/{rest}"
+
+
 def method_corpus(config: dict[str, Any], method: str) -> str:
     """The name of the corpus ``method`` trains on (and its generators read): its ``corpus``
     key, else ``corpus.name``."""
