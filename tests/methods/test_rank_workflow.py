@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from negcse.workflow.config import load_config, method_seeds
+from negcse.workflow.guide_config import guide_args
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[2]
@@ -120,8 +121,12 @@ def test_teachers_train_before_their_students(
                 assert order.index((entry["method"], seed)) < order.index((student, seed))
                 folder = f"results/models/{entry['method']}/{BACKBONE}/seed{seed}"
                 assert f"--guide {guide}={folder}" in job["shell"]
-    for job in trains:
-        if job["wildcards"]["method"] not in STUDENTS:
+    config = smoke_config(workspace)
+    for job in trains:  # of the others only GCSE has a guide, its stage-1 model
+        method, seed = job["wildcards"]["method"], job["wildcards"]["seed"]
+        if method == "gcse":
+            assert guide_args(config, method, BACKBONE, seed) in job["shell"]
+        elif method not in STUDENTS:
             assert "--guide" not in job["shell"]
 
 
