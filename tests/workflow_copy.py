@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 SMOKE = ["snakemake", "--profile", "profiles/smoke"]
 #: GCSE's domain setting: an overlay of the smoke grid, a grid of its own (results/grids/gcse-domain/)
 DOMAIN_CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/gcse-domain.yaml")
-#: CI's reductions of the smoke grid (3,200 sentences, SAN masked-only, TREC), merged over it
+#: CI's reductions of the smoke grid (SAN masked-only, TREC), merged over it
 CI_REDUCTIONS = "tests/smoke/ci.yaml"
 
 
