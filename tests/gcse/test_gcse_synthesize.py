@@ -57,6 +57,8 @@ def _run(tmp_path, url: str, env_name: str = "NEGCSE_TEST_KEY", *extra: str) -> 
             env_name,
             "--max-retries",
             "0",
+            "--mode",
+            "paper",
             *extra,
         ]
     )

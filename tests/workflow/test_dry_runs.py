@@ -63,8 +63,9 @@ def test_the_parse_reads_every_method_without_importing_torch(
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (56: 38 + RankCSE, RankCSE+SAN and its three
-    lambda variants, RLRD, RLRD+SAN + GCSE, its released mode and, in the domain setting, GCSE,
+    """The default grid is every configured method (57: 38 + RankCSE, RankCSE+SAN and its three
+    lambda variants, RLRD, RLRD+SAN + GCSE, its released run and paper reading and, in the
+    domain setting, GCSE,
     its stage-1 model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o
     domain and two sigma variants) x 4 backbones at the papers' run counts (seed 42; UNA's
     Table D7: ten seeds of una_baseline and una_both on BERT-base), with the GPU generators
@@ -78,9 +79,9 @@ def test_paper_grid_dry_run_lists_every_train_job(
     guides_only = {"gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
     assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
     assert len(grid["backbones"]) == 4 and grid["seeds"] == [42]
-    assert len(grid["methods"]) == 56
+    assert len(grid["methods"]) == 57
     d7 = 2 * 9  # una_baseline and una_both: nine more seeds each on BERT-base
-    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 250
+    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 254
     assert counts["evaluate_model"] == len(grid["methods"]) * 4 + d7
     # SAN samples (seed 42): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
@@ -89,12 +90,13 @@ def test_paper_grid_dry_run_lists_every_train_job(
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
     # the three mixed corpora of the domain setting (full, w/o general, w/o domain)
     assert counts["mixed_corpus"] == 3 and counts["corpus"] == 1
-    # GCSE: one synthesis per corpus and mode: Wikipedia paper and released; the domain mix's
-    # paper and w randomly (no prompt, no LLM); w/o general's and w/o domain's. Denoised
-    # triplets per stage-1 model (backbone x seed) for each of those plus the domain setting's
-    # w/o filtering (w/o decay and the sigma variants share paper's or w/o filtering's)
-    assert counts["gcse_synthesize"] == 6
-    assert counts["gcse_denoise"] == 7 * 4
+    # GCSE: one synthesis per corpus and data settings: Wikipedia's default (the released
+    # pipeline, bugs fixed), released with its bugs and paper; the domain mix's default and w
+    # randomly (no prompt, no LLM); w/o general's and w/o domain's. Denoised triplets per
+    # stage-1 model (backbone x seed) for each of those plus the domain setting's w/o filtering
+    # (w/o decay and the sigma variants share the default's or w/o filtering's)
+    assert counts["gcse_synthesize"] == 7
+    assert counts["gcse_denoise"] == 8 * 4
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -179,14 +181,14 @@ def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
     synth = next(i for i, j in enumerate(order) if j.startswith("gcse_synthesize"))
     denoise = next(i for i, j in enumerate(order) if j.startswith("gcse_denoise"))
     assert "corpus=gcse-domain" in order[synth] and "corpus=gcse-domain" in order[denoise]
-    assert denoise > max(stage1, synth) and order[-1].startswith("train wildcards: method=gcse_domain")
+    assert denoise > max(stage1, synth) and order[-1].startswith(
+        "train wildcards: method=gcse_domain"
+    )
     assert all(rule != "mixed_corpus" for rule, _ in jobs)  # built above, not again
     assert "--model results/models/gcse_wo_stage2/splade-tiny/seed1" in out.stdout
 
 
-def test_a_released_checkpoint_is_evaluated_as_its_own_row(
-    workspace: Path, tmp_path: Path
-) -> None:
+def test_a_released_checkpoint_is_evaluated_as_its_own_row(workspace: Path, tmp_path: Path) -> None:
     """params.yaml `released`: a checkpoint evaluated with its own pooler, tagged as its row.
     Here the "released" checkpoint is the mirror's splade-tiny itself with the untrained rows'
     pooler, so its STS numbers must equal the untrained baseline's (independent truth: the same

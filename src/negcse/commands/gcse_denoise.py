@@ -30,12 +30,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mode",
         choices=("paper", "released"),
-        default="paper",
+        default="released",
         help="paper: eq. 10-11; released: the released rule (offset fallback, self-pair rows)",
     )
     p.add_argument("--alpha", type=float, default=None, help="positive threshold (mode's)")
     p.add_argument("--beta", type=float, default=None, help="negative threshold (mode's)")
     p.add_argument("--choice", choices=("first", "random"), default="first")
+    p.add_argument(
+        "--order",
+        choices=("roles", "listed"),
+        default="roles",
+        help="roles: the negative is looked for among negative-prompt candidates first (and "
+        "the positive among positive-prompt ones); listed: in listed order (released)",
+    )
     p.add_argument(
         "--no-filter",
         action="store_true",
@@ -43,7 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "unscored (eq. 10-11's fallbacks only where a role has none)",
     )
     p.add_argument("--seed", type=int, default=0, help="fallback and 'random' draws")
-    p.add_argument("--max-seq-len", type=int, default=64)
+    p.add_argument(
+        "--max-seq-len", type=int, default=32, help="scorer truncation (released 32 tokens)"
+    )
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--mirror", default=None)
@@ -52,14 +61,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _roles(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
     """Anchors and their usable positive- and negative-prompt candidates (skipped sources and
     fallen-back completions left out)."""
+    from negcse.gcse.denoise import usable
+
     anchors, pos, neg = [], [], []
     for row in rows:
         if row.get("skipped"):
             continue
-        usable = [c for c in row["candidates"] if c.get("fallback") is None and c["text"]]
+        kept = [c for c in row["candidates"] if usable(c)]
         anchors.append(row["anchor"])
-        pos.append([c["text"] for c in usable if c["role"] == "positive"])
-        neg.append([c["text"] for c in usable if c["role"] == "negative"])
+        pos.append([c["text"] for c in kept if c["role"] == "positive"])
+        neg.append([c["text"] for c in kept if c["role"] == "negative"])
     return anchors, pos, neg
 
 
@@ -89,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from negcse.evaluation.embedder import Embedder
-    from negcse.gcse.denoise import denoise, denoise_released, denoising_inputs
+    from negcse.gcse.denoise import candidate_roles, denoise, denoise_released, denoising_inputs
     from negcse.generators.specs.gcse import THRESHOLDS
     from negcse.io_utils import write_json, write_lines
     from negcse.training.model import torch_threads
@@ -97,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     torch_threads(args.threads)
     rows = [json.loads(line) for line in args.candidates.read_text("utf-8").splitlines() if line]
     anchors, candidates = denoising_inputs(rows)
+    roles = candidate_roles(rows)
     if len(anchors) < 2:
         logger.error(
             "%s: %d usable sources; denoising needs at least 2", args.candidates, len(anchors)
@@ -121,9 +133,13 @@ def run(args: argparse.Namespace) -> int:
             sims[i] = [float(x) for x in c[start : start + len(cands)] @ a[i]]
             start += len(cands)
         if args.mode == "paper":
-            triplets = denoise(anchors, candidates, sims, alpha, beta, args.seed, args.choice)
+            triplets = denoise(
+                anchors, candidates, sims, alpha, beta, args.seed, args.choice, roles, args.order
+            )
         else:
-            triplets = denoise_released(anchors, candidates, sims, alpha, beta)
+            triplets = denoise_released(
+                anchors, candidates, sims, alpha, beta, roles=roles, order=args.order
+            )
     write_lines(args.anchors, [t.anchor for t in triplets])
     write_lines(args.positives, [t.positive for t in triplets])
     write_lines(args.negatives, [t.negative for t in triplets])
@@ -135,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         "model": args.model,
         "mode": args.mode,
         "filter": not args.no_filter,
+        "order": args.order,
+        "max_seq_len": args.max_seq_len,
         "alpha": alpha,
         "beta": beta,
         "sources": len(rows),

@@ -25,7 +25,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cache", type=Path, default=None, help="SQLite response cache (default: none)")
     p.add_argument(
-        "--mode", choices=("paper", "released"), default="paper", help="pipeline (default paper)"
+        "--mode",
+        choices=("paper", "released"),
+        default="released",
+        help="released: the released pipeline's prompts and shares (default); paper: the "
+        "paper's Figure 8-9 prompts",
+    )
+    p.add_argument(
+        "--released-bug",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="reproduce a released bug (repeatable): subject_key, identity_revision, "
+        "keep_unparsed (negcse.gcse.released)",
     )
     p.add_argument(
         "--positives", type=int, default=1, help="positive prompts per source (default 1)"
@@ -109,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     from negcse.commands.negate import InputError, read_sentences
     from negcse.gcse.pipeline import run_pipeline
     from negcse.gcse.prompts import load_prompts
+    from negcse.gcse.released import check_bugs
     from negcse.io_utils import atomic_open, write_json
     from negcse.llm.backend import GenerationSettings, LLMError
     from negcse.llm.cache import CachedLLM, CacheStats
@@ -121,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         extraction = GenerationSettings(
             args.max_new_tokens, args.temperature, args.top_p, False, args.seed
         )
+        bugs = check_bugs(args.released_bug)
         # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
         backend = make_backend(args) if args.positives + args.negatives else None
     except (InputError, ValueError, LLMError) as err:
@@ -140,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
                 args.max_chars,
                 synthesis_settings=synthesis,
                 extraction_settings=extraction,
+                released_bugs=bugs,
             )
             stats = CacheStats() if llm is None else llm.stats
     except (LLMError, ValueError) as err:
@@ -156,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
             "backend": None if backend is None else backend.name,
             "llm": None if backend is None else backend.identity(),
             "mode": args.mode,
+            "released_bugs": sorted(bugs),
             "sources": len(sentences),
             "skipped": {
                 k: sum(s.skipped == k for s in result.sources) for k in ("empty", "too long")

@@ -2,7 +2,9 @@
 
 Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`. A completion that does not
 parse, even after repair, takes the paper's fallback (eq. 10-11): the anchor itself for a
-positive, a seeded random other source sentence for a negative; it never stops the run.
+positive, a seeded random other source sentence for a negative; it never stops the run. With
+the released bug ``keep_unparsed`` (negcse.gcse.released) such a completion, or an empty one,
+stays a candidate instead (``fallback`` "kept"), as the released step 8 keeps it.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import json_repair
 
 from negcse.gcse.kg import EntityKG, Knowledge, knowledge_from_json
 from negcse.gcse.prompts import Prompt
@@ -33,7 +37,8 @@ class Candidate:
     prompt: str
     text: str
     status: str  # parsed / repaired / failed
-    fallback: str | None = None  # "anchor", "in-batch <k>" or "none" when status is failed
+    # "anchor", "in-batch <k>" or "none" when status is failed; "kept": released bug 10
+    fallback: str | None = None
     detail: dict[str, str] = field(default_factory=dict)
 
 
@@ -63,9 +68,18 @@ class RunResult:
     notes: Counter[str]
 
 
-def _parse(prompt: Prompt, text: str, mode: Mode) -> ParseResult:
-    aliases = {"suject": "subject"} if mode == "paper" else {}
+def _parse(prompt: Prompt, text: str, bugs: Collection[str] = ()) -> ParseResult:
+    """The completion's value; the released main-part prompt's key ``suject`` is read as
+    ``subject`` unless the released bug ``subject_key`` is asked for."""
+    aliases = {} if "subject_key" in bugs else {"suject": "subject"}
     return parse_completion(text, prompt.required, aliases, prompt.text_field, prompt.as_list)
+
+
+def released_text(completion: str) -> str:
+    """What the released step 8 makes of a completion: json_repair's value's ``text``, else
+    ``str`` of that value (often "")."""
+    value = json_repair.loads(completion)
+    return str(value["text"]) if isinstance(value, dict) and "text" in value else str(value)
 
 
 def extract_knowledge(
@@ -76,6 +90,7 @@ def extract_knowledge(
     mode: Mode,
     report: ParseReport,
     settings: GenerationSettings = EXTRACTION_SETTINGS,
+    bugs: Collection[str] = (),
 ) -> dict[int, Knowledge]:
     """Knowledge per active source: the paper's one extraction prompt, or the released two."""
     names = ["extract"] if mode == "paper" else ["extract_main_parts", "extract_entities"]
@@ -83,7 +98,7 @@ def extract_knowledge(
     for name in names:
         prompt = prompts[name]
         texts = llm.generate([prompt.render(input_text=sentences[i]) for i in active], settings)
-        results = [_parse(prompt, t, mode) for t in texts]
+        results = [_parse(prompt, t, bugs) for t in texts]
         for r in results:
             report.add(name, r.status)
         parsed[name] = [r.value for r in results]
@@ -94,9 +109,7 @@ def extract_knowledge(
         else:
             ents = parsed["extract_entities"][pos]
             out[i] = knowledge_from_json(
-                parsed["extract_main_parts"][pos],
-                (ents or {}).get("items", []),
-                subject_key="suject",
+                parsed["extract_main_parts"][pos], (ents or {}).get("items", [])
             )
     return out
 
@@ -114,6 +127,7 @@ def run_pipeline(
     neighbour: Neighbour | None = None,
     synthesis_settings: GenerationSettings = SYNTHESIS_SETTINGS,
     extraction_settings: GenerationSettings = EXTRACTION_SETTINGS,
+    released_bugs: frozenset[str] = frozenset(),
 ) -> RunResult:
     results = [SourceResult(i, s) for i, s in enumerate(sentences)]
     for r in results:
@@ -131,11 +145,15 @@ def run_pipeline(
         if llm is None:
             raise ValueError("synthesis prompts need an LLM")
         knowledge = extract_knowledge(
-            sentences, active, llm, prompts, mode, report, extraction_settings
+            sentences, active, llm, prompts, mode, report, extraction_settings, released_bugs
         )
     for i, k in knowledge.items():
         results[i].knowledge = k
-    kg = EntityKG.from_sentences(k.nodes() for k in knowledge.values())
+    # released: the entity KG holds the entity extraction's nodes (steps 1 and 3); subjects are
+    # main parts (step 4); paper: one KG of subjects and entities (eq. 1-8)
+    kg = EntityKG.from_sentences(
+        k.entities if mode == "released" else k.nodes() for k in knowledge.values()
+    )
     logger.info("entity KG: %s", kg.summary())
     plan = plan_synthesis(
         sentences,
@@ -149,14 +167,22 @@ def run_pipeline(
         prefer_related,
         neighbour,
         skip=[r.skipped is not None for r in results],
+        released_bugs=released_bugs,
     )
     requests = [q.text for q in plan.requests]
     texts = llm.generate(requests, synthesis_settings) if requests and llm is not None else []
     for q, text in zip(plan.requests, texts, strict=True):
-        parsed = _parse(prompts[q.prompt], text, mode)
+        parsed = _parse(prompts[q.prompt], text, released_bugs)
         report.add(q.prompt, parsed.status)
-        if parsed.value is not None:
-            value = str(parsed.value[prompts[q.prompt].text_field or "text"]).strip()
+        value = (
+            ""
+            if parsed.value is None
+            else str(parsed.value[prompts[q.prompt].text_field or "text"]).strip()
+        )
+        if "keep_unparsed" in released_bugs and not value:
+            kept = value if parsed.value is not None else released_text(text)
+            cand = Candidate(q.role, q.prompt, kept, parsed.status.value, "kept", q.detail)
+        elif parsed.value is not None:
             cand = Candidate(q.role, q.prompt, value, parsed.status.value, None, q.detail)
         else:
             cand = _fallback(q.role, q.prompt, q.detail, q.source, active, sentences, seed)
