@@ -86,8 +86,15 @@ def test_denoise_released_rule():
     assert first[1].anchor == first[1].positive == "n"  # unused candidate: extra self-pair row
     last = next(t for t in out if t.anchor == "a11")
     assert last.negative == "c" and last.positive == "a11"
-    with pytest.raises(ValueError, match="offset-6 fallback needs more than 6"):
-        denoise_released(anchors[:8], cands[:8], sims[:8])
+    # fewer than 12 anchors (released: KeyError): wraps around, never the anchor itself
+    small = denoise_released(anchors[:8], [["c"]] * 8, [[0.78]] * 8)  # neither role: offsets
+    rows = [t for t in small if t.anchor in anchors[:8]]
+    # by hand: i + 6 for i < 2, i - 6 for i >= 6, else (i + 6) % 8
+    assert [t.negative_from for t in rows] == [f"offset {k}" for k in (6, 7, 0, 1, 2, 3, 0, 1)]
+    two = denoise_released(["x", "y"], [["c"], ["d"]], [[0.9], [0.9]])
+    assert [(t.anchor, t.negative) for t in two] == [("x", "y"), ("y", "x")]
+    with pytest.raises(ValueError, match="at least 2 anchors"):
+        denoise_released(["x"], [["c"]], [[0.9]])
 
 
 def test_denoise_errors():

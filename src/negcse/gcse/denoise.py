@@ -130,6 +130,19 @@ def denoise(
     return out
 
 
+def _offset_source(i: int, n: int, offset: int) -> int:
+    """The released negative fallback's source: i + offset, or i - offset near the end. Where
+    neither exists (fewer than 2 * offset anchors; released: a KeyError) it wraps around,
+    skipping i itself."""
+    if n < 2:
+        raise ValueError("the negative fallback needs at least 2 anchors")
+    k = i + offset if i + offset < n else i - offset
+    if not 0 <= k < n:
+        k = (i + offset) % n
+        k = (k + 1) % n if k == i else k
+    return k
+
+
 def denoise_released(
     anchors: Sequence[str],
     candidates: Sequence[Sequence[str]],
@@ -141,18 +154,15 @@ def denoise_released(
     order: Order = "roles",
 ) -> list[Triplet]:
     """The released rule: first candidate with sim >= alpha, first with sim < beta (strict),
-    negative fallback anchors[i + 6] (or [i - 6] near the end), and a self-pair row
+    negative fallback anchors[i + 6] (or [i - 6] near the end; wrapping around where neither
+    exists), and a self-pair row
     (c, c, negative) for every candidate given neither role; "first" in ``order``."""
     _check(anchors, candidates, similarities)
     _check_roles(candidates, roles)
     rng = random.Random(0)  # unused: "first" never draws
     out = []
     for i, (anchor, cands, sims) in enumerate(zip(anchors, candidates, similarities, strict=True)):
-        k = i + offset if i + offset < len(anchors) else i - offset
-        if not 0 <= k < len(anchors):
-            raise ValueError(
-                f"source {i}: the offset-{offset} fallback needs more than {offset} anchors"
-            )
+        k = _offset_source(i, len(anchors), offset)
         r = None if roles is None else roles[i]
         p = _choose(
             [j for j, s in enumerate(sims) if s >= alpha], r, "positive", order, "first", rng

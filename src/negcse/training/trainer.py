@@ -113,6 +113,19 @@ def _is_text(data: TrainData, column: str) -> bool:
     return not isinstance(data.columns[column], np.ndarray)
 
 
+def make_scheduler(
+    optimizer: torch.optim.Optimizer, settings: TrainSettings, total_steps: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Warmup (``warmup_steps``, else ``warmup_ratio`` of the run), then linear decay to 0 at
+    ``schedule_horizon`` (else the run's last step), or constant."""
+    s = settings
+    warmup = s.warmup_steps if s.warmup_steps is not None else int(s.warmup_ratio * total_steps)
+    if s.scheduler == "linear":
+        horizon = s.schedule_horizon if s.schedule_horizon is not None else total_steps
+        return get_linear_schedule_with_warmup(optimizer, warmup, horizon)
+    return get_constant_schedule_with_warmup(optimizer, warmup)
+
+
 def _precision(name: str, device: torch.device) -> torch.dtype | None:
     if name == "auto":
         return torch.float16 if device.type == "cuda" else None
@@ -401,11 +414,7 @@ class Trainer:
         #: the training encoder (evaluation stays eager: its shapes vary)
         self._embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
         graphs = mode is not None and "reduce-overhead" in mode
-        warmup = int(self.s.warmup_ratio * self.total_steps)
-        if self.s.scheduler == "linear":
-            scheduler = get_linear_schedule_with_warmup(optimizer, warmup, self.total_steps)
-        else:
-            scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
+        scheduler = make_scheduler(optimizer, self.s, self.total_steps)
         dtype = _precision(self.s.precision, self.device)
         scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
         resumed = self._try_resume(optimizer, scheduler, scaler)

@@ -55,6 +55,11 @@ class TrainSettings:
     log_steps: int = 50
     #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
     dev_max_seq_len: int | None = None
+    #: warmup in steps, instead of warmup_ratio of the run's steps (None: the ratio)
+    warmup_steps: int | None = None
+    #: the step at which the linear schedule would reach 0, however long the run is (None: the
+    #: run's last step); released GCSE: 80,000 for a run of about 1,000 steps
+    schedule_horizon: int | None = None
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
@@ -63,8 +68,10 @@ class TrainSettings:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if out["dev_max_seq_len"] is None:  # unset: absent, so existing run specs are unchanged
-            del out["dev_max_seq_len"]
+        # unset: absent, so existing run specs are unchanged
+        for key in ("dev_max_seq_len", "warmup_steps", "schedule_horizon"):
+            if out[key] is None:
+                del out[key]
         return out
 
 
