@@ -363,7 +363,8 @@ def gcse_run(smoke_run: Path) -> Path:
 
 def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
     """The pinned SmolLM2 answered every prompt of the smoke's sources (the released mode's two
-    extractions, one positive and one negative each), the report accounts for each completion,
+    extractions, a fill-in for the extension sentence, one positive and one negative each, and
+    the extension sentences' own), the report accounts for each completion,
     and stage 2 trained on as many anchors as the denoising kept (the released rule adds a
     self-pair row per unused candidate), starting from the stage-1 SimCSE run."""
     ws = gcse_run
@@ -373,7 +374,10 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
     assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
     n = sources["max_sources"] - sum(report["skipped"].values())
     assert report["mode"] == "released"
-    assert sum(report["totals"].values()) == 4 * n  # every completion counted once
+    # every completion counted once: per source two extractions, a fill-in and two synthesis
+    # prompts; per extension sentence two extractions and two synthesis prompts
+    e = report["extension_sentences"]
+    assert sum(report["totals"].values()) == 5 * n + 4 * e and 0 <= e <= n
     assert report["cache"]["misses"] == report["cache"]["calls"] > 0
     assert 0 <= report["fell_back"] <= report["totals"]["failed"]
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
@@ -385,7 +389,7 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
             next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
         )
         kept = triplets["triplets"]
-        assert len(anchors.read_text().splitlines()) == kept and n <= kept <= 3 * n
+        assert len(anchors.read_text().splitlines()) == kept and n + e <= kept <= 3 * (n + e)
         meta = json.loads(
             (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
         )

@@ -80,6 +80,9 @@ def test_paper_mode_and_released_bugs_have_their_own_files_and_args() -> None:
     assert "--released-bug identity_revision --released-bug keep_unparsed" in args
     assert "--released-bug subject_key" in args and "listed_order" not in args
     assert "--released-bug" not in synthesis_args(released)
+    assert "--extension" in synthesis_args(released)
+    config["methods"]["p"]["generators"]["gcse"]["extension"] = False
+    assert "--extension" not in synthesis_args(settings(config, "gcse", "p"))
     config["methods"]["o"]["generators"]["gcse"]["released_bugs"] = ["suject"]
     with pytest.raises(ValueError, match="methods.o.generators.gcse.released_bugs.0: 'suject'"):
         settings(config, "gcse", "o")

@@ -32,6 +32,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "paper's Figure 8-9 prompts",
     )
     p.add_argument(
+        "--extension",
+        action="store_true",
+        help="also make extension sentences (Rewriting Prompt 4, released steps 5-6) and "
+        "synthesize for them as extra sources",
+    )
+    p.add_argument(
         "--released-bug",
         action="append",
         default=[],
@@ -155,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
                 synthesis_settings=synthesis,
                 extraction_settings=extraction,
                 released_bugs=bugs,
+                extension=args.extension,
             )
             stats = CacheStats() if llm is None else llm.stats
     except (LLMError, ValueError) as err:
@@ -172,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             "llm": None if backend is None else backend.identity(),
             "mode": args.mode,
             "released_bugs": sorted(bugs),
+            "extension_sentences": sum(s.extension_of is not None for s in result.sources),
             "sources": len(sentences),
             "skipped": {
                 k: sum(s.skipped == k for s in result.sources) for k in ("empty", "too long")

@@ -204,6 +204,12 @@ class MainPartKG:
                         kg.by_kind[kind].append(text)
         return kg
 
+    def in_theme(self, theme: str, kind: str | None = None) -> list[str]:
+        """Parts (of ``kind``, or of every kind) whose sentence has the theme category."""
+        t = _key(theme)
+        kinds = MAIN_PART_KINDS if kind is None else (kind,)
+        return [p for k in kinds for p in self.by_kind.get(k, []) if t in self.themes[p]]
+
     def random(self, kind: str, rng: random.Random) -> str | None:
         """The released negative's draw: any part of the kind, the original included."""
         pool = self.by_kind.get(kind, [])

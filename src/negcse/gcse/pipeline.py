@@ -1,4 +1,5 @@
-"""Extraction -> knowledge graph -> synthesis -> parsing, over one list of source sentences.
+"""Extraction -> knowledge graph -> extension sentences (optional) -> synthesis -> parsing,
+over one list of source sentences.
 
 Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`. A completion that does not
 parse, even after repair, takes the paper's fallback (eq. 10-11): the anchor itself for a
@@ -12,15 +13,16 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import json_repair
 
-from negcse.gcse.kg import EntityKG, Knowledge, knowledge_from_json
+from negcse.gcse.extension import extension_sentence, masked_template
+from negcse.gcse.kg import EntityKG, Knowledge, MainPartKG, knowledge_from_json
 from negcse.gcse.prompts import Prompt
-from negcse.gcse.synthesis import Mode, Neighbour, plan_synthesis
+from negcse.gcse.synthesis import Mode, Neighbour, Request, plan_synthesis
 from negcse.llm.backend import GenerationSettings
 from negcse.llm.cache import CachedLLM
 from negcse.llm.parsing import ParseReport, ParseResult, Status, parse_completion
@@ -49,6 +51,8 @@ class SourceResult:
     skipped: str | None = None  # "empty" or "too long"
     knowledge: Knowledge = field(default_factory=Knowledge)
     candidates: list[Candidate] = field(default_factory=list)
+    extension_of: int | None = None  # an extension sentence: the source it was made from
+    template: str | None = None  # ... and its masked template
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,7 +61,11 @@ class SourceResult:
             "skipped": self.skipped,
             "knowledge": asdict(self.knowledge),
             "candidates": [asdict(c) for c in self.candidates],
-        }
+        } | (
+            {}
+            if self.extension_of is None
+            else {"extension_of": self.extension_of, "template": self.template}
+        )
 
 
 @dataclass
@@ -114,6 +122,50 @@ def extract_knowledge(
     return out
 
 
+def _kg(mode: Mode, knowledge: Iterable[Knowledge]) -> EntityKG:
+    """Released: the entity KG holds the entity extraction's nodes (steps 1 and 3; subjects are
+    main parts, step 4); paper: one KG of subjects and entities (eq. 1-8)."""
+    return EntityKG.from_sentences(
+        k.entities if mode == "released" else k.nodes() for k in knowledge
+    )
+
+
+def extend(
+    results: list[SourceResult],
+    active: Sequence[int],
+    kg: EntityKG,
+    llm: CachedLLM,
+    prompts: dict[str, Prompt],
+    mode: Mode,
+    report: ParseReport,
+    seed: int,
+    settings: GenerationSettings,
+    bugs: Collection[str] = (),
+) -> list[SourceResult]:
+    """The extension sentences of the active sources (one masked template each, filled by the
+    LLM), as new unextracted sources appended after ``results``; a completion without a usable
+    ``polish`` gives none."""
+    parts = MainPartKG.from_knowledge(results[i].knowledge for i in active)
+    templates = [
+        masked_template(
+            results[i].anchor, results[i].knowledge, parts, kg, random.Random(f"{seed}:ext:{i}")
+        )
+        for i in active
+    ]
+    prompt = prompts["fill_in" if mode == "paper" else "fill_in_released"]
+    texts = llm.generate([prompt.render(input_text=t) for t in templates], settings)
+    out: list[SourceResult] = []
+    for i, template, text in zip(active, templates, texts, strict=True):
+        parsed = _parse(prompt, text, bugs)
+        report.add(prompt.name, parsed.status)
+        polish = "" if parsed.value is None else extension_sentence(str(parsed.value["polish"]))
+        if polish:
+            out.append(
+                SourceResult(len(results) + len(out), polish, extension_of=i, template=template)
+            )
+    return out
+
+
 def run_pipeline(
     sentences: Sequence[str],
     llm: CachedLLM | None,
@@ -128,7 +180,10 @@ def run_pipeline(
     synthesis_settings: GenerationSettings = SYNTHESIS_SETTINGS,
     extraction_settings: GenerationSettings = EXTRACTION_SETTINGS,
     released_bugs: frozenset[str] = frozenset(),
+    extension: bool = False,
 ) -> RunResult:
+    """Extraction -> KG -> (extension sentences, re-extracted with their own KG, as released
+    steps 5-6 and the README's second pass over them) -> synthesis -> parsed candidates."""
     results = [SourceResult(i, s) for i, s in enumerate(sentences)]
     for r in results:
         if not r.anchor.strip():
@@ -140,38 +195,55 @@ def run_pipeline(
     if skipped:
         logger.warning("skipped source lines: %s (max %d characters)", dict(skipped), max_chars)
     report = ParseReport()
-    knowledge: dict[int, Knowledge] = {}
-    if positives + negatives:  # none: Table 4's "w randomly" (eq. 10-11 only), no LLM call
-        if llm is None:
-            raise ValueError("synthesis prompts need an LLM")
-        knowledge = extract_knowledge(
-            sentences, active, llm, prompts, mode, report, extraction_settings, released_bugs
-        )
-    for i, k in knowledge.items():
-        results[i].knowledge = k
-    # released: the entity KG holds the entity extraction's nodes (steps 1 and 3); subjects are
-    # main parts (step 4); paper: one KG of subjects and entities (eq. 1-8)
-    kg = EntityKG.from_sentences(
-        k.entities if mode == "released" else k.nodes() for k in knowledge.values()
-    )
+    prompted = positives + negatives > 0  # none: Table 4's "w randomly", no LLM call
+    if prompted and llm is None:
+        raise ValueError("synthesis prompts need an LLM")
+    settings = (extraction_settings, released_bugs)
+    if prompted and llm is not None:
+        for i, k in extract_knowledge(
+            sentences, active, llm, prompts, mode, report, *settings
+        ).items():
+            results[i].knowledge = k
+    kg = _kg(mode, (results[i].knowledge for i in active))
     logger.info("entity KG: %s", kg.summary())
-    plan = plan_synthesis(
-        sentences,
-        [r.knowledge for r in results],
-        kg,
-        prompts,
-        mode,
-        positives,
-        negatives,
-        seed,
-        prefer_related,
-        neighbour,
-        skip=[r.skipped is not None for r in results],
-        released_bugs=released_bugs,
-    )
-    requests = [q.text for q in plan.requests]
-    texts = llm.generate(requests, synthesis_settings) if requests and llm is not None else []
-    for q, text in zip(plan.requests, texts, strict=True):
+    n = len(results)
+    kgs = [(kg, range(n))]
+    if extension and prompted and llm is not None:
+        ext = extend(
+            results, active, kg, llm, prompts, mode, report, seed, synthesis_settings, released_bugs
+        )
+        results += ext
+        ext_active = [r.index for r in ext]
+        anchors = [r.anchor for r in results]
+        for i, k in extract_knowledge(
+            anchors, ext_active, llm, prompts, mode, report, *settings
+        ).items():
+            results[i].knowledge = k
+        kgs.append((_kg(mode, (r.knowledge for r in ext)), range(n, len(results))))
+        logger.info("extension: %d sentences from %d sources", len(ext), len(active))
+    anchors = [r.anchor for r in results]
+    requests: list[Request] = []
+    notes: Counter[str] = Counter()
+    for graph, own in kgs:  # each pass plans its own sources with its own KG
+        plan = plan_synthesis(
+            anchors,
+            [r.knowledge if r.index in own else Knowledge() for r in results],
+            graph,
+            prompts,
+            mode,
+            positives,
+            negatives,
+            seed,
+            prefer_related,
+            neighbour,
+            skip=[r.skipped is not None or r.index not in own for r in results],
+            released_bugs=released_bugs,
+        )
+        requests += plan.requests
+        notes += plan.notes
+    all_active = [r.index for r in results if r.skipped is None]
+    texts = llm.generate([q.text for q in requests], synthesis_settings) if requests and llm else []
+    for q, text in zip(requests, texts, strict=True):
         parsed = _parse(prompts[q.prompt], text, released_bugs)
         report.add(q.prompt, parsed.status)
         value = (
@@ -185,9 +257,9 @@ def run_pipeline(
         elif parsed.value is not None:
             cand = Candidate(q.role, q.prompt, value, parsed.status.value, None, q.detail)
         else:
-            cand = _fallback(q.role, q.prompt, q.detail, q.source, active, sentences, seed)
+            cand = _fallback(q.role, q.prompt, q.detail, q.source, all_active, anchors, seed)
         results[q.source].candidates.append(cand)
-    return RunResult(results, report, kg, plan.notes)
+    return RunResult(results, report, kg, notes)
 
 
 def _fallback(

@@ -40,6 +40,7 @@ SYNTHESIS_KEYS = (
     "top_p",
     "synthesis_seed",
     "released_bugs",
+    "extension",
 )
 #: the released bugs reproduced at denoising (the others change the candidates)
 DENOISE_BUGS = ("listed_order",)
@@ -104,6 +105,7 @@ def synthesis_args(settings: dict[str, Any]) -> str:
         f"--max-new-tokens {s['max_new_tokens']} --temperature {s['temperature']}",
         f"--top-p {s['top_p']} --backend {s['backend']} --model {shlex.quote(s['model'])}",
         f"--batch-size {s['batch_size']}",
+        "--extension" if s["extension"] else "",
         *(f"--released-bug {b}" for b in sorted(s["released_bugs"]) if b not in DENOISE_BUGS),
     ]
     if s["backend"] == "openai":
@@ -192,6 +194,8 @@ SPEC = register(
             "choice": "first",  # first or random of several qualifying candidates
             # released bugs to reproduce (negcse.gcse.released; gcse_released names them all)
             "released_bugs": [],
+            # extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors
+            "extension": True,
         },
         schema={
             "mode": {"enum": list(MODES)},
@@ -214,6 +218,7 @@ SPEC = register(
             "alpha": {"type": ["number", "null"]},
             "beta": {"type": ["number", "null"]},
             "choice": {"enum": ["first", "random"]},
+            "extension": {"type": "boolean"},
             "released_bugs": {
                 "type": "array",
                 "items": {"enum": sorted(RELEASED_BUGS)},
