@@ -3,6 +3,7 @@ default and reproduced by name, on hand-built knowledge and completions."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
@@ -12,7 +13,7 @@ from negcse.gcse.denoise import candidate_roles, denoising_inputs
 from negcse.gcse.kg import EntityKG, Knowledge, Node
 from negcse.gcse.pipeline import run_pipeline
 from negcse.gcse.prompts import load_prompts
-from negcse.gcse.released import check_bugs
+from negcse.gcse.released import augment_anchor, check_bugs
 from negcse.gcse.synthesis import plan_synthesis
 from negcse.llm.backend import GenerationSettings
 from negcse.llm.cache import CachedLLM
@@ -185,3 +186,37 @@ def test_unparseable_completions_fall_back_unless_kept():
     anchors, candidates = denoising_inputs(rows)  # kept candidates, empty ones too, are scored
     assert anchors == SENTS[:2] and candidates == [[want[0]] * 2, [want[1]] * 2]
     assert candidate_roles(rows) == [["positive", "negative"]] * 2
+
+
+class Draws(random.Random):
+    """``randrange`` and ``sample`` answers fixed by hand (released get_enhance_feature)."""
+
+    def __init__(self, k: int, picks: list[int]) -> None:
+        super().__init__(0)
+        self.k, self.picks = k, picks
+        self.calls: list[tuple[object, ...]] = []
+
+    def randrange(self, stop: int) -> int:  # type: ignore[override]
+        self.calls.append(("randrange", stop))
+        return self.k
+
+    def sample(self, population, k: int) -> list[int]:  # type: ignore[override]
+        self.calls.append(("sample", len(population), k))
+        return self.picks[:k]
+
+
+def test_anchor_augmentation_as_released():
+    # 7 words: randrange(min(10, 7, max(2, int(0.35)))) = randrange(2); k = 1 of the first 6
+    rng = Draws(1, [2])
+    assert augment_anchor("A man is playing a guitar .", rng) == "A man is is playing a guitar ."
+    assert rng.calls == [("randrange", 2), ("sample", 6, 1)]
+    # 60 words: randrange(min(10, 60, max(2, 3))) = randrange(3); picks sorted, each doubled
+    words = [f"w{i}" for i in range(60)]
+    rng = Draws(2, [9, 0])
+    out = augment_anchor(" ".join(words), rng).split(" ")
+    assert rng.calls[0] == ("randrange", 3) and len(out) == 62
+    assert out[:3] == ["w0", "w0", "w1"] and out[10:13] == ["w9", "w9", "w10"]
+    # one word: randrange(1) = 0, unchanged; the real draw is seeded
+    assert augment_anchor("Hello", random.Random(0)) == "Hello"
+    seeded = {augment_anchor("a b c d", random.Random(s)) for s in range(30)}
+    assert seeded == {"a b c d", "a a b c d", "a b b c d", "a b c c d"}

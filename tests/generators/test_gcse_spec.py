@@ -60,7 +60,15 @@ def test_files_depend_on_settings_backbone_and_seed() -> None:
 
 
 def test_paper_mode_and_released_bugs_have_their_own_files_and_args() -> None:
-    bugs = {"released_bugs": ["subject_key", "identity_revision", "keep_unparsed", "listed_order"]}
+    bugs = {
+        "released_bugs": [
+            "subject_key",
+            "identity_revision",
+            "keep_unparsed",
+            "listed_order",
+            "anchor_augmentation",
+        ]
+    }
     config = _config(
         g={},
         p={"generators": {"gcse": {"mode": "paper"}}},
@@ -79,7 +87,10 @@ def test_paper_mode_and_released_bugs_have_their_own_files_and_args() -> None:
     args = synthesis_args(buggy)
     assert "--released-bug identity_revision --released-bug keep_unparsed" in args
     assert "--released-bug subject_key" in args and "listed_order" not in args
+    assert "anchor_augmentation" not in args  # a denoising bug: the same candidates
     assert "--released-bug" not in synthesis_args(released)
+    assert triplets_id(buggy).endswith("_listed_aug") and "--augment-anchors" in denoise_args(buggy)
+    assert "--augment-anchors" not in denoise_args(released)
     assert "--extension" in synthesis_args(released)
     config["methods"]["p"]["generators"]["gcse"]["extension"] = False
     assert "--extension" not in synthesis_args(settings(config, "gcse", "p"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="Table 4 'w/o filtering': the first positive-prompt and negative-prompt candidates "
         "unscored (eq. 10-11's fallbacks only where a role has none)",
     )
+    p.add_argument(
+        "--augment-anchors",
+        action="store_true",
+        help="released bug 12: each anchor repeats a few of its words (seeded by --seed)",
+    )
     p.add_argument("--seed", type=int, default=0, help="fallback and 'random' draws")
     p.add_argument(
         "--max-seq-len", type=int, default=32, help="scorer truncation (released 32 tokens)"
@@ -78,8 +84,6 @@ def unfiltered(
     anchors: list[str], pos: list[list[str]], neg: list[list[str]], seed: int
 ) -> list[Triplet]:
     """The first candidate of each role, no scores; eq. 10-11's fallbacks where none."""
-    import random
-
     from negcse.gcse.denoise import Triplet
 
     rng = random.Random(seed)
@@ -101,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
     from negcse.evaluation.embedder import Embedder
     from negcse.gcse.denoise import candidate_roles, denoise, denoise_released, denoising_inputs
+    from negcse.gcse.released import augment_anchor
     from negcse.generators.specs.gcse import THRESHOLDS
     from negcse.io_utils import write_json, write_lines
     from negcse.training.model import torch_threads
@@ -140,7 +145,13 @@ def run(args: argparse.Namespace) -> int:
             triplets = denoise_released(
                 anchors, candidates, sims, alpha, beta, roles=roles, order=args.order
             )
-    write_lines(args.anchors, [t.anchor for t in triplets])
+    anchors_out = [t.anchor for t in triplets]
+    if args.augment_anchors:  # once per training seed (released: at every fetch)
+        anchors_out = [
+            augment_anchor(a, random.Random(f"{args.seed}:augment:{j}"))
+            for j, a in enumerate(anchors_out)
+        ]
+    write_lines(args.anchors, anchors_out)
     write_lines(args.positives, [t.positive for t in triplets])
     write_lines(args.negatives, [t.negative for t in triplets])
     pos_from = Counter(t.positive_from.split()[0] for t in triplets)
@@ -152,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         "mode": args.mode,
         "filter": not args.no_filter,
         "order": args.order,
+        "augmented_anchors": args.augment_anchors,
         "max_seq_len": args.max_seq_len,
         "alpha": alpha,
         "beta": beta,

@@ -4,6 +4,7 @@ Numbers are GCSE_REFERENCE.md §6's; docs/fidelity-gcse.md gives each one's effe
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 
 #: name -> what reproducing it does
@@ -16,6 +17,8 @@ RELEASED_BUGS: dict[str, str] = {
     "(str of what json_repair made of it, often ''), instead of being dropped",
     "listed_order": "denoising checks the candidates in listed order [positive, negative] for "
     "both roles, so a positive-prompt candidate can become the hard negative by order alone",
+    "anchor_augmentation": "bug 12: every anchor repeats k = randrange(min(10, L, max(2, "
+    "floor(0.05 L)))) of its first L - 1 words (cl_loader, is_enhance_feature ignored)",
 }
 
 
@@ -26,3 +29,14 @@ def check_bugs(names: Iterable[str]) -> frozenset[str]:
     if unknown:
         raise ValueError(f"unknown released bug(s) {unknown}; known: {sorted(RELEASED_BUGS)}")
     return out
+
+
+def augment_anchor(text: str, rng: random.Random, ratio: float = 0.05) -> str:
+    """The released ``get_enhance_feature`` (English, no stop words): k of the first L - 1
+    space-separated words, drawn without replacement, are each written twice."""
+    words = text.split(" ")
+    n = len(words)
+    k = rng.randrange(min(10, n, max(2, int(ratio * n))))
+    for i in sorted(rng.sample(range(n - 1), k)):
+        words[i] = f"{words[i]} {words[i]}"
+    return " ".join(words)

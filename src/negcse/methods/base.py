@@ -53,12 +53,14 @@ BatchColumn: TypeAlias = "list[str] | Tensor"
 
 @dataclass(frozen=True)
 class View:
-    """One encoding of a batch: ``column`` feeds ``pooler``; ``dropout`` overrides the model's."""
+    """One encoding of a batch: ``column`` feeds ``pooler``; ``dropout`` overrides the model's;
+    ``token_type`` fills the batch's token_type_ids (for models that take them)."""
 
     name: str
     column: str = "sentence"
     pooler: str = "train"
     dropout: float | None = None
+    token_type: int = 0
 
 
 @dataclass(frozen=True)

@@ -47,18 +47,24 @@ class GCSEParams(MethodParams):
     """``sigma``: eq. 13's width in cosine units (paper 0.01; released alpha 0.17 = 0.0085);
     ``form``: "paper" (gradient through G) or "released" (detached change); ``decay``: False
     replaces G by s (Table 4's "w/o decay");
-    ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head)."""
+    ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head);
+    ``token_type``: 1 gives the positives and negatives token type 1 as the released trainer."""
 
     sigma: float = 0.01
     form: DecayForm = "paper"
     decay: bool = True  # False: Table 4's "w/o decay" (G = s: the plain hard-negative logit)
     guide_pooler: str = "cls"
+    #: token type of the positive and negative views (released cl_loader: 1, bug 13; the
+    #: evaluation's inputs stay type 0); models without token types ignore it
+    token_type: int = 0
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
         if not self.sigma > 0:
             raise ValueError(f"sigma must be > 0, got {self.sigma}")
+        if self.token_type not in (0, 1):
+            raise ValueError(f"token_type must be 0 or 1, got {self.token_type}")
         if not self.temperature > 0:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
 
@@ -73,10 +79,11 @@ class GCSE(Method[GCSEParams]):
     init_guide = GUIDE
 
     def views(self, step: int) -> list[View]:
+        t = self.params.token_type
         return [
             View("anchor"),
-            View("positive", POSITIVE_COLUMN),
-            View("negative", NEGATIVE_COLUMN),
+            View("positive", POSITIVE_COLUMN, token_type=t),
+            View("negative", NEGATIVE_COLUMN, token_type=t),
         ]
 
     def guides(self) -> tuple[Guide, ...]:

@@ -240,17 +240,20 @@ class Trainer:
         return self.token_rows[key]
 
     def encode_views(self, views: Sequence[View], idx: np.ndarray) -> dict[str, torch.Tensor]:
-        groups: dict[tuple[str, float | None], list[View]] = defaultdict(list)
+        groups: dict[tuple[str, float | None, int], list[View]] = defaultdict(list)
         for view in views:
-            groups[(view.pooler, view.dropout)].append(view)
+            groups[(view.pooler, view.dropout, view.token_type)].append(view)
         out: dict[str, torch.Tensor] = {}
         embed = getattr(self, "_embed", None) or self.model.embed_batch
         square = self.device.type == "cuda"  # CPU keeps transformers' own mask path
-        for (pooler_key, p), members in groups.items():
+        for (pooler_key, p, token_type), members in groups.items():
             parts = [self._rows(v.column, pooler_key) for v in members]
             # static padding: one width per group, the longest row of its columns
             pad_to = max(r.longest for r in parts) if self.s.static_padding else None
-            batch = to_device(collate(parts, idx, pad_to), self.device)
+            host = collate(parts, idx, pad_to)
+            if token_type and "token_type_ids" in host:  # models without them: no change
+                host["token_type_ids"].fill_(token_type)
+            batch = to_device(host, self.device)
             with dropout_rate(self.model.backbone, p):
                 emb = embed(batch, self._pooler(pooler_key), self.method.use_mlp, square)
             for k, view in enumerate(members):

@@ -43,7 +43,7 @@ SYNTHESIS_KEYS = (
     "extension",
 )
 #: the released bugs reproduced at denoising (the others change the candidates)
-DENOISE_BUGS = ("listed_order",)
+DENOISE_BUGS = ("listed_order", "anchor_augmentation")
 CANDIDATES = "results/gcse/candidates/{corpus}/{synthesis}.jsonl"
 SYNTHESIS_REPORT = "results/gcse/candidates/{corpus}/{synthesis}.report.json"
 #: the response cache of a synthesis variant: kept outside the outputs, so a killed job resumes
@@ -78,11 +78,13 @@ def thresholds(settings: dict[str, Any]) -> tuple[float, float]:
 
 def triplets_id(settings: dict[str, Any]) -> str:
     """The triplets' name: the candidates' and the denoising settings'."""
+    bugs = settings["released_bugs"]
+    aug = "_aug" if "anchor_augmentation" in bugs else ""
     if not settings["filter"]:
-        return f"{synthesis_id(settings)}__nofilter"
+        return f"{synthesis_id(settings)}__nofilter{aug}"
     alpha, beta = thresholds(settings)
-    listed = "_listed" if "listed_order" in settings["released_bugs"] else ""
-    return f"{synthesis_id(settings)}__a{alpha:g}_b{beta:g}_{settings['choice']}{listed}"
+    listed = "_listed" if "listed_order" in bugs else ""
+    return f"{synthesis_id(settings)}__a{alpha:g}_b{beta:g}_{settings['choice']}{listed}{aug}"
 
 
 def variant(settings: dict[str, Any], column: str) -> str:
@@ -121,13 +123,14 @@ def synthesis_args(settings: dict[str, Any]) -> str:
 
 def denoise_args(settings: dict[str, Any]) -> str:
     """``negcse gcse-denoise`` options (besides files, model, seed and threads)."""
+    aug = " --augment-anchors" if "anchor_augmentation" in settings["released_bugs"] else ""
     if not settings["filter"]:
-        return f"--mode {settings['mode']} --no-filter"
+        return f"--mode {settings['mode']} --no-filter{aug}"
     alpha, beta = thresholds(settings)
     order = "listed" if "listed_order" in settings["released_bugs"] else "roles"
     return (
         f"--mode {settings['mode']} --alpha {alpha} --beta {beta} "
-        f"--choice {settings['choice']} --order {order}"
+        f"--choice {settings['choice']} --order {order}{aug}"
     )
 
 
