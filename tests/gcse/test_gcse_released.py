@@ -220,3 +220,31 @@ def test_anchor_augmentation_as_released():
     assert augment_anchor("Hello", random.Random(0)) == "Hello"
     seeded = {augment_anchor("a b c d", random.Random(s)) for s in range(30)}
     assert seeded == {"a b c d", "a a b c d", "a b b c d", "a b c c d"}
+
+
+class Recorder(Stub):
+    """The stub's answers; records each call's prompt kinds and sampling."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[bool, bool]] = []  # (an extraction call, do_sample)
+
+    def stream(
+        self, prompts: Sequence[str], settings: GenerationSettings
+    ) -> Iterator[tuple[int, str]]:
+        self.calls.append(("xtract" in prompts[0], settings.do_sample))
+        yield from super().stream(prompts, settings)
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_extraction_is_greedy_unless_sampled_as_vllm_ran_it(tmp_path, monkeypatch, bug):
+    import negcse.commands.gcse_synthesize as command
+    from negcse.cli import main
+
+    recorder = Recorder()
+    monkeypatch.setattr(command, "make_backend", lambda args: recorder)
+    (tmp_path / "src.txt").write_text("\n".join(SENTS[:2]) + "\n")
+    args = ["gcse-synthesize", "--input", str(tmp_path / "src.txt")]
+    args += ["--output", str(tmp_path / "c.jsonl"), "--report", str(tmp_path / "r.json")]
+    assert main(args + (["--released-bug", "sampled_extraction"] if bug else [])) == 0
+    # two extraction calls (main parts, entities), then one synthesis call, always sampled
+    assert recorder.calls == [(True, bug), (True, bug), (False, True)]

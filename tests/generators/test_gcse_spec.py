@@ -65,6 +65,7 @@ def test_paper_mode_and_released_bugs_have_their_own_files_and_args() -> None:
             "subject_key",
             "identity_revision",
             "keep_unparsed",
+            "sampled_extraction",
             "listed_order",
             "anchor_augmentation",
         ]
@@ -86,6 +87,7 @@ def test_paper_mode_and_released_bugs_have_their_own_files_and_args() -> None:
     assert triplets_id(buggy).split("__")[0] != triplets_id(released).split("__")[0]
     args = synthesis_args(buggy)
     assert "--released-bug identity_revision --released-bug keep_unparsed" in args
+    assert "--released-bug sampled_extraction" in args
     assert "--released-bug subject_key" in args and "listed_order" not in args
     assert "anchor_augmentation" not in args  # a denoising bug: the same candidates
     assert "--released-bug" not in synthesis_args(released)

@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="reproduce a released bug (repeatable): subject_key, identity_revision, "
-        "keep_unparsed (negcse.gcse.released)",
+        "keep_unparsed, sampled_extraction (negcse.gcse.released)",
     )
     p.add_argument(
         "--positives", type=int, default=1, help="positive prompts per source (default 1)"
@@ -137,10 +137,12 @@ def run(args: argparse.Namespace) -> int:
         synthesis = GenerationSettings(
             args.max_new_tokens, args.temperature, args.top_p, True, args.seed
         )
-        extraction = GenerationSettings(
-            args.max_new_tokens, args.temperature, args.top_p, False, args.seed
-        )
         bugs = check_bugs(args.released_bug)
+        # released steps 1-2 ask for greedy decoding, which vLLM ignores (bug 8)
+        sampled = "sampled_extraction" in bugs
+        extraction = GenerationSettings(
+            args.max_new_tokens, args.temperature, args.top_p, sampled, args.seed
+        )
         # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
         backend = make_backend(args) if args.positives + args.negatives else None
     except (InputError, ValueError, LLMError) as err:

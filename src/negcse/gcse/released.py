@@ -13,6 +13,8 @@ RELEASED_BUGS: dict[str, str] = {
     "'subject', so a completion that copies the prompt has no subjects ('A man' fallbacks)",
     "identity_revision": "bug 2: a positive entity or main-part revision replaces the phrase "
     "by itself (no KG neighbour, as the released KG gives every pool under 1,024 nodes)",
+    "sampled_extraction": "bug 8: the extraction prompts are sampled (temperature 0.6, top_p "
+    "0.95), as vLLM ignores the released steps 1-2's do_sample 0",
     "keep_unparsed": "bug 10: an unparseable or empty completion stays a candidate "
     "(str of what json_repair made of it, often ''), instead of being dropped",
     "listed_order": "denoising checks the candidates in listed order [positive, negative] for "
