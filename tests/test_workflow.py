@@ -366,7 +366,7 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
     extractions, a fill-in for the extension sentence, one positive and one negative each, and
     the extension sentences' own), the report accounts for each completion,
     and stage 2 trained on as many anchors as the denoising kept (the released rule adds a
-    self-pair row per unused candidate), starting from the stage-1 SimCSE run."""
+    self-pair row per unused candidate), starting from the stage-1 run (gcse_stage1)."""
     ws = gcse_run
     sources = yaml.safe_load((ws / "tests/smoke/gcse.yaml").read_text())["generators"]["gcse"]
     (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
@@ -395,7 +395,7 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
         )
         assert meta["corpus_sentences"] == kept
         assert meta["guides"]["evaluation"].endswith(
-            f"results/models/simcse/splade-tiny/seed{seed}"
+            f"results/models/gcse_stage1/splade-tiny/seed{seed}"
         )
         # the LLM that wrote the data: in the model's metadata and its evaluation
         assert meta["llm"] == {"backend": "transformers", "model": sources["model"]}

@@ -75,13 +75,14 @@ def test_paper_grid_dry_run_lists_every_train_job(
     out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
     counts = job_counts(out.stdout)
     grid = config["grid"]
-    # every configured method but the stage-1 runs of "w/o general" / "w/o domain" (guides only)
-    guides_only = {"gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
+    # every configured method but the stage-1 runs of the default setting, "w/o general" and
+    # "w/o domain" (guides only)
+    guides_only = {"gcse_stage1", "gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
     assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
     assert len(grid["backbones"]) == 4 and grid["seeds"] == [42]
     assert len(grid["methods"]) == 57
     d7 = 2 * 9  # una_baseline and una_both: nine more seeds each on BERT-base
-    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 254
+    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 258
     assert counts["evaluate_model"] == len(grid["methods"]) * 4 + d7
     # SAN samples (seed 42): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
