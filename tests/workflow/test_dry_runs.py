@@ -130,14 +130,15 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
 
 
 def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace: Path) -> None:
-    """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model,
-    no second trainer) feed the denoising job, whose anchors are stage 2's training corpus."""
+    """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model
+    gcse_stage1, no second trainer) feed the denoising job, whose anchors are stage 2's
+    training corpus."""
     target = "results/models/gcse/splade-tiny/seed1"
     overlay = ["--configfile", *GCSE_CONFIGS]
     out = sh([*SMOKE, *overlay, "-n", "--forceall", target], workspace)
     jobs = jobs_with_wildcards(out.stdout)
     order = [rule if rule != "train" else f"train {wc}" for rule, wc in jobs]
-    stage1 = order.index("train wildcards: method=simcse, backbone=splade-tiny, seed=1")
+    stage1 = order.index("train wildcards: method=gcse_stage1, backbone=splade-tiny, seed=1")
     stage2 = order.index("train wildcards: method=gcse, backbone=splade-tiny, seed=1")
     assert order.index("gcse_denoise") > max(stage1, order.index("gcse_synthesize"))
     assert stage2 == len(order) - 1  # the target comes last
