@@ -350,11 +350,10 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
 
 # GCSE last: its overlay adds a method and its rows to this workspace's metrics and tables, which
 # every test above (the experiment's `dvc metrics diff` too) expects to hold the plain grid only.
-# Its stage 1 is then the experiment's simcse runs, as valid a stage 1 as any.
 @pytest.fixture(scope="module")
 def gcse_run(smoke_run: Path) -> Path:
-    """GCSE's overlay over the finished smoke grid: only the LLM synthesis, the denoising, the
-    stage-2 trainings and evaluations (and the tables) run; stage 1 is the grid's simcse."""
+    """GCSE's overlay over the finished smoke grid: only stage 1 (gcse_stage1), the LLM
+    synthesis, the denoising, the stage-2 trainings and evaluations (and the tables) run."""
     start = time.perf_counter()
     sh([*SMOKE, "--configfile", *GCSE_CONFIGS], smoke_run, timeout=3600)
     (smoke_run / "gcse_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
