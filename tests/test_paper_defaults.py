@@ -132,10 +132,8 @@ def _linear_model() -> torch.nn.Module:
 
 def _emb(rows: int = 4) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(1)
-    return {
-        k: torch.randn(rows, 5, generator=g)
-        for k in ("anchor", "positive", "negation", "paraphrase")
-    }
+    return {k: torch.randn(rows, 5, generator=g) for k in ("anchor", "positive", "negation",
+                                                            "paraphrase")}
 
 
 def test_osscse_mask_fallback_drops_those_rows_from_the_margin() -> None:
@@ -273,9 +271,8 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     table = _table(mirror / "data" / "san", tags)
     entry = registry()["san/vocab_pos_end.txt"]
     sha = hashlib.sha256(table.read_bytes()).hexdigest()
-    monkeypatch.setitem(
-        registry(), entry.relative_path, DataFile(entry.relative_path, sha, entry.lines, entry.url)
-    )
+    monkeypatch.setitem(registry(), entry.relative_path, DataFile(entry.relative_path, sha,
+                                                                    entry.lines, entry.url))
     out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
     assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
                  str(out), "--stats", str(stats), "--mirror", str(mirror)]) == 0  # fmt: skip

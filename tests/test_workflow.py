@@ -363,9 +363,9 @@ def gcse_run(smoke_run: Path) -> Path:
 def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
     """The pinned SmolLM2 answered every prompt of the smoke's sources (the released mode's two
     extractions, a fill-in for the extension sentence, one positive and one negative each, and
-    the extension sentences' own), the report accounts for each completion,
-    and stage 2 trained on as many anchors as the denoising kept (the released rule adds a
-    self-pair row per unused candidate), starting from the stage-1 run (gcse_stage1)."""
+    the extension sentences' own), the report accounts for each completion, and stage 2 trained
+    on as many anchors as the denoising kept (the released rule adds a self-pair row per unused
+    candidate), starting from the stage-1 run (gcse_stage1)."""
     ws = gcse_run
     sources = yaml.safe_load((ws / "tests/smoke/gcse.yaml").read_text())["generators"]["gcse"]
     (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")

@@ -40,9 +40,7 @@ def _commands(only: str | None = None) -> dict[str, object]:
     return found
 
 
-def build_parser(
-    argv: Sequence[str] | None = None,
-) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument(

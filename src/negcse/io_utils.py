@@ -164,7 +164,5 @@ def check_writable(*paths: str | os.PathLike[str] | None, folder: bool = False) 
         try:  # the real test (os.access answers yes to root even on read-only file systems)
             os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         except OSError as exc:
-            raise type(exc)(
-                exc.errno, f"cannot write there ({exc.strerror})", str(parent)
-            ) from None
+            raise type(exc)(exc.errno, f"cannot write there ({exc.strerror})", str(parent)) from None
         os.unlink(probe)

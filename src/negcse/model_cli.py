@@ -19,7 +19,9 @@ def add_model_arguments(
     p: argparse.ArgumentParser, pooler: str = "auto", model_required: bool = True
 ) -> None:
     """--model, --pooler, --batch-size, --mirror, --tag (repeatable), --threads."""
-    p.add_argument("--model", required=model_required, help="trained folder, mirror name or hub id")
+    p.add_argument(
+        "--model", required=model_required, help="trained folder, mirror name or hub id"
+    )
     p.add_argument(
         "--pooler",
         default=pooler,

@@ -135,11 +135,8 @@ def test_build_reads_every_source_and_draws_three_general_lines_per_domain_line(
     # STS (s1 once), two of PAWS's three pairs (seeded, file order), SICK; labels dropped
     assert domain[:3] == ["s1", "s2", "s3"] and domain[-2:] == ["k1", "k2"]
     paws = domain[3:-2]
-    assert len(paws) == 4 and paws in (
-        ["p1", "p2", "p3", "p4"],
-        ["p1", "p2", "p5", "p6"],
-        ["p3", "p4", "p5", "p6"],
-    )
+    assert len(paws) == 4 and paws in (["p1", "p2", "p3", "p4"], ["p1", "p2", "p5", "p6"],
+                                       ["p3", "p4", "p5", "p6"])
     assert stats["domain_lines"] == 9 and stats["general_lines"] == 27 and len(lines) == 36
     # every NLI sentence is a general candidate (the quoted comma kept); 27 distinct, pool order
     pool = [x for i in range(20) for x in (f"n{i}, a", f"n{i}b", f"n{i}c")]

@@ -129,17 +129,11 @@ def test_a_file_inside_a_release_archive_is_extracted_and_verified(
         got = fetch(rel, f"{server.url}/{archive}::{member}", dest, entry.sha256, cache)
         assert got.read_bytes() == (mirror / "data" / rel).read_bytes()
     with pytest.raises(ArchiveMemberError, match="no file 'STS2012-train/absent.txt'"):
-        fetch(
-            rel,
-            f"{server.url}/sts2012-train.tgz::STS2012-train/absent.txt",
-            cache / "x" / rel,
-            entry.sha256,
-            cache,
-        )
+        fetch(rel, f"{server.url}/sts2012-train.tgz::STS2012-train/absent.txt",
+              cache / "x" / rel, entry.sha256, cache)
     with pytest.raises(DownloadError, match="sha256 .* does not match"):
         fetch(rel, f"{server.url}/sts2012-train.tgz::{member}", cache / "y" / rel, "0" * 64, cache)
     assert sorted(p.relative_to(cache).parts[1] for p in _files(cache)) == [
-        "sts2012-train.tgz",
-        "sts2012-train.zip",
+        "sts2012-train.tgz", "sts2012-train.zip"
     ]  # the two verified files only
     assert server.requests.count("/sts2012-train.tgz") == 3  # a missing member is not retried

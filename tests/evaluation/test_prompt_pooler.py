@@ -187,13 +187,8 @@ def test_osscse_cuts_the_sentence_then_adds_the_template_keeping_the_not(bert_to
     prefix = ids(tok('This sentence of "'))
     suffix = ids(tok('" means [MASK].'))
     new_rows = _rows(positive.tokenize(bert_tok, [sentence, negation], 32))
-    assert new_rows[1] == [
-        bert_tok.cls_token_id,
-        *prefix,
-        *ids(tok(negation)),
-        *suffix,
-        bert_tok.sep_token_id,
-    ]
+    assert new_rows[1] == [bert_tok.cls_token_id, *prefix, *ids(tok(negation)), *suffix,
+                           bert_tok.sep_token_id]
     assert bert_tok.convert_tokens_to_ids("not") in new_rows[1]
     assert new_rows[0] != new_rows[1]
     old_rows = _rows(fit.tokenize(bert_tok, [sentence, negation], 32))

@@ -306,10 +306,7 @@ def test_settings_layers_and_variant() -> None:
     [
         ({"sclae": 10}, "unknown setting"),
         ({"scale": 0}, "scale"),
-        (
-            {"fallback": "yes"},
-            r"methods\.m\.generators\.san\.fallback: 'yes' is not of type 'boolean'",
-        ),
+        ({"fallback": "yes"}, r"methods\.m\.generators\.san\.fallback: 'yes' is not of type 'boolean'"),
         ({"lexicon": "nltk"}, r"lexicon: 'nltk' is not one of \['spacy', 'released'\]"),
     ],
 )

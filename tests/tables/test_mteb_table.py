@@ -22,12 +22,8 @@ from negcse.tables.published import (
 )
 
 PAPERS_DIR = Path(os.environ.get("NEGCSE_PAPERS", "/work/shared/papers"))
-SHORT = {
-    "AskUbuntuDupQuestions": "AskU.",
-    "MindSmallReranking": "MindSmall",
-    "SciDocsRR": "SciDocsRR",
-    "StackOverflowDupQuestions": "StackO.",
-}  # GCSE Table 6
+SHORT = {"AskUbuntuDupQuestions": "AskU.", "MindSmallReranking": "MindSmall",
+         "SciDocsRR": "SciDocsRR", "StackOverflowDupQuestions": "StackO."}  # GCSE Table 6
 
 
 def _numbers(line: str) -> list[float]:

@@ -83,9 +83,7 @@ def test_metrics_json_is_the_mean_average_per_method_and_backbone(tmp_path: Path
 
     def run(name: str, method: str, seed: str, avg: float) -> str:
         scores = dict.fromkeys(TASKS, 50.0)
-        return str(
-            _write(tmp_path, name, method=method, backbone="b", seed=seed, **scores, avg=avg)
-        )
+        return str(_write(tmp_path, name, method=method, backbone="b", seed=seed, **scores, avg=avg))
 
     evals = [run("a1", "simcse", "1", 70.0), run("a2", "simcse", "2", 73.0)]
     evals += [run("a3", "simcse", "3", 70.0), run("u", "untrained", "", 50.0)]
@@ -95,6 +93,7 @@ def test_metrics_json_is_the_mean_average_per_method_and_backbone(tmp_path: Path
     assert json.loads(out.read_text()) == {"simcse/b": 71.0, "untrained/b": 50.0}
     with pytest.raises(KeyError, match="no metric 'STS13'"):
         metrics(summarize(collect(evals, KEYS), KEYS), "STS13")
+
 
 
 def test_latex_escape() -> None:
@@ -115,9 +114,7 @@ def test_baseline_delta_by_hand() -> None:
     )
     out = add_baseline_delta(summary, "avg", {"una": "una_baseline", "osscse": "simcse"})
     # 72.25 - 71.5; 73 - 70; no una_baseline row on backbone c; simcse has no baseline set
-    got = dict(
-        zip(zip(out["method"], out["backbone"], strict=True), out["vs_baseline"], strict=True)
-    )
+    got = dict(zip(zip(out["method"], out["backbone"], strict=True), out["vs_baseline"], strict=True))
     assert got[("una", "b")] == pytest.approx(0.75)
     assert got[("osscse", "b")] == pytest.approx(3.0)
     assert np.isnan(got[("una", "c")]) and np.isnan(got[("simcse", "b")])

@@ -43,9 +43,7 @@ def test_published_tables_agree_table3_is_table6_weighted_by_table2() -> None:
 def test_published_parse_names_line_and_column() -> None:
     header = "paper,table,method,backbone,dataset,metric,value,scale,note\n"
     with pytest.raises(PublishedSplitsError, match=r"x\.csv:3: column 'value'"):
-        parse_published_splits(
-            header + "osscse,2,,,A,n_cont,1,count,\nosscse,2,,,A,n_oppn,abc,count,\n", "x.csv"
-        )
+        parse_published_splits(header + "osscse,2,,,A,n_cont,1,count,\nosscse,2,,,A,n_oppn,abc,count,\n", "x.csv")
     with pytest.raises(PublishedSplitsError, match=r"x\.csv:2: column 'method'"):
         parse_published_splits(header + "osscse,3,,,weighted_average,cont,0.8,fraction,\n", "x.csv")
 

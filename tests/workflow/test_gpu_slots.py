@@ -28,15 +28,7 @@ def _holder(tmp: Path, name: str, devices: str) -> subprocess.Popen[bytes]:
     }
     cmd = f'echo "$CUDA_VISIBLE_DEVICES" > {tmp / name}.tmp && mv {tmp / name}.tmp {tmp / name}'
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "negcse.workflow.gpu_slots",
-            "--",
-            "sh",
-            "-c",
-            f"{cmd}; exec sleep 60",
-        ],
+        [sys.executable, "-m", "negcse.workflow.gpu_slots", "--", "sh", "-c", f"{cmd}; exec sleep 60"],
         env=env,
         stderr=subprocess.DEVNULL,
     )

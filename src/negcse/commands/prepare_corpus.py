@@ -28,9 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = resolve_data(args.source, args.mirror) if args.source else args.input
-    sentences, stats = read_corpus(
-        path, args.max_sentences or None, args.max_chars, args.on_bad_line
-    )
+    sentences, stats = read_corpus(path, args.max_sentences or None, args.max_chars, args.on_bad_line)
     write_lines(args.out, sentences)
     if args.stats:
         write_json(args.stats, {"source": str(path), **stats.to_dict()})

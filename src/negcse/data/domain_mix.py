@@ -49,9 +49,7 @@ def _rows(
     for line, row in enumerate(rows, start):
         if len(row) < fields or not all(x.strip() for x in row[:fields]):
             kind = "comma" if csv_quoted else "tab"
-            raise DomainDataError(
-                f"{path}:{line}: expected {fields} non-empty {kind}-separated fields"
-            )
+            raise DomainDataError(f"{path}:{line}: expected {fields} non-empty {kind}-separated fields")
     return rows
 
 
@@ -157,10 +155,7 @@ def build(
     from negcse.data.sources import ResolveError
 
     seed = int(spec.get("seed", 0))
-    use_domain, use_general = (
-        bool(spec.get("use_domain", True)),
-        bool(spec.get("use_general", True)),
-    )
+    use_domain, use_general = bool(spec.get("use_domain", True)), bool(spec.get("use_general", True))
     stats: dict[str, Any] = {"domain": [], "skipped": [], "seed": seed}
     # the domain lines are read even for "w/o domain": they fix how many general lines are drawn
     domain: list[str] = []

@@ -73,9 +73,7 @@ def fetch(
         try:
             archive_url, _, member = url.partition(ARCHIVE_SEP)
             if member:
-                actual = _stream_member(
-                    archive_url, member, fd, partial_dir, relative_path, timeout
-                )
+                actual = _stream_member(archive_url, member, fd, partial_dir, relative_path, timeout)
             else:
                 actual = _stream(url, fd, relative_path, timeout)
             if sha256 is not None and actual != sha256:

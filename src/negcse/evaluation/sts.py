@@ -111,7 +111,9 @@ class STS(Evaluation):
     }
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
-        return evaluate_sts(encoder, settings["tasks"], settings["protocol"], settings["mirror"])
+        return evaluate_sts(
+            encoder, settings["tasks"], settings["protocol"], settings["mirror"]
+        )
 
     def summary(self, result: dict[str, Any]) -> str:
         keys = [k for k in result["details"] if k != "STSBenchmark-dev"]

@@ -101,10 +101,8 @@ class OssCSE(Method[OssCSEParams]):
         """Count the paraphrase fallback rows and the negations identical to their positive."""
         sentences = columns["sentence"]
         self._fallback = np.array(
-            [
-                p.strip() == s.strip()
-                for s, p in zip(sentences, columns[PARAPHRASE_COLUMN], strict=True)
-            ]
+            [p.strip() == s.strip() for s, p in zip(sentences, columns[PARAPHRASE_COLUMN],
+                                                     strict=True)]
         )
         pooler = self.pooler(self.positive_prompt, tokenizer)
         same = identical_prompt_pairs(

@@ -222,15 +222,7 @@ def published_transfer(
 
 SPLITS_RESOURCE = "published_splits.csv"
 SPLITS_COLUMNS: tuple[str, ...] = (
-    "paper",
-    "table",
-    "method",
-    "backbone",
-    "dataset",
-    "metric",
-    "value",
-    "scale",
-    "note",
+    "paper", "table", "method", "backbone", "dataset", "metric", "value", "scale", "note"
 )
 SPLITS_METRICS = {
     "n_cont": "count",

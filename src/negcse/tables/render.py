@@ -106,12 +106,10 @@ def summarize(
     """Mean, std (sample, ddof=1; 0 for one seed) and n per method x backbone x metric; with
     ``paper_value``, columns ``paper`` and ``diff`` (our mean of the last key minus it)."""
     grouped = long.groupby(["method", "backbone", "metric"], sort=False)["value"]
-    stats = grouped.agg(
-        mean="mean", std=lambda v: float(v.std(ddof=1)) if len(v) > 1 else 0.0, n="count"
-    ).reset_index()
-    wide = stats.pivot_table(
-        index=["method", "backbone"], columns="metric", values=["mean", "std", "n"], sort=False
-    )
+    stats = grouped.agg(mean="mean", std=lambda v: float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+                        n="count").reset_index()
+    wide = stats.pivot_table(index=["method", "backbone"], columns="metric",
+                             values=["mean", "std", "n"], sort=False)
     out = pd.DataFrame(index=wide.index)
     for key in keys:
         out[f"{key}_mean"] = wide[("mean", key)]
@@ -123,13 +121,10 @@ def summarize(
         llms = long.groupby(["method", "backbone"], sort=False)["llm"].agg(
             lambda v: ", ".join(sorted({str(x) for x in v if x}))
         )
-        out["llm"] = [
-            llms.get((m, b), "") for m, b in zip(out["method"], out["backbone"], strict=True)
-        ]
+        out["llm"] = [llms.get((m, b), "") for m, b in zip(out["method"], out["backbone"],
+                                                           strict=True)]
     if paper_value is not None:
-        out["paper"] = [
-            paper_value(m, b) for m, b in zip(out["method"], out["backbone"], strict=True)
-        ]
+        out["paper"] = [paper_value(m, b) for m, b in zip(out["method"], out["backbone"], strict=True)]
         out["paper"] = out["paper"].astype(float)
         out["diff"] = out[f"{keys[-1]}_mean"] - out["paper"]
     return out
@@ -140,9 +135,8 @@ def add_baseline_delta(summary: pd.DataFrame, key: str, baselines: dict[str, str
     of ``key`` minus the baseline's, same backbone; NaN where the baseline has no row)."""
     means = {
         (m, b): float(v)
-        for m, b, v in zip(
-            summary["method"], summary["backbone"], summary[f"{key}_mean"], strict=True
-        )
+        for m, b, v in zip(summary["method"], summary["backbone"], summary[f"{key}_mean"],
+                           strict=True)
     }
     out = summary.copy()
     out["baseline"] = [baselines.get(m, "") for m in out["method"]]
