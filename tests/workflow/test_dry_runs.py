@@ -66,9 +66,9 @@ def test_paper_grid_dry_run_lists_every_train_job(
     """The default grid is every configured method (57: 38 + RankCSE, RankCSE+SAN and its three
     lambda variants, RLRD, RLRD+SAN + GCSE, its released run and paper reading and, in the
     domain setting, GCSE, its stage-1 model (= w/o stage-2), w/o filtering, w/o decay, w
-    randomly, w/o general, w/o domain and two sigma variants) x 4 backbones at the papers' run counts (seed 42; UNA's
-    Table D7: ten seeds of una_baseline and una_both on BERT-base), with the GPU generators
-    behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark figure
+    randomly, w/o general, w/o domain and two sigma variants) x 4 backbones at the papers' run
+    counts (seed 42; UNA's Table D7: ten seeds of una_baseline and una_both on BERT-base), with
+    the GPU generators behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark figure
     (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
     out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)

@@ -19,7 +19,7 @@ not depend on the other sources.
   revision takes a related replacement: ``neighbour``'s when given, else the KG's (an entity
   from T_p, eq. 7, or else T_r, other than itself; a main part of the same kind sharing a theme
   category), else the original. With the released bug ``identity_revision`` it is always the
-  original (released/docs: the released KG gives no neighbours to pools under 1,024 nodes).
+  original (the released KG gives no neighbours to pools under 1,024 nodes).
 """
 
 from __future__ import annotations
