@@ -254,3 +254,24 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     sims = [out[1] @ out[0], out[3] @ out[2], out[4] @ out[2]]
     assert report["similarity"]["min"] == pytest.approx(min(sims), abs=1e-4)
     assert report["similarity"]["max"] == pytest.approx(max(sims), abs=1e-4)
+
+
+def test_denoise_augments_anchors_only_when_asked(tmp_path: Path) -> None:
+    """Released bug 12: the anchors written repeat some of their words (seeded by the training
+    seed), the positives and negatives do not change."""
+    _candidates(tmp_path / "c.jsonl")
+    args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", "unused"]
+    args += [*_outputs(tmp_path), "--no-filter", "--mode", "paper"]
+    read = lambda k: (tmp_path / f"{k}.txt").read_text().splitlines()  # noqa: E731
+    assert main([*args, "--seed", "3"]) == 0
+    plain = {k: read(k) for k in ("anchors", "positives", "negatives")}
+    seen = set()
+    for seed in range(8):
+        assert main([*args, "--seed", str(seed), "--augment-anchors"]) == 0
+        assert read("positives") == plain["positives"] and read("negatives") == plain["negatives"]
+        for got, want in zip(read("anchors"), plain["anchors"], strict=True):
+            words = got.split(" ")
+            undoubled = [w for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
+            assert undoubled == want.split(" ") and len(words) - len(want.split(" ")) <= 1
+            seen.add(got != want)
+    assert seen == {True, False}  # 6-word anchors: one word doubled about half the time
