@@ -212,14 +212,15 @@ def run_pipeline(
         ext = extend(
             results, active, kg, llm, prompts, mode, report, seed, synthesis_settings, released_bugs
         )
-        results += ext
-        ext_active = [r.index for r in ext]
-        anchors = [r.anchor for r in results]
-        for i, k in extract_knowledge(
-            anchors, ext_active, llm, prompts, mode, report, *settings
-        ).items():
-            results[i].knowledge = k
-        kgs.append((_kg(mode, (r.knowledge for r in ext)), range(n, len(results))))
+        if ext:  # their own extraction and KG (the released second pass over _ext.txt)
+            results += ext
+            anchors = [r.anchor for r in results]
+            ext_active = [r.index for r in ext]
+            for i, k in extract_knowledge(
+                anchors, ext_active, llm, prompts, mode, report, *settings
+            ).items():
+                results[i].knowledge = k
+            kgs.append((_kg(mode, (r.knowledge for r in ext)), range(n, len(results))))
         logger.info("extension: %d sentences from %d sources", len(ext), len(active))
     anchors = [r.anchor for r in results]
     requests: list[Request] = []
