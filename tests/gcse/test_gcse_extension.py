@@ -142,3 +142,23 @@ def test_pipeline_appends_extension_sources_with_their_own_candidates():
     assert [c.text for c in plain.sources[0].candidates] == [
         c.text for c in result.sources[0].candidates
     ]
+
+
+class HalfStub(Stub):
+    """As Stub, but a fill-in of a template with exactly two [] gets prose without JSON."""
+
+    def answer(self, prompt: str) -> str:
+        if "Fill in the bracketed" in prompt and "A man [] []\n" in prompt:
+            return "I would fill\nthese in gladly."
+        return super().answer(prompt)
+
+
+def test_an_unparseable_fill_in_gives_no_extension_sentence():
+    sents = ["A man sings a song.", "A man runs home."]  # templates "A man [] [] []", "A man [] []"
+    result = run_pipeline(
+        sents, CachedLLM(HalfStub(), None), load_prompts(), "released", seed=4, extension=True
+    )
+    assert [(r.index, r.extension_of, r.anchor) for r in result.sources[2:]] == [
+        (2, 0, "A man new new new")
+    ]
+    assert result.report.as_dict()["fill_in_released"] == {"parsed": 1, "repaired": 0, "failed": 1}
