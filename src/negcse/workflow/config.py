@@ -305,10 +305,11 @@ def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None
         try:
             resolve_model(backbone, config.get("mirror") or None, network=False)
         except ResolveError as exc:
+            tried = " ".join(line.strip() for line in str(exc).splitlines())  # every place
             raise ConfigError(
                 f"{source}: grid.backbones: '{backbone}' is not a known backbone ({known}) and "
-                f"was not found without the network: {str(exc).splitlines()[0]} (misspelt? "
-                "else fetch it into the mirror or the Hugging Face cache)"
+                f"was not found without the network: {tried} (misspelt? else fetch it into the "
+                "mirror or the Hugging Face cache)"
             ) from None
     for method, entry in config["methods"].items():
         for backbone in entry.get("backbones") or {}:
