@@ -23,12 +23,12 @@ rule table:
     conda:
         "../envs/negcse.yaml"
     params:
-        baselines=" ".join(f"{m}={b}" for m, b in method_baselines(config).items()),
+        baselines=quoted(f"{m}={b}" for m, b in method_baselines(config).items()),
         caption=table_report("summary"),
     shell:
-        "python -m negcse table {wildcards.table} --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} --metrics {output.metrics} "
-        "--baselines {params.baselines} 2> {log}"
+        "python -m negcse table {wildcards.table:q} --evals {input:q} --tex {output.tex:q} "
+        "--csv {output.csv:q} --md {output.md:q} --metrics {output.metrics:q} "
+        "--baselines {params.baselines} 2> {log:q}"
 
 
 rule case_study_table:
@@ -47,4 +47,4 @@ rule case_study_table:
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse table case_study --evals {input} --tex {output} 2> {log}"
+        "python -m negcse table case_study --evals {input:q} --tex {output:q} 2> {log:q}"

@@ -23,6 +23,20 @@ import jsonschema
 
 Settings = dict[str, Any]
 
+#: a setting that becomes part of a path (config.schema.yaml's ``$defs/name``)
+NAME = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*(?!\n)$",  # (?!\n): not "name\n"
+    "description": "a name used in paths: letters, digits and _ . + -, a letter or digit first",
+}
+#: a model (hub id or folder) whose name becomes part of a file name (SAN's MLM): no spaces,
+#: quotes or shell characters
+MODEL_IN_PATH = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*(?!\n)$",
+    "description": "a model whose name is used in paths: letters, digits and _ . / ~ + -",
+}
+
 
 def _no_check(settings: Settings) -> None:
     return None
