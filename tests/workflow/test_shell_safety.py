@@ -176,13 +176,15 @@ def cases(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     full = schema()
     paths = list(dict.fromkeys(string_keys(full, full)))
     missing, accepted, refused = [], {k: {} for k in PAYLOADS}, 0
-    for path in paths:
+    for index, path in enumerate(paths):
         concrete = instantiate(base, path)
         if concrete is None:
-            missing.append(".".join("*" if p is ANY else "<name>" if p is NAME else str(p) for p in path))
+            missing.append(
+                ".".join("*" if p is ANY else "<name>" if p is NAME else str(p) for p in path)
+            )
             continue
         for kind, template in PAYLOADS.items():
-            marker = f"PWN{len(accepted[kind])}{kind[:3]}{abs(hash(concrete)) % 10**6}"
+            marker = f"PWN{index}{kind[:3]}"  # the file a payload would create
             value = template.format(m=marker)
             if concrete == ("mirror",):
                 value = odd_mirror(mirrors, value, mirror)
@@ -196,7 +198,13 @@ def cases(mirror: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
                 assert _refusal_names(str(exc), key), (key, str(exc))
                 continue
             accepted[kind][concrete] = (key, value, marker)
-    return {"base": base, "paths": paths, "missing": missing, "accepted": accepted, "refused": refused}
+    return {
+        "base": base,
+        "paths": paths,
+        "missing": missing,
+        "accepted": accepted,
+        "refused": refused,
+    }
 
 
 def test_every_string_key_of_the_schema_is_tried(cases: dict[str, Any]) -> None:
@@ -309,3 +317,93 @@ def test_accepted_values_stay_inert_in_every_job_command(
                   "evaluation.splits.datasets.0"]  # fmt: skip
     for key in must_reach:
         assert by_key[key] in reached, (key, sorted(by_key))
+
+
+def test_guide_model_with_shell_characters_trains_for_real(mirror: Path, tmp_path: Path) -> None:
+    """The issue's case run, not printed: RankCSE's teacher1 is a model folder named with a
+    space, ``;``, ``$(...)`` and backticks (the mirror's splade-tiny inside). The corpus and
+    training jobs run to the end, the teacher is read from that folder, and nothing else runs."""
+    odd = tmp_path / "teachers" / "x y;$(echo>PWNED)`echo>PWNED2`"
+    odd.mkdir(parents=True)
+    for file in (mirror / "models" / "splade-tiny").iterdir():
+        (odd / file.name).symlink_to(file)
+    ws = _workspace(tmp_path)
+    guides = {"teacher1": {"model": str(odd)}, "teacher2": {"model": "splade-tiny"}}
+    overlay = {
+        "grid": {"methods": ["rankcse"], "backbones": ["splade-tiny"], "seeds": [1]},
+        "corpus": {"max_sentences": 64},
+        "train_overrides": {
+            "batch_size": 8,
+            "max_steps": 2,
+            "eval_steps": 2,
+            "checkpoint_steps": 2,
+        },
+        "methods": {"rankcse": {"backbones": {"splade-tiny": {"guides": guides}}}},
+    }
+    (ws / "cfg.yaml").write_text(yaml.safe_dump(overlay))
+    target = "results/models/rankcse/splade-tiny/seed1"
+    proc = subprocess.run(
+        ["snakemake", "-c1", "--configfile", "tests/smoke/config.yaml", "cfg.yaml", "--", target],
+        cwd=ws, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    log = ws / "logs/train/rankcse/splade-tiny/seed1.log"
+    assert proc.returncode == 0, proc.stderr[-3000:] + (log.read_text() if log.exists() else "")
+    assert [p for root in (ws, tmp_path) for p in root.rglob("PWNED*")] == []
+    meta = yaml.safe_load((ws / target / "negcse.json").read_text())  # JSON is YAML
+    assert meta["guides"]["teacher1"] == str(odd)
+    assert meta["steps"] == 2
+
+
+# -- dvc.yaml: the profile is read, checked and passed as one argument ----------------------------
+
+DVC_RUN = REPO / "src" / "negcse" / "workflow" / "dvc_run.py"
+RECORD = """#!/bin/bash
+printf '%s\\n' "$@" > "$(dirname "$0")/argv.txt"
+"""
+
+
+def test_dvc_stage_pastes_no_param_into_its_command() -> None:
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["workflow"]
+    assert not [cmd for cmd in stage["cmd"] if "${" in cmd]
+    assert stage["cmd"][0] == f"python {DVC_RUN.relative_to(REPO)}"
+
+
+def _dvc_run(tmp_path: Path, profile: str, *more: str) -> subprocess.CompletedProcess[str]:
+    """dvc_run.py in ``tmp_path`` with a params.yaml naming ``profile``; its ``snakemake`` is a
+    stub writing its arguments to bin/argv.txt."""
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"workflow": {"profile": profile}}))
+    stub = tmp_path / "bin" / "snakemake"
+    stub.parent.mkdir()
+    stub.write_text(RECORD)
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(
+        [sys.executable, str(DVC_RUN), *more], cwd=tmp_path, capture_output=True, text=True,
+        env=env, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(PAYLOADS))
+def test_dvc_profile_with_shell_characters_is_refused_before_anything_runs(
+    kind: str, tmp_path: Path
+) -> None:
+    value = "profiles/smoke" + PAYLOADS[kind].format(m="PWNED")
+    (tmp_path / value).mkdir(parents=True)  # a folder of that name exists: refused all the same
+    proc = _dvc_run(tmp_path, value)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("negcse.workflow.dvc_run: error: params.yaml: workflow.profile")
+    assert repr(value) in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert not (tmp_path / "bin" / "argv.txt").exists()  # snakemake never started
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_dvc_profile_reaches_snakemake_as_one_argument(tmp_path: Path) -> None:
+    (tmp_path / "profiles" / "smoke").mkdir(parents=True)
+    proc = _dvc_run(tmp_path, "profiles/smoke", "--", "-n")
+    assert proc.returncode == 0, proc.stderr
+    argv = (tmp_path / "bin" / "argv.txt").read_text().splitlines()
+    assert argv == ["--profile", "profiles/smoke", "-n"]
+    other = tmp_path / "other"
+    other.mkdir()
+    missing = _dvc_run(other, "profiles/nope")
+    assert missing.returncode == 1 and "'profiles/nope' is not a folder" in missing.stderr
