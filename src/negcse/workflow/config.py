@@ -24,7 +24,9 @@ from negcse.generators.registry import settings as generator_settings
 from negcse.methods.registry import build_method, method_class
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
-#: found without the network (a local folder, the mirror or the Hugging Face cache).
+#: found without the network (a local folder, the mirror or the Hugging Face cache). A backbone
+#: names folders under results/ as it is (``org/name`` -> ``.../org/name/seed1``), so it is
+#: ``name`` or ``org/name`` of letters, digits and ``_ . + -`` (config.schema.yaml).
 KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
 
