@@ -203,7 +203,8 @@ def guide_arguments(wildcards):
 
 def column_args(wildcards, input):
     return " ".join(
-        f"--column {c}={input[c]}" for c in method_columns(wildcards.method)
+        f"--column {quoted([f'{c}={input[c]}'])}"
+        for c in method_columns(wildcards.method)
     )
 
 

@@ -1,7 +1,9 @@
 """Find models and data: a local path, the offline mirror, the local cache, then the network.
 
 The mirror (``NEGCSE_MIRROR`` or the ``mirror`` config key) is laid out like ``shared/mirror``:
-``models/<hub id>`` (or ``models/<name>``) in Hugging Face layout and ``data/<relative path>``.
+``models/<hub id>`` (``models/org/name`` for ``org/name``, ``models/name`` for ``name``; an id is
+never shortened to its last part, which may be another model) in Hugging Face layout and
+``data/<relative path>``.
 Every data file is checked against the sha256 in ``resources/datasets.tsv``; a corrupted file is
 refused. Without a mirror, a data file fills the cache from its pinned URL (``negcse.data.download``). When nothing has a file, the error names it and every place that was tried.
 """
@@ -190,7 +192,9 @@ def resolve_model(
     name_or_path: str, mirror: str | os.PathLike[str] | None = None, network: bool = True
 ) -> str:
     """A local folder for a model given by path or hub id (mirror, then its PyPI package, then the HF cache, then the hub
-    unless offline or ``network`` is false)."""
+    unless offline or ``network`` is false). The id is looked up exactly as given everywhere:
+    ``org/name`` is the mirror's ``models/org/name``, the package or cache entry pinned under
+    ``org/name`` or the hub's, never ``models/name``."""
     local = Path(name_or_path).expanduser()
     if local.is_dir():
         return str(local.resolve())
@@ -201,13 +205,11 @@ def resolve_model(
         )
     tried: list[str] = [f"local path: {local} (not a folder)"]
     root = mirror_root(mirror)
-    if root is not None:
-        names = [name_or_path, name_or_path.split("/")[-1]]
-        for name in dict.fromkeys(names):
-            candidate = root / "models" / name
-            if (candidate / "config.json").is_file():
-                return str(candidate)
-            tried.append(f"mirror: {candidate} (no config.json)")
+    if root is not None:  # models/<the name as given>: never its last part (another model)
+        candidate = root / "models" / name_or_path
+        if (candidate / "config.json").is_file():
+            return str(candidate)
+        tried.append(f"mirror: {candidate} (no config.json)")
     packaged = packaged_model(name_or_path)  # shipped in a PyPI package (resources/models.tsv)
     if packaged is not None:
         return str(packaged)

@@ -23,6 +23,20 @@ import jsonschema
 
 Settings = dict[str, Any]
 
+#: a setting that becomes part of a path (config.schema.yaml's ``$defs/name``)
+NAME = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*(?!\n)$",  # (?!\n): not "name\n"
+    "description": "a name used in paths: letters, digits and _ . + -, a letter or digit first",
+}
+#: a model (hub id or folder) whose name becomes part of a file name (SAN's MLM): no spaces,
+#: quotes or shell characters
+MODEL_IN_PATH = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*(?!\n)$",
+    "description": "a model whose name is used in paths: letters, digits and _ . / ~ + -",
+}
+
 
 def _no_check(settings: Settings) -> None:
     return None
@@ -47,9 +61,11 @@ class GeneratorSpec:
     ``output`` is the pattern of a column's file, with ``{corpus}`` and, where the generator
     has them, ``{variant}`` (``variant(settings, column)`` names it), ``{seed}`` (one file per
     training seed) and ``{backbone}`` (one per backbone: GCSE's denoising by a trained model). A generator with no rule file of its own gives ``command``: a shell template
-    (``{input.corpus}``, ``{output}``, ``{wildcards.seed}``, ``{threads}``, ``{params.settings}``:
-    ``args`` of the variant's settings) run by the rule ``rules/generators/generic.smk`` makes
-    for it, with ``threads``, ``resources`` and the conda env ``envs/<conda>.yaml``."""
+    (``{input.corpus:q}``, ``{output:q}``, ``{wildcards.seed}``, ``{threads}``,
+    ``{params.settings}``: ``args`` of the variant's settings, each value ``shlex.quote``-d by
+    ``args``) run by the rule ``rules/generators/generic.smk`` makes for it, with ``threads``,
+    ``resources`` and the conda env ``envs/<conda>.yaml``. ``args`` quotes every free-text
+    value; names that become paths are constrained by the schema (:data:`NAME`)."""
 
     name: str
     columns: tuple[str, ...]

@@ -21,10 +21,12 @@ import yaml
 from negcse.errors import UserError
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
-from negcse.methods.registry import build_method
+from negcse.methods.registry import build_method, method_class
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
-#: found without the network (a local folder, the mirror or the Hugging Face cache).
+#: found without the network (a local folder, the mirror or the Hugging Face cache). A backbone
+#: names folders under results/ as it is (``org/name`` -> ``.../org/name/seed1``), so it is
+#: ``name`` or ``org/name`` of letters, digits and ``_ . + -`` (config.schema.yaml).
 KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
 
@@ -88,10 +90,22 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return ".".join(str(p) for p in error.absolute_path) or "<top level>"
 
 
+def _closest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For ``anyOf`` / ``oneOf``: the error of the branch that got deepest into the value (the
+    key that is wrong), when one got deeper than the value itself; else the error as it is."""
+    while error.context:
+        deepest = max(error.context, key=lambda e: len(e.absolute_path))
+        if len(deepest.absolute_path) <= len(error.absolute_path):
+            break
+        error = deepest
+    return error
+
+
 def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
     """JSON-schema validation with messages that name the offending key."""
     validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    found = (_closest(e) for e in validator.iter_errors(config))
+    errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         lines = []
         for err in errors:
@@ -101,6 +115,14 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
                 for key in extra:
                     full = f"{where}.{key}" if where != "<top level>" else key
                     lines.append(f"unknown key '{full}' (misspelt?)")
+            elif err.validator == "pattern":  # a name or value that reaches paths and commands
+                is_name = "propertyNames" in err.schema_path
+                full = f"{where}.{err.instance}" if is_name and where != "<top level>" else where
+                rule = err.schema.get("description") or f"must match {err.validator_value}"
+                lines.append(
+                    f"key '{full}': {'name' if is_name else 'value'} {err.instance!r} is not "
+                    f"allowed ({rule})"
+                )
             else:
                 lines.append(f"key '{where}': {err.message}")
         raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
@@ -148,6 +170,11 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
     configured method (in the grid or not) has a known implementation and valid parameters."""
     validate_schema(config, source)
     methods = config["methods"]
+    for method, entry in methods.items():  # before anything builds the methods
+        try:
+            method_class(entry["implementation"])
+        except KeyError as exc:
+            raise ConfigError(f"{source}: methods.{method}.implementation: {exc.args[0]}") from None
     for method in config["grid"]["methods"]:
         if method not in methods:
             raise ConfigError(
@@ -248,9 +275,16 @@ def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
 
 
 def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:
-    """Released checkpoints: a row name that is no method's, a known pooler, known backbones."""
+    """Released checkpoints: a row name that is no method's, a known pooler, known backbones;
+    the untrained rows' pooler (evaluation.baseline_pooler) is a known one too."""
     from negcse.poolers import POOLERS
 
+    pooler = (config.get("evaluation") or {}).get("baseline_pooler")
+    if pooler is not None and pooler not in POOLERS:
+        raise ConfigError(
+            f"{source}: evaluation.baseline_pooler: unknown pooler '{pooler}' "
+            f"(known: {', '.join(POOLERS)})"
+        )
     for name, entry in (config.get("released") or {}).items():
         if name in config["methods"]:
             raise ConfigError(f"{source}: released.{name}: also a method's name (rename one)")
@@ -305,10 +339,11 @@ def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None
         try:
             resolve_model(backbone, config.get("mirror") or None, network=False)
         except ResolveError as exc:
+            tried = " ".join(line.strip() for line in str(exc).splitlines())  # every place
             raise ConfigError(
                 f"{source}: grid.backbones: '{backbone}' is not a known backbone ({known}) and "
-                f"was not found without the network: {str(exc).splitlines()[0]} (misspelt? "
-                "else fetch it into the mirror or the Hugging Face cache)"
+                f"was not found without the network: {tried} (misspelt? else fetch it into the "
+                "mirror or the Hugging Face cache)"
             ) from None
     for method, entry in config["methods"].items():
         for backbone in entry.get("backbones") or {}:

@@ -17,6 +17,7 @@ students, their evaluations and the tables.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from negcse.methods.registry import build_method
@@ -70,9 +71,12 @@ def guide_outputs(
 
 
 def guide_args(config: dict[str, Any], method: str, backbone: str, seed: int | str) -> str:
-    """``--guide NAME=MODEL`` for every configured guide (empty for a method without any)."""
+    """``--guide NAME=MODEL`` for every configured guide (empty for a method without any), as
+    shell words: a model name or folder with spaces or shell characters stays one inert word."""
     models = guide_models(config, method, backbone, seed)
-    return " ".join(f"--guide {guide}={model}" for guide, model in sorted(models.items()))
+    return " ".join(
+        f"--guide {shlex.quote(f'{guide}={model}')}" for guide, model in sorted(models.items())
+    )
 
 
 def guide_specs(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:

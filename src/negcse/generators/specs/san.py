@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from negcse.generators.registry import GeneratorSpec, register
+from negcse.generators.registry import MODEL_IN_PATH, GeneratorSpec, register
 
 COLUMN = "san"  # negcse.methods.san reads it
 LEXICON_SOURCES = ("spacy", "released")
@@ -81,7 +81,7 @@ SPEC = register(
             "batch_size": 64,  # sentences per MLM batch (speed only)
         },
         schema={
-            "mlm": {"type": "string"},
+            "mlm": MODEL_IN_PATH,  # its id names the lexicon and variant files
             "scale": {"type": "number", "exclusiveMinimum": 0},
             "iterations": {"type": "integer", "minimum": 1},
             "reference_quirks": {"type": "boolean"},
