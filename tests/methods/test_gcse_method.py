@@ -40,9 +40,9 @@ def test_params_and_declarations() -> None:
         "epochs": 2,
         "eval_steps": 125,
     }
-    with pytest.raises(ValueError, match="form must be one of"):
+    with pytest.raises(ValueError, match="form: must be one of paper, released"):
         build_method("gcse", {"form": "cosine"}, "b")
-    with pytest.raises(ValueError, match="sigma must be > 0"):
+    with pytest.raises(ValueError, match="sigma: must be > 0, got 0"):
         build_method("gcse", {"sigma": 0}, "b")
     with pytest.raises(KeyError, match="unknown parameter"):
         build_method("gcse", {"alpha": 0.17}, "b")

@@ -21,6 +21,7 @@ import yaml
 from negcse.errors import UserError
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
+from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
@@ -352,7 +353,15 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
     """Everything that determines one training run (also what Snakemake compares for reruns)."""
     entry = config["methods"][method]
     params = method_params(config, method, backbone)
-    impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
+    try:
+        impl = build_method(
+            entry["implementation"], params, backbone, where=f"methods.{method}.params"
+        )
+    except ParamError as exc:  # name the backbone's override where the value came from there
+        own = ((entry.get("backbones") or {}).get(backbone) or {}).get("params") or {}
+        if exc.key in own:
+            raise exc.at(f"methods.{method}.backbones.{backbone}.params") from None
+        raise
     spec = {
         "method": method,
         "implementation": entry["implementation"],
