@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 #: what a hand-written value may look like: numbers around every bound, strings, booleans, null
 PROBES = [-1, -0.05, 0, 0.05, 0.5, 1, 1.5, 2.5, 125, "0.05", True, False, None]
 CHOICES = ["symmetric", "infonce", "paper", "released", "listmle", "listnet", "agent", "fixed"]
-PROBES += [*CHOICES, "sentence", "prompt", "loss", "decoupled", "cls", "hinge"]
+CHOICES += ["prompts", "sentence"]
+PROBES += [*CHOICES, "prompt", "loss", "decoupled", "cls", "hinge"]
 #: fields a method checks more strictly than the shared schema key can (UNA's alpha is a step
 #: count, SNCSE's and OssCSE's alpha a margin)
 STRICTER_THAN_SCHEMA = {("UnaParams", "alpha")}
