@@ -16,6 +16,7 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
+    check_unique_keys,
     grid_runs,
     method_baselines,
     method_corpus,
@@ -46,6 +47,7 @@ CONFIG_FILES = [
     str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
 ] + _CLI_FILES
 try:
+    check_unique_keys(CONFIG_FILES)
     check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
     check_config_files(config, CONFIG_FILES)
 except ConfigError as exc:

@@ -23,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from negcse.gcse.loss import FORMS, RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
+from negcse.gcse.loss import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
 from negcse.lazy import F, torch
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
 if TYPE_CHECKING:
@@ -51,18 +52,10 @@ class GCSEParams(MethodParams):
     False replaces G by s (Table 4's "w/o decay");
     ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head)."""
 
-    sigma: float = RELEASED_SIGMA
+    sigma: float = bounded(RELEASED_SIGMA, gt=0)
     form: DecayForm = "released"
     decay: bool = True  # False: Table 4's "w/o decay" (G = s: the plain hard-negative logit)
     guide_pooler: str = "cls"
-
-    def __post_init__(self) -> None:
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
-        if not self.sigma > 0:
-            raise ValueError(f"sigma must be > 0, got {self.sigma}")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
 
 
 @register

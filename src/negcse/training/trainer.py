@@ -7,8 +7,9 @@ models (:mod:`negcse.training.guides`; the contract is in :mod:`negcse.methods.b
 scored every ``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full
 state (weights, optimizer, scheduler, grad scaler, every RNG, the method's own state
 (``Method.state_dict``), best score, curve) is written
-atomically, so a killed run restarted with the same arguments resumes and ends with the same
-metrics.
+atomically with the run's fingerprint (:mod:`negcse.training.fingerprint`), so a killed run
+restarted with the same arguments resumes and ends with the same metrics, and one restarted under
+anything else (params, settings, data, guides, lock) starts from scratch, logging what changed.
 
 Speed (the numerics on CPU are those of the plain per-step loop): every (column, pooler) is
 tokenized once (:mod:`negcse.training.batching`); nothing in a step waits for the GPU (the loss reaches
@@ -23,6 +24,7 @@ of a view group: backbone, pooler and MLP head; ``true`` or a torch.compile mode
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -31,9 +33,9 @@ import shutil
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ from negcse.pretrained import default_device
 from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.training.columns import check_aligned
+from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.workflow.config import TrainSettings
@@ -146,9 +149,13 @@ class Trainer:
         device: torch.device | None = None,
         progress: bool = True,
         guides: dict[str, str] | None = None,
+        fingerprint: Mapping[str, Any] | None = None,
     ) -> None:
         """``guides``: guide name -> local model folder, for each guide the method declares
-        (:func:`negcse.training.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults)."""
+        (:func:`negcse.training.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults).
+        ``fingerprint``: what else changes the result (:func:`negcse.training.fingerprint.
+        run_fingerprint`: the run spec, data and guide checksums, the lock), merged over the
+        method, its params, the settings and the seed; a checkpoint resumes only under the same."""
         guide_specs = method.guides()
         needed = [*method.columns, *(c for g in guide_specs for c in g.columns)]
         missing = [c for c in dict.fromkeys(needed) if c not in data.columns]
@@ -188,6 +195,14 @@ class Trainer:
         self._eval_batches: dict[tuple[str, ...], list[tuple[np.ndarray, dict[str, Any]]]] = {}
         self.data_stats: dict[str, float] = {}
         self.dev_max_len = settings.dev_max_seq_len or 512
+        own = {
+            "implementation": method.name,
+            "params": asdict(method.params),
+            "train": settings.to_dict(),
+            "seed": seed,
+        }
+        #: recorded in the resumable state (plain JSON data), compared on resume
+        self.fingerprint = json.loads(json.dumps({**own, **(fingerprint or {})}))
 
     # -- data order ---------------------------------------------------------------------------
     def batch_indices(self, step: int) -> np.ndarray:
@@ -331,6 +346,7 @@ class Trainer:
             "state": self.state.__dict__,
             "settings": self.s.to_dict(),
             "seed": self.seed,
+            "fingerprint": self.fingerprint,
         }
         with atomic_path(self.ckpt_dir / "last.pt") as tmp:
             torch.save(payload, tmp)
@@ -346,8 +362,14 @@ class Trainer:
         payload = load_checkpoint(path)
         if payload is None:
             return False
-        if payload["settings"] != self.s.to_dict() or payload["seed"] != self.seed:
-            logger.warning("checkpoint %s is from other settings; starting from scratch", path)
+        old = payload.get("fingerprint")
+        changed = (
+            ["it records no fingerprint (an older negcse)"]
+            if not isinstance(old, dict)
+            else differences(old, self.fingerprint)
+        )
+        if changed:
+            logger.warning("not resuming %s: %s; starting from scratch", path, ", ".join(changed))
             return False
         self.model.load_state_dict(payload["model"])
         optimizer.load_state_dict(payload["optimizer"])

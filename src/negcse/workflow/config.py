@@ -21,6 +21,7 @@ import yaml
 from negcse.errors import UserError
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
+from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
@@ -130,6 +131,7 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
 
 def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and deep-merge config files (later files override), then validate everything."""
+    check_unique_keys((path, *more))
     merged: dict[str, Any] = {}
     for p in (path, *more):
         with open(p, encoding="utf-8") as fh:
@@ -137,6 +139,46 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
     check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
     check_config_files(merged, (path, *more))
     return merged
+
+
+def _repeated_keys(node: yaml.Node, where: str, seen: set[int]) -> tuple[str, int, int] | None:
+    """The first key written twice in one mapping under ``node``: (dotted key, first line,
+    second line). Keys brought in by a merge (``<<: *anchor``) may be overridden."""
+    if id(node) in seen:
+        return None
+    seen.add(id(node))
+    children: list[tuple[str, yaml.Node]] = []
+    if isinstance(node, yaml.MappingNode):
+        lines: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+            dotted = f"{where}.{name}" if where else name
+            if name != "<<":
+                if name in lines:
+                    return dotted, lines[name], key.start_mark.line + 1
+                lines[name] = key.start_mark.line + 1
+            children.append((where if name == "<<" else dotted, value))
+    elif isinstance(node, yaml.SequenceNode):
+        children = [(f"{where}[{i}]", item) for i, item in enumerate(node.value)]
+    for child_where, child in children:
+        found = _repeated_keys(child, child_where, seen)
+        if found:
+            return found
+    return None
+
+
+def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """No config file writes a key twice in one mapping (YAML loaders, Snakemake's too, keep the
+    last value without a word)."""
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            root = yaml.compose(fh, Loader=yaml.SafeLoader)
+        found = _repeated_keys(root, "", set()) if root is not None else None
+        if found:
+            key, first, second = found
+            raise ConfigError(
+                f"{p}: key '{key}' written twice (lines {first} and {second}); keep one"
+            )
 
 
 def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike[str]]) -> None:
@@ -315,7 +357,22 @@ def released_models(config: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
     """Every generator's settings, and every method's override of them, pass the spec's
-    checks (those the schema cannot express, e.g. mer_min <= mer_max)."""
+    checks (those the schema cannot express, e.g. mer_min <= mer_max); a method overrides only
+    generators whose columns it reads (any other override would never apply)."""
+    for method, entry in config["methods"].items():
+        try:
+            impl = method_class(entry["implementation"])
+        except KeyError:
+            continue  # the params check names an unknown implementation
+        reads = {*impl.columns, *([impl.corpus_column] if impl.corpus_column else [])}
+        for name in entry.get("generators") or {}:
+            gen = specs().get(name)
+            if gen is not None and not reads & set(gen.columns):
+                raise ConfigError(
+                    f"{source}: methods.{method}.generators.{name}: {method} (implementation "
+                    f"{entry['implementation']}) reads no column of generator {name} "
+                    f"({', '.join(gen.columns)}), so the setting would never apply; remove it"
+                )
     for name in specs():
         methods = [m for m, e in config["methods"].items() if (e.get("generators") or {}).get(name)]
         try:
@@ -387,7 +444,15 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
     """Everything that determines one training run (also what Snakemake compares for reruns)."""
     entry = config["methods"][method]
     params = method_params(config, method, backbone)
-    impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
+    try:
+        impl = build_method(
+            entry["implementation"], params, backbone, where=f"methods.{method}.params"
+        )
+    except ParamError as exc:  # name the backbone's override where the value came from there
+        own = ((entry.get("backbones") or {}).get(backbone) or {}).get("params") or {}
+        if exc.key in own:
+            raise exc.at(f"methods.{method}.backbones.{backbone}.params") from None
+        raise
     spec = {
         "method": method,
         "implementation": entry["implementation"],
