@@ -3,6 +3,13 @@
 Every completion is committed as it arrives, so a killed run resumes without asking again, and
 a rerun with unchanged settings makes no call. The key never holds a secret: backends give an
 ``identity()`` without their API key.
+
+Only answers that respect the request are stored: an empty answer, one longer than the request's
+``max_new_tokens`` allows (:func:`~negcse.llm.backend.answer_problem`) or one the backend
+refused (:class:`~negcse.llm.backend.BadAnswer`: the API key echoed back, a token count over
+the limit) is a failure: counted in :attr:`CacheStats.failed`, returned as ``""`` (which parses
+as failed, so the caller takes its fallback) and asked again on the next run. A stored answer
+that breaks the rule (a cache written before it) is asked again too.
 """
 
 from __future__ import annotations
@@ -12,12 +19,13 @@ import json
 import logging
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from negcse.llm.backend import Backend, GenerationSettings
+from negcse.llm.backend import Backend, BadAnswer, GenerationSettings, answer_problem
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +63,7 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     calls: int = 0  # completions asked of the backend
+    failed: Counter[str] = field(default_factory=Counter)  # bad answers by kind, not cached
 
 
 class CachedLLM:
@@ -86,13 +95,15 @@ class CachedLLM:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _lookup(self, key: str) -> str | None:
+    def _lookup(self, key: str, settings: GenerationSettings) -> str | None:
         if self._db is None:
             return None
         row = self._db.execute(
             "SELECT completion FROM completions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else str(row[0])
+        if row is None or answer_problem(str(row[0]), settings) is not None:
+            return None
+        return str(row[0])
 
     def _store(
         self, key: str, identity: str, settings: GenerationSettings, prompt: str, text: str
@@ -118,7 +129,7 @@ class CachedLLM:
         identity = self.backend.identity()
         identity_json = json.dumps(identity, sort_keys=True)
         keys = [cache_key(self.backend.name, identity, settings, p) for p in prompts]
-        out: list[str | None] = [self._lookup(k) for k in keys]
+        out: list[str | None] = [self._lookup(k, settings) for k in keys]
         todo: dict[str, list[int]] = {}
         for i, (k, got) in enumerate(zip(keys, out, strict=True)):
             if got is None:
@@ -138,12 +149,28 @@ class CachedLLM:
             unique = list(todo)
             first = [todo[k][0] for k in unique]
             asked = [prompts[i] for i in first]
-            for j, text in self.backend.stream(asked, settings):
+            failed: Counter[str] = Counter()
+            for j, answer in self.backend.stream(asked, settings):
                 self.stats.calls += 1
                 key = unique[j]
-                self._store(key, identity_json, settings, asked[j], text)
+                bad = answer if isinstance(answer, BadAnswer) else answer_problem(answer, settings)
+                if bad is not None:
+                    failed[bad.kind] += 1
+                    logger.debug("prompt %d: bad answer (%s: %s)", first[j], bad.kind, bad.detail)
+                    answer = ""
+                else:
+                    self._store(key, identity_json, settings, asked[j], str(answer))
                 for i in todo[key]:
-                    out[i] = text
+                    out[i] = str(answer)
+            if failed:
+                self.stats.failed.update(failed)
+                logger.warning(
+                    "%d answers of %s not used nor cached (%s); they fall back now and are "
+                    "asked again on the next run",
+                    sum(failed.values()),
+                    self.backend.name,
+                    ", ".join(f"{kind}: {n}" for kind, n in sorted(failed.items())),
+                )
         missing = [i for i, t in enumerate(out) if t is None]
         if missing:
             raise RuntimeError(
