@@ -595,6 +595,23 @@ def test_safetensors_follow_the_umask_not_0600(tmp_path: Path) -> None:
         assert (folder / "run.sh").stat().st_mode & 0o777 == 0o755  # nothing taken away
 
 
+def test_saved_model_files_follow_the_umask(tmp_path: Path, splade_tiny: Path) -> None:
+    """The trained model's folder (model.safetensors, 2_Dense's safetensors, tokenizer, JSON):
+    every file 0o666 & ~umask, under two umasks."""
+    trainer = _tiny_trainer(splade_tiny, tmp_path / "ckpt")
+    trainer.train()
+    for umask in (0o022, 0o027):
+        old = os.umask(umask)
+        try:
+            trainer.save(tmp_path / f"model{umask:o}", {"method": "simcse"})
+        finally:
+            os.umask(old)
+        files = [f for f in (tmp_path / f"model{umask:o}").rglob("*") if f.is_file()]
+        assert {"model.safetensors", "negcse.json", "config.json"} <= {f.name for f in files}
+        modes = {str(f.relative_to(tmp_path)): f.stat().st_mode & 0o777 for f in files}
+        assert set(modes.values()) == {0o666 & ~umask}, modes
+
+
 def test_full_disk_names_the_output_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -177,7 +177,6 @@ class OpenAIBackend:
                     messages=[{"role": "user", "content": prompt}],
                     **kwargs,
                 )
-                return self._answer(reply, settings.max_new_tokens)
             except (
                 openai.RateLimitError,
                 openai.InternalServerError,
@@ -195,6 +194,8 @@ class OpenAIBackend:
                 raise self._fail(
                     "the endpoint's answer is not JSON in UTF-8", _first_line(err)
                 ) from None
+            else:
+                return self._answer(reply, settings.max_new_tokens)
 
     def _delay(self, err: Exception, attempt: int) -> float:
         """Seconds before retry ``attempt + 1``: the header's ``Retry-After`` if any, else
@@ -205,8 +206,8 @@ class OpenAIBackend:
         if asked is not None:
             delay = min(cap, asked)
             logger.warning(
-                "%s; the endpoint asks to retry after %.1f s; retry %d in %.1f s (at most %s)",
-                type(err).__name__, asked, attempt + 1, delay, self.settings.setting("backoff_max_s"),
+                "%s; the endpoint asks to retry after %.1f s; retry %d in %.1f s (capped at %.0f s)",
+                type(err).__name__, asked, attempt + 1, delay, cap,
             )  # fmt: skip
             return delay
         delay = min(cap, self.settings.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
