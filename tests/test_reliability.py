@@ -20,6 +20,7 @@ import yaml
 
 from negcse import cli, io_utils
 from negcse.data.sources import is_local_path, registry
+from negcse.errors import UserError
 from negcse.workflow.config import ConfigError, check_config, load_config
 
 pytestmark = pytest.mark.mirror
@@ -593,6 +594,23 @@ def test_safetensors_follow_the_umask_not_0600(tmp_path: Path) -> None:
         folder = tmp_path / f"model{umask:o}"
         assert (folder / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
         assert (folder / "run.sh").stat().st_mode & 0o777 == 0o755  # nothing taken away
+
+
+def test_json_lines_keep_unicode_line_breaks_inside_rows(tmp_path: Path) -> None:
+    """U+2028, U+2029, U+0085 (str.splitlines breaks on each): written as ASCII escapes, and a
+    file written raw (ensure_ascii=False, as before) still reads as one row per "\\n"."""
+    rows = [{"text": "a\u2028b"}, {"text": "c\u2029d\u0085e"}]
+    io_utils.write_jsonl(tmp_path / "a.jsonl", rows)
+    data = (tmp_path / "a.jsonl").read_bytes()
+    assert data == b'{"text": "a\\u2028b"}\n{"text": "c\\u2029d\\u0085e"}\n'
+    assert io_utils.read_jsonl(tmp_path / "a.jsonl") == rows
+    raw = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    assert len(raw.splitlines()) == 5  # what a splitlines reader saw
+    (tmp_path / "raw.jsonl").write_text(raw, encoding="utf-8")
+    assert io_utils.read_jsonl(tmp_path / "raw.jsonl") == rows
+    (tmp_path / "bad.jsonl").write_text('{"text": "x"}\n{"text": \n')
+    with pytest.raises(UserError, match=r"bad\.jsonl: line 2 is not valid JSON"):
+        io_utils.read_jsonl(tmp_path / "bad.jsonl")
 
 
 def test_saved_model_files_follow_the_umask(tmp_path: Path, splade_tiny: Path) -> None:

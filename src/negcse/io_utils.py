@@ -64,7 +64,12 @@ def remove_stale_temporaries(dest: Path) -> list[Path]:
 
 
 def umask_mode() -> int:
-    """The mode a plain ``open`` gives a new file under the current umask (0o666 & ~umask)."""
+    """The mode a plain ``open`` gives a new file under the current umask (0o666 & ~umask).
+    Read from /proc where it can be: setting the umask to read it is a race with other threads."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            line = next(ln for ln in fh if ln.startswith("Umask:"))
+        return 0o666 & ~int(line.split()[1], 8)
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
