@@ -210,6 +210,26 @@ def test_answer_cached_before_the_rule_is_asked_again(monkeypatch, tmp_path):
         assert server.requests == {"a": 2, "b": 2, "c": 1}
 
 
+def test_only_answers_that_parse_are_cached(monkeypatch, tmp_path):
+    """``accept`` (in the pipeline: the prompt's parser) rejects prose: it is returned, counted
+    ``unparsable``, not cached, and asked again; a cached answer it rejects is asked again."""
+    monkeypatch.setenv("NEGCSE_TEST_KEY", KEY)
+    db = tmp_path / "cache.sqlite"
+    answers = {"a": '{"text": "A."}', "b": "Sorry, no."}
+    is_json = lambda i, text: text.startswith("{")  # noqa: E731
+    with ChatServer(respond=lambda p: answers[p]) as server:
+        with CachedLLM(OpenAIBackend(_settings(server.url)), db) as llm:
+            assert llm.generate(["a", "b"], FAST, is_json) == ['{"text": "A."}', "Sorry, no."]
+            assert llm.stats.failed == {"unparsable": 1}
+        answers["b"] = '{"text": "B."}'
+        with CachedLLM(OpenAIBackend(_settings(server.url)), db) as llm:
+            assert llm.generate(["a", "b"], FAST, is_json) == ['{"text": "A."}', '{"text": "B."}']
+            assert llm.stats.hits == 1 and llm.stats.calls == 1
+        with CachedLLM(OpenAIBackend(_settings(server.url)), db) as llm:  # a stricter parser
+            llm.generate(["a", "b"], FAST, lambda i, text: "B" in text)
+        assert server.requests == {"a": 2, "b": 2}
+
+
 _COMPLETION = {"id": "x", "object": "chat.completion", "created": 0, "model": "stub"}
 
 

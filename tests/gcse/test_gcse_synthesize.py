@@ -78,8 +78,10 @@ def test_synthesize_end_to_end_and_key_never_written(tmp_path, monkeypatch, capl
         assert _run(tmp_path, server.url) == 0
         asked = sum(server.requests.values())
         first = (tmp_path / "out" / "candidates.jsonl").read_bytes()
-        assert _run(tmp_path, server.url) == 0  # a rerun asks nothing and writes the same
-        assert sum(server.requests.values()) == asked
+        # a rerun asks again only the 2 negatives that did not parse (never cached), and
+        # writes the same
+        assert _run(tmp_path, server.url) == 0
+        assert sum(server.requests.values()) == asked + 2
         assert (tmp_path / "out" / "candidates.jsonl").read_bytes() == first
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     rows = [json.loads(x) for x in (tmp_path / "out" / "candidates.jsonl").read_text().splitlines()]
@@ -88,7 +90,8 @@ def test_synthesize_end_to_end_and_key_never_written(tmp_path, monkeypatch, capl
     assert report["totals"] == {"parsed": 3, "repaired": 1, "failed": 2}
     assert report["parse"]["extract"] == {"parsed": 1, "repaired": 1, "failed": 0}
     assert report["fell_back"] == 2
-    assert report["cache"] == {"hits": asked, "misses": 0, "calls": 0, "failed": {}}  # rerun's
+    rerun = {"hits": asked - 2, "misses": 2, "calls": 2, "failed": {"unparsable": 2}}
+    assert report["cache"] == rerun
     assert [r["skipped"] for r in rows] == [None, "empty", "too long", None]
     assert rows[1]["candidates"] == rows[2]["candidates"] == []
     for i, other in ((0, 3), (3, 0)):
@@ -189,7 +192,8 @@ def test_bad_answers_fall_back_uncached_and_the_fixed_endpoint_is_asked_again(
         assert _run(tmp_path, server.url, "NEGCSE_TEST_KEY", *tokens) == 0
         assert sum(server.requests.values()) - asked == 6
     report = json.loads((out / "report.json").read_text())
-    assert report["cache"] == {"hits": 0, "misses": 6, "calls": 6, "failed": {}}
+    prose = report["totals"]["failed"]  # respond's answers to negative prompts: not cached
+    assert report["cache"] == {"hits": 0, "misses": 6, "calls": 6, "failed": {"unparsable": prose}}
     rows = read_jsonl(out / "candidates.jsonl")
     positives = [c for r in rows for c in r["candidates"] if c["role"] == "positive"]
     assert [(c["text"], c["fallback"]) for c in positives] == [("A rewritten sentence.", None)] * 2

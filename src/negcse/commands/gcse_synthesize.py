@@ -161,8 +161,8 @@ def run(args: argparse.Namespace) -> int:
             "legend": "per prompt: parsed (strict JSON), repaired (json_repair or a plain one-line "
             "answer), failed (nothing usable): a failed synthesis completion fell back to eq. "
             "10-11 (anchor as positive, another source as negative), a failed extraction gives "
-            "no knowledge for that sentence; cache.failed: answers neither used nor cached "
-            "(empty, too long for max_new_tokens, holding the API key), asked again next run",
+            "no knowledge for that sentence; cache.failed: answers not cached, by kind (empty, "
+            "too long for max_new_tokens, holds the API key, unparsable), asked again next run",
             "totals": result.report.totals(),
             "fell_back": fallbacks,
             "plan_notes": dict(result.notes),

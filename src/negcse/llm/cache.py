@@ -4,12 +4,14 @@ Every completion is committed as it arrives, so a killed run resumes without ask
 a rerun with unchanged settings makes no call. The key never holds a secret: backends give an
 ``identity()`` without their API key.
 
-Only answers that respect the request are stored: an empty answer, one longer than the request's
-``max_new_tokens`` allows (:func:`~negcse.llm.backend.answer_problem`) or one the backend
-refused (:class:`~negcse.llm.backend.BadAnswer`: the API key echoed back, a token count over
-the limit) is a failure: counted in :attr:`CacheStats.failed`, returned as ``""`` (which parses
-as failed, so the caller takes its fallback) and asked again on the next run. A stored answer
-that breaks the rule (a cache written before it) is asked again too.
+Only answers that respect the request and parse for their prompt are stored. An empty answer,
+one longer than the request's ``max_new_tokens`` allows (:func:`~negcse.llm.backend.answer_problem`)
+or one the backend refused (:class:`~negcse.llm.backend.BadAnswer`: the API key echoed back, a
+token count over the limit) is returned as ``""`` (which parses as failed, so the caller takes
+its fallback); one the caller's ``accept`` rejects (it does not parse) is returned as it is.
+Neither is stored: both are counted in :attr:`CacheStats.failed` by kind and asked again on
+the next run. A stored answer that breaks these rules (a cache written before them) is asked
+again too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,12 +126,21 @@ class CachedLLM:
         )
         self._db.commit()
 
-    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[str]:
-        """One completion per prompt, in order; cached ones are not asked again."""
+    def generate(
+        self,
+        prompts: Sequence[str],
+        settings: GenerationSettings,
+        accept: Callable[[int, str], bool] | None = None,
+    ) -> list[str]:
+        """One completion per prompt, in order; cached ones are not asked again. ``accept(i,
+        answer)``: whether an answer to ``prompts[i]`` parses for its prompt; one that does not
+        is returned but not cached (counted ``unparsable``), so the next run asks again."""
         identity = self.backend.identity()
         identity_json = json.dumps(identity, sort_keys=True)
         keys = [cache_key(self.backend.name, identity, settings, p) for p in prompts]
         out: list[str | None] = [self._lookup(k, settings) for k in keys]
+        if accept is not None:  # a cache written before answers were checked
+            out = [t if t is None or accept(i, t) else None for i, t in enumerate(out)]
         todo: dict[str, list[int]] = {}
         for i, (k, got) in enumerate(zip(keys, out, strict=True)):
             if got is None:
@@ -158,6 +169,8 @@ class CachedLLM:
                     failed[bad.kind] += 1
                     logger.debug("prompt %d: bad answer (%s: %s)", first[j], bad.kind, bad.detail)
                     answer = ""
+                elif accept is not None and not accept(first[j], str(answer)):
+                    failed["unparsable"] += 1
                 else:
                     self._store(key, identity_json, settings, asked[j], str(answer))
                 for i in todo[key]:
@@ -165,8 +178,8 @@ class CachedLLM:
             if failed:
                 self.stats.failed.update(failed)
                 logger.warning(
-                    "%d answers of %s not used nor cached (%s); they fall back now and are "
-                    "asked again on the next run",
+                    "%d answers of %s not cached (%s); they fall back now and are asked again "
+                    "on the next run",
                     sum(failed.values()),
                     self.backend.name,
                     ", ".join(f"{kind}: {n}" for kind, n in sorted(failed.items())),
