@@ -634,8 +634,9 @@ def test_full_disk_names_the_output_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """ENOSPC is simulated: a write that fails as on a full disk (an OSError naming no file, as
-    a file object's write or flush raises it), then the rename raising it; the error names the
-    output, not its temporary, and nothing is left behind."""
+    a file object's write or flush raises it), torch.save's RuntimeError with no block left, then
+    the rename raising it; the error names the output, not its temporary, and nothing is left
+    behind."""
     full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     with pytest.raises(OSError) as err, io_utils.atomic_open(tmp_path / "x.json") as fh:
         fh.write("{")
@@ -644,6 +645,21 @@ def test_full_disk_names_the_output_file(
     with pytest.raises(OSError) as err, io_utils.atomic_dir(tmp_path / "model") as tmp:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp / "weights.bin"))
     assert err.value.filename == str(tmp_path / "model" / "weights.bin")
+    assert list(tmp_path.iterdir()) == []
+
+    # torch.save on a full disk (seen on /dev/full): a RuntimeError naming no file
+    torch_full = RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 704")
+    for blocks_left in (0, 1):
+        fake = type("Statvfs", (), {"f_bavail": blocks_left})()
+        monkeypatch.setattr(os, "statvfs", lambda path, fake=fake: fake)
+        with pytest.raises(Exception) as err, io_utils.atomic_path(tmp_path / "last.pt"):
+            raise torch_full
+        if blocks_left:  # not a full disk: the writer's own error, unchanged
+            assert err.value is torch_full
+        else:
+            assert isinstance(err.value, OSError) and err.value.errno == errno.ENOSPC
+            assert err.value.filename == str(tmp_path / "last.pt")
+    monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
 
     def no_space(src: object, dst: object) -> None:

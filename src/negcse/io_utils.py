@@ -4,7 +4,8 @@ A temporary file or folder is made beside its target (``.<name>.tmp-<pid>-<rando
 modes a plain ``open`` or ``mkdir`` would give (the umask applies, not ``mkstemp``'s 0600), synced
 to disk and renamed into place only on success. Temporaries of the same target left by a killed
 process (its pid no longer running) are removed when the target is written again. An
-operating-system error while writing (a full disk: ENOSPC) names the target, not the temporary.
+operating-system error while writing (a full disk: ENOSPC) names the target, not the temporary;
+so does a writer's own error (``torch.save``'s RuntimeError) when the disk is then full.
 
 JSON lines are written with ``ensure_ascii`` (U+2028, U+2029 and U+0085 become ``\\u`` escapes, so
 no reader that splits on Unicode line breaks can cut a row) and read on ``"\\n"`` only.
@@ -85,6 +86,14 @@ def _naming(dest: Path, tmp: Path, exc: OSError) -> OSError:
     return OSError(exc.errno, exc.strerror or str(exc), target)
 
 
+def _disk_full(folder: Path) -> bool:
+    """No block left for this user on ``folder``'s file system."""
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
+
+
 def _fsync_path(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -133,6 +142,13 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise _naming(dest, tmp, exc) from exc
+    except Exception as exc:
+        full = _disk_full(dest.parent)  # before the temporary's space is freed
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if full:  # torch.save says "unexpected pos" or "file write failed", naming no file
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dest)) from exc
+        raise
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

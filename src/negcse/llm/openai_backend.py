@@ -206,7 +206,7 @@ class OpenAIBackend:
         if asked is not None:
             delay = min(cap, asked)
             logger.warning(
-                "%s; the endpoint asks to retry after %.1f s; retry %d in %.1f s (capped at %.0f s)",
+                "%s; the endpoint asks to wait %.1f s; retry %d in %.1f s (capped at %.0f s)",
                 type(err).__name__, asked, attempt + 1, delay, cap,
             )  # fmt: skip
             return delay
