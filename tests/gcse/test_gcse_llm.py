@@ -288,3 +288,16 @@ def test_retry_after_on_429_is_honoured_and_capped(monkeypatch):
             assert len(list(backend.stream(["a"], FAST))) == 1
             waited = time.monotonic() - start
         assert srv.total == 2 and least <= waited <= most, (value, waited)
+
+
+def test_error_body_with_line_breaks_and_the_key_is_one_redacted_line(monkeypatch):
+    """An HTTP 400 whose body (not UTF-8, several lines) quotes the key."""
+    monkeypatch.setenv("NEGCSE_TEST_KEY", KEY)
+    body = b"bad request\n\xff\xfe line two\nyour key " + KEY.encode() + b"\n" + b"x" * 5000
+    with ChatServer(raw=lambda p: (400, body, "text/plain")) as server, pytest.raises(
+        LLMError
+    ) as err:
+        list(OpenAIBackend(_settings(server.url)).stream(["hello"], FAST))
+    msg = str(err.value)
+    assert "HTTP 400" in msg and server.url in msg and "\n" not in msg and KEY not in msg
+    assert len(msg) < 600

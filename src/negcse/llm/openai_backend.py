@@ -154,8 +154,11 @@ class OpenAIBackend:
             self.requests += 1
 
     def _fail(self, what: str, err: BaseException | str) -> LLMError:
+        """One line naming the endpoint and its setting (an error body's text cut to 300
+        characters, its line breaks flattened)."""
         s = self.settings
-        msg = f"{what} at {s.base_url} (setting {s.setting('base_url')}, model {s.model}): {err}"
+        detail = " ".join(redact(str(err), self._key).split())[:300]  # no key cut in two
+        msg = f"{what} at {s.base_url} (setting {s.setting('base_url')}, model {s.model}): {detail}"
         return LLMError(redact(msg, self._key))
 
     def complete(self, prompt: str, settings: GenerationSettings) -> str | BadAnswer:
@@ -191,9 +194,8 @@ class OpenAIBackend:
             except openai.APIStatusError as err:
                 raise self._fail(f"the endpoint answered HTTP {err.status_code}", err) from None
             except ValueError as err:  # the client's JSON decoding of the body (or UTF-8)
-                raise self._fail(
-                    "the endpoint's answer is not JSON in UTF-8", _first_line(err)
-                ) from None
+                what = f"{type(err).__name__}: {err}"
+                raise self._fail("the endpoint's answer is not JSON in UTF-8", what) from None
             else:
                 return self._answer(reply, settings.max_new_tokens)
 
@@ -257,8 +259,3 @@ class OpenAIBackend:
                 for fut in pending:
                     fut.cancel()
 
-
-def _first_line(err: BaseException) -> str:
-    """An exception's message cut to its first line (a parser's message can quote the body)."""
-    text = (str(err).strip().splitlines() or [type(err).__name__])[0]
-    return f"{type(err).__name__}: {text[:200]}"
