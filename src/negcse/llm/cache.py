@@ -1,17 +1,17 @@
 """SQLite cache of completions keyed by backend, model, prompt and generation settings.
 
 Every completion is committed as it arrives, so a killed run resumes without asking again, and
-a rerun with unchanged settings makes no call. The key never holds a secret: backends give an
+a rerun with unchanged settings asks only what was not stored (below). The key never holds a secret: backends give an
 ``identity()`` without their API key.
 
 Only answers that respect the request and parse for their prompt are stored. An empty answer,
-one longer than the request's ``max_new_tokens`` allows (:func:`~negcse.llm.backend.answer_problem`)
-or one the backend refused (:class:`~negcse.llm.backend.BadAnswer`: the API key echoed back, a
-token count over the limit) is returned as ``""`` (which parses as failed, so the caller takes
-its fallback); one the caller's ``accept`` rejects (it does not parse) is returned as it is.
-Neither is stored: both are counted in :attr:`CacheStats.failed` by kind and asked again on
-the next run. A stored answer that breaks these rules (a cache written before them) is asked
-again too.
+one longer than the request's ``max_new_tokens`` allows
+(:func:`~negcse.llm.backend.answer_problem`) or one the backend refused
+(:class:`~negcse.llm.backend.BadAnswer`: the API key echoed back, a token count over the limit)
+is returned as ``""`` (which parses as failed, so the caller takes its fallback); one the
+caller's ``accept`` rejects (it does not parse) is returned as it is. Neither is stored: both
+are counted in :attr:`CacheStats.failed` by kind and asked again on the next run. A stored
+answer that breaks these rules (a cache written before them) is asked again too.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     calls: int = 0  # completions asked of the backend
-    failed: Counter[str] = field(default_factory=Counter)  # bad answers by kind, not cached
+    failed: Counter[str] = field(default_factory=Counter)  # answers not cached, by kind
 
 
 class CachedLLM:
