@@ -1,8 +1,9 @@
 """Extraction -> knowledge graph -> synthesis -> parsing, over one list of source sentences.
 
-Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`. A completion that does not
-parse, even after repair, takes the paper's fallback (eq. 10-11): the anchor itself for a
-positive, a seeded random other source sentence for a negative; it never stops the run.
+Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`, which keeps only completions
+that parse for their prompt. A completion that does not parse, even after repair, takes the
+paper's fallback (eq. 10-11): the anchor itself for a positive, a seeded random other source
+sentence for a negative; it never stops the run.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -68,6 +69,11 @@ def _parse(prompt: Prompt, text: str, mode: Mode) -> ParseResult:
     return parse_completion(text, prompt.required, aliases, prompt.text_field, prompt.as_list)
 
 
+def _parses(prompts: Sequence[Prompt], mode: Mode) -> Callable[[int, str], bool]:
+    """Whether answer i parses for ``prompts[i]``: the cache keeps only those."""
+    return lambda i, text: _parse(prompts[i], text, mode).status is not Status.FAILED
+
+
 def extract_knowledge(
     sentences: Sequence[str],
     active: Sequence[int],
@@ -82,7 +88,8 @@ def extract_knowledge(
     parsed: dict[str, list[dict[str, Any] | None]] = {}
     for name in names:
         prompt = prompts[name]
-        texts = llm.generate([prompt.render(input_text=sentences[i]) for i in active], settings)
+        asked = [prompt.render(input_text=sentences[i]) for i in active]
+        texts = llm.generate(asked, settings, _parses([prompt] * len(asked), mode))
         results = [_parse(prompt, t, mode) for t in texts]
         for r in results:
             report.add(name, r.status)
@@ -151,7 +158,8 @@ def run_pipeline(
         skip=[r.skipped is not None for r in results],
     )
     requests = [q.text for q in plan.requests]
-    texts = llm.generate(requests, synthesis_settings) if requests and llm is not None else []
+    accept = _parses([prompts[q.prompt] for q in plan.requests], mode)
+    texts = llm.generate(requests, synthesis_settings, accept) if requests and llm else []
     for q, text in zip(plan.requests, texts, strict=True):
         parsed = _parse(prompts[q.prompt], text, mode)
         report.add(q.prompt, parsed.status)

@@ -29,6 +29,7 @@ import logging
 import math
 import os
 import pickle
+import re
 import shutil
 import sys
 import time
@@ -44,6 +45,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
+from negcse.errors import ModelFilesError
 from negcse.evaluation.cache import EncodeFn
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
@@ -86,30 +88,73 @@ class TrainState:
     curve: list[dict[str, float]] = field(default_factory=list)
 
 
+class _Unloadable(Exception):
+    def __init__(self, reason: str, why: str) -> None:
+        super().__init__(reason, why)
+        self.reason, self.why = reason, why
+
+
+_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
+
+
+def _load_plain(path: Path) -> Any:
+    """``torch.load`` of tensors and plain data only; :class:`_Unloadable` says why not, in
+    one line (never torch's advice to load with ``weights_only=False``)."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = _GLOBAL.search(str(exc))
+        what = f" (it would call {found.group(1)})" if found else ""
+        why = f"it holds objects other than tensors and plain data{what}"
+        raise _Unloadable("refused", why) from None
+    except Exception as exc:  # torch raises several unrelated types for a damaged archive
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise _Unloadable("corrupt", f"{type(exc).__name__}: {first}") from None
+
+
+def _set_aside(path: Path, exc: _Unloadable, tag: str = "") -> None:
+    """Move an unloadable checkpoint file beside its folder (``<folder>.<tag><reason>.pt``)."""
+    aside = path.parent.with_name(f"{path.parent.name}.{tag}{exc.reason}.pt")
+    os.replace(path, aside)
+    logger.error(
+        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
+        path,
+        exc.reason,
+        exc.why,
+        aside,
+    )
+
+
 def load_checkpoint(path: Path) -> dict[str, Any] | None:
     """The resumable state in ``path`` (tensors and plain data only: never unpickles an object,
     so a checkpoint received through DVC cannot run code). A file that is corrupt, or that holds
     anything else, is reported and moved aside (``<checkpoint folder>.<reason>.pt``); None is
     returned and training starts from scratch."""
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        payload = _load_plain(path)
         if not isinstance(payload, dict) or not {"settings", "seed", "rng"} <= payload.keys():
-            raise ValueError("not a negcse training state")
+            raise _Unloadable("corrupt", "ValueError: not a negcse training state")
         return payload
-    except pickle.UnpicklingError as exc:
-        reason, why = "refused", f"it holds objects other than tensors and plain data ({exc})"
-    except Exception as exc:  # torch raises several unrelated types for a damaged archive
-        reason, why = "corrupt", f"{type(exc).__name__}: {exc}"
-    aside = path.parent.with_name(f"{path.parent.name}.{reason}.pt")
-    os.replace(path, aside)
-    logger.error(
-        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
-        path,
-        reason,
-        why.splitlines()[0][:300],
-        aside,
-    )
-    return None
+    except _Unloadable as exc:
+        _set_aside(path, exc)
+        return None
+
+
+def best_weights_usable(path: Path, expected: set[str]) -> bool:
+    """Whether the best weights ``path`` of a resumed state load as a state dict with the
+    ``expected`` keys. If not (tampered, damaged, missing) the run cannot re-derive them: the
+    file is moved aside (``<checkpoint folder>.best-<reason>.pt``) and training restarts."""
+    if not path.is_file():
+        logger.error("checkpoint %s is missing; training starts from scratch", path)
+        return False
+    try:
+        weights = _load_plain(path)
+        if not isinstance(weights, dict) or set(weights) != expected:
+            raise _Unloadable("corrupt", "not the state dict of this model")
+        return True
+    except _Unloadable as exc:
+        _set_aside(path, exc, "best-")
+        return False
 
 
 def _is_text(data: TrainData, column: str) -> bool:
@@ -360,7 +405,7 @@ class Trainer:
         if not path.is_file():
             return False
         payload = load_checkpoint(path)
-        if payload is None:
+        if payload is None or not self._best_usable(payload):
             return False
         old = payload.get("fingerprint")
         changed = (
@@ -381,6 +426,11 @@ class Trainer:
         set_rng_state(payload["rng"])
         logger.info("resumed from %s at step %d/%d", path, self.state.step, self.total_steps)
         return True
+
+    def _best_usable(self, payload: dict[str, Any]) -> bool:
+        if payload.get("state", {}).get("best_step", -1) < 0:  # no best weights saved yet
+            return True
+        return best_weights_usable(self.ckpt_dir / "best.pt", set(self.model.state_dict()))
 
     # -- loop ---------------------------------------------------------------------------------
     def evaluate(self) -> float:
@@ -494,7 +544,10 @@ class Trainer:
         elapsed = time.perf_counter() - t0
         self.state.curve.append({"step": self.state.step, "seconds": elapsed})
         best = self.ckpt_dir / "best.pt"
-        self.model.load_state_dict(torch.load(best, map_location="cpu", weights_only=True))
+        try:
+            self.model.load_state_dict(_load_plain(best))
+        except _Unloadable as exc:  # changed under the running training
+            raise ModelFilesError(f"{best}: the best weights do not load ({exc.why})") from None
         return self.state
 
     def save(self, out_dir: Path, meta: dict[str, Any]) -> None:
