@@ -150,9 +150,10 @@ class MethodParams:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
+            keys = ", ".join(f"{where}.{key}" for key in unknown)
             raise KeyError(
-                f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))} for "
-                f"{cls.__name__}; known: {', '.join(sorted(known))}"
+                f"{keys}: unknown parameter(s) of {cls.__name__}; known: "
+                f"{', '.join(sorted(known))}"
             )
         try:
             return cls(**values)
