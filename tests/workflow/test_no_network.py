@@ -81,7 +81,7 @@ def test_smoke_without_network_or_offline_setting_names_the_spacy_substitute(
     env |= {"NEGCSE_MIRROR": str(lacking), "NEGCSE_CACHE": str(tmp_path / "cache"),
             "HF_HOME": str(tmp_path / "hf")}  # fmt: skip
     configs = ["--configfile", "tests/smoke/config.yaml", CI_REDUCTIONS, OVERLAY]
-    run = sh([*no_network_prefix(), *SMOKE, *configs, TARGET], ws, env=env, timeout=1800)
+    run = sh([*no_network_prefix(), *SMOKE, TARGET, *configs], ws, env=env, timeout=1800)
     log = run.stdout + run.stderr
     assert "SAN's released POS lexicon (san/vocab_pos_end.txt) is in no mirror" in log
     assert "unreachable" in log  # found out from the network itself, not from a setting
