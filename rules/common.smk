@@ -337,21 +337,29 @@ def table_evals(spec, backbones=None):
 
 
 def released_runs():
-    """The released checkpoints to evaluate (evaluation.released); offline, one found in no
-    mirror or cache is left out with a logged message."""
+    """The released checkpoints to evaluate (evaluation.released); where they cannot be
+    downloaded (offline, or the hub does not answer), one in no mirror or cache is left out
+    with a logged message."""
     from snakemake.logging import logger
 
-    from negcse.data.sources import ResolveError, offline, resolve_model
+    from negcse.data.sources import (
+        ResolveError,
+        hub_endpoint,
+        offline,
+        resolve_model,
+        unreachable,
+    )
 
     runs = []
     for name, backbone, model in released_models(config):
-        if offline():
+        no_network = "offline" if offline() else unreachable(hub_endpoint())
+        if no_network:
             try:
                 resolve_model(model, config.get("mirror") or None, network=False)
             except ResolveError:
                 logger.info(
-                    f"released checkpoint {model} ({name}, {backbone}) skipped: offline and "
-                    "in no mirror or cache (fetch it on a networked machine: rule prefetch)"
+                    f"released checkpoint {model} ({name}, {backbone}) skipped: {no_network}, "
+                    "and in no mirror or cache (fetch it on a networked machine: rule prefetch)"
                 )
                 continue
         runs.append((name, backbone, model))

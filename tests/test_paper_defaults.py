@@ -282,6 +282,27 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     assert rows[1] == "0\t[PAD]\tSPECIAL\t0" and rows[2] == "1\t[unused0]\tX\t1"
 
 
+@pytest.mark.mirror
+def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
+    splade_tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--source released`` that finds the table nowhere (offline, a mirror and cache without
+    it) fails with the places tried and writes nothing: a spaCy lexicon is never written under
+    the released one's name (the workflow plans ``spacy`` instead: specs/san.py)."""
+    from negcse.cli import main
+
+    monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "mirror").mkdir()
+    out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
+    assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
+                 str(out), "--stats", str(stats), "--mirror", str(tmp_path / "mirror")]) == 1
+    err = capsys.readouterr().err
+    assert "data file 'san/vocab_pos_end.txt' not found" in err
+    assert f"mirror: {tmp_path / 'mirror' / 'data' / 'san' / 'vocab_pos_end.txt'}" in err
+    assert not out.exists() and not stats.exists()
+
+
 # -- UNA's dev truncation ------------------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ from negcse.tables.published import (
 )
 from negcse.tables.render import (
     PAPER_DIFF,
+    ROW_NOTES,
     Column,
     add_baseline_delta,
     collect,
@@ -304,10 +305,10 @@ def collect_mteb(paths: Sequence[str | os.PathLike[str]], group: str) -> pd.Data
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": value,
-                    "llm": result.get("llm", ""),
+                    **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
-    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", "llm"])
+    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", *ROW_NOTES])
 
 
 def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:

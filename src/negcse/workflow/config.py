@@ -444,14 +444,21 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
     """Everything that determines one training run (also what Snakemake compares for reruns)."""
     entry = config["methods"][method]
     params = method_params(config, method, backbone)
+    # a key the backbone's override sets is named there (its value came from there)
+    own = ((entry.get("backbones") or {}).get(backbone) or {}).get("params") or {}
+    own_where = f"methods.{method}.backbones.{backbone}.params"
     try:
         impl = build_method(
-            entry["implementation"], params, backbone, where=f"methods.{method}.params"
+            entry["implementation"],
+            {k: v for k, v in params.items() if k not in own},
+            backbone,
+            where=f"methods.{method}.params",
         )
-    except ParamError as exc:  # name the backbone's override where the value came from there
-        own = ((entry.get("backbones") or {}).get(backbone) or {}).get("params") or {}
+        if own:
+            impl = build_method(entry["implementation"], params, backbone, where=own_where)
+    except ParamError as exc:
         if exc.key in own:
-            raise exc.at(f"methods.{method}.backbones.{backbone}.params") from None
+            raise exc.at(own_where) from None
         raise
     spec = {
         "method": method,
