@@ -1,7 +1,9 @@
 """STS evaluation: cosine similarity against gold scores by Spearman, x100.
 
 STS12-16 report SentEval's three aggregates: ``all`` (subsets concatenated; the headline number,
-as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets).
+as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets). Each test task's
+record also keeps its pairs (``pairs``: cosine, gold score, subset sizes), which the paired
+bootstrap of the verdict table resamples (:mod:`negcse.analysis.bootstrap`).
 """
 
 from __future__ import annotations
@@ -34,8 +36,13 @@ def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
     return float(spearmanr(pred, gold).statistic * 100.0)
 
 
-def score_task(data: STSData, encode: EncodeFn) -> dict[str, Any]:
-    """Spearman of one task; unique sentences are encoded once."""
+#: decimals of the cosines kept per pair: below float32 embeddings' own precision
+PAIR_DECIMALS = 8
+
+
+def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:
+    """Spearman of one task; unique sentences are encoded once. ``keep_pairs`` adds ``pairs``:
+    every pair's cosine and gold score, and the subset sizes in order."""
     unique = list(dict.fromkeys([*data.sent1, *data.sent2]))
     index = {s: i for i, s in enumerate(unique)}
     emb = encode(unique)
@@ -46,13 +53,20 @@ def score_task(data: STSData, encode: EncodeFn) -> dict[str, Any]:
     per_subset = {name: spearman100(sims[sl], gold[sl]) for name, sl in data.subsets.items()}
     sizes = np.array([sl.stop - sl.start for sl in data.subsets.values()], dtype=np.float64)
     values = np.array(list(per_subset.values()))
-    return {
+    scores: dict[str, Any] = {
         "all": spearman100(sims, gold),
         "mean": float(values.mean()),
         "wmean": float((values * sizes).sum() / sizes.sum()),
         "subsets": per_subset,
         "n": len(data),
     }
+    if keep_pairs:
+        scores["pairs"] = {
+            "cosine": np.round(sims, PAIR_DECIMALS).tolist(),
+            "gold": gold.tolist(),
+            "subset_sizes": sizes.astype(int).tolist(),
+        }
+    return scores
 
 
 def evaluate_sts(
@@ -62,7 +76,8 @@ def evaluate_sts(
     mirror: str | None = None,
     with_dev: bool = True,
 ) -> dict[str, Any]:
-    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``.
+    """One number per task (the ``all`` aggregate) plus ``avg``; details (with each test
+    task's pairs) under ``details``.
 
     ``stsb_dev`` (STS-B dev, the model-selection set) is recorded beside the average.
     """
@@ -70,7 +85,7 @@ def evaluate_sts(
     result: dict[str, Any] = {}
     details: dict[str, Any] = {}
     for task in tasks:
-        scores = score_task(load_sts(task, protocol, mirror), encode)
+        scores = score_task(load_sts(task, protocol, mirror), encode, keep_pairs=True)
         result[task] = scores["all"]
         details[task] = scores
         logger.info("%s: %.2f (n=%d)", task, scores["all"], scores["n"])
