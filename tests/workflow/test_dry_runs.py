@@ -225,10 +225,13 @@ def test_offline_the_paper_grid_leaves_out_released_checkpoints_it_cannot_find(
     log = out.stdout + out.stderr
     for model in ("GCSE-BERT-base", "GCSE-BERT-large", "GCSE-RoBERTa-base", "GCSE-RoBERTa-large"):
         assert f"released checkpoint aleversn/{model} (gcse_checkpoint" in log
+    for model in ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"):
+        assert f"released checkpoint princeton-nlp/unsup-simcse-{model} (simcse_checkpoint" in log
+    assert "perceptiveshawty/rankcse-listmle-bert-base-uncased (rankcse_community" in log
     assert "evaluate_released" not in job_counts(out.stdout)
-    # online (a networked box) the four are evaluation jobs of the STS table
+    # online (a networked box) the nine are evaluation jobs of the STS table
     monkeypatch.setenv("NEGCSE_OFFLINE", "0")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     out = sh(["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md"],
              workspace)  # fmt: skip
-    assert job_counts(out.stdout)["evaluate_released"] == 4
+    assert job_counts(out.stdout)["evaluate_released"] == 9

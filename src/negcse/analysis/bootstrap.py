@@ -90,7 +90,7 @@ def resample_ranks(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
         group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(values)]))
         drawn = np.add.reduceat(drawn, starts, axis=0, dtype=np.float64)
     mean_rank = np.cumsum(drawn, axis=0, dtype=np.float64)
-    mean_rank -= (drawn - 1) / 2.0  # before + (drawn + 1) / 2
+    mean_rank -= (drawn - 1.0) / 2.0  # before + (drawn + 1) / 2 (as floats: counts are uint)
     ranks = np.empty(counts.shape, dtype=np.float64)
     ranks[order] = mean_rank[group] if tied.any() else mean_rank
     return ranks
@@ -106,7 +106,7 @@ class Draws:
     """The shared resample of the test pairs: per task, (n, B) counts and the gold scores'
     centred ranks."""
 
-    counts: dict[str, np.ndarray]  # float64, (n, B)
+    counts: dict[str, np.ndarray]  # (n, B) small unsigned ints (memory: 2 bytes a cell)
     gold_centred: dict[str, np.ndarray]  # ranks minus their mean (n + 1) / 2
     gold_norm: dict[str, np.ndarray]  # (B,) sqrt of the count-weighted sum of squares
 
@@ -115,21 +115,28 @@ class Draws:
         cls, tasks: Mapping[str, TaskPairs], indices: Mapping[str, np.ndarray]
     ) -> Draws:
         """``indices``: per task, (B, n) indices of the drawn pairs (one resample a row)."""
-        counts, centred, norm = {}, {}, {}
+        draws = cls({}, {}, {})
         for name, task in tasks.items():
             n = len(task.gold)
-            small = counts_of(indices[name], n)
-            c = small.astype(np.float64)
-            g = resample_ranks(task.gold, small) - (n + 1) / 2.0
-            counts[name], centred[name] = c, g
-            norm[name] = np.sqrt(_weighted(c, g, g))
-        return cls(counts, centred, norm)
+            c = counts_of(indices[name], n)
+            g = resample_ranks(task.gold, c) - (n + 1) / 2.0
+            draws.counts[name], draws.gold_centred[name] = c, g
+            draws.gold_norm[name] = np.sqrt(_weighted(c.astype(np.float64), g, g))
+        return draws
 
     @classmethod
     def draw(
         cls, tasks: Mapping[str, TaskPairs], resamples: int = RESAMPLES, seed: int = SEED
     ) -> Draws:
-        return cls.from_indices(tasks, draw_indices(tasks, resamples, np.random.default_rng(seed)))
+        """:func:`draw_indices`' draws, one task's indices in memory at a time."""
+        rng = np.random.default_rng(seed)
+        draws = cls({}, {}, {})
+        for name, task in tasks.items():
+            one = cls.from_indices({name: task}, draw_indices({name: task}, resamples, rng))
+            draws.counts.update(one.counts)
+            draws.gold_centred.update(one.gold_centred)
+            draws.gold_norm.update(one.gold_norm)
+        return draws
 
     @property
     def resamples(self) -> int:
@@ -140,6 +147,7 @@ def resampled_spearman(pred: np.ndarray, draws: Draws, task: str) -> np.ndarray:
     """(B,) Spearman x100 of ``pred`` against gold on each resample of ``task``'s pairs."""
     c = draws.counts[task]
     r = resample_ranks(pred, c)
+    c = c.astype(np.float64)
     r -= (len(pred) + 1) / 2.0
     cov = _weighted(c, r, draws.gold_centred[task])
     return 100.0 * cov / (np.sqrt(_weighted(c, r, r)) * draws.gold_norm[task])

@@ -36,10 +36,6 @@ def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
     return float(spearmanr(pred, gold).statistic * 100.0)
 
 
-#: decimals of the cosines kept per pair: below float32 embeddings' own precision
-PAIR_DECIMALS = 8
-
-
 def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:
     """Spearman of one task; unique sentences are encoded once. ``keep_pairs`` adds ``pairs``:
     every pair's cosine and gold score, and the subset sizes in order."""
@@ -62,7 +58,7 @@ def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dic
     }
     if keep_pairs:
         scores["pairs"] = {
-            "cosine": np.round(sims, PAIR_DECIMALS).tolist(),
+            "cosine": sims.tolist(),  # full precision: rounding would tie near-equal pairs
             "gold": gold.tolist(),
             "subset_sizes": sizes.astype(int).tolist(),
         }
