@@ -29,8 +29,9 @@ import pandas as pd
 from negcse.analysis import bootstrap
 from negcse.analysis.bootstrap import Draws, Interval, TaskPairs
 from negcse.tables.build import Options, Table, TableInputError
+from negcse.tables.html import markdown_html
 from negcse.tables.published import CHECKPOINT_ROWS, OWN_PAPER, TASKS, published_avg
-from negcse.tables.render import Column, render_latex, render_markdown
+from negcse.tables.render import Column, plain_caption, render_latex, render_markdown
 
 if TYPE_CHECKING:
     from negcse.tables.specs import TableSpec
@@ -275,22 +276,29 @@ def seeds_note(seeds: pd.Series) -> str:
 def verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     frame = verdict_frame(evals, options)
     caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES)) + seeds_note(frame["seeds"])
-    return _table(frame, VERDICT_COLUMNS, caption, spec, "vs_baseline")
+    return _table(frame, VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
 
 
 def _table(
-    frame: pd.DataFrame, columns: Sequence[Column], caption: str, spec: TableSpec, metric: str
+    frame: pd.DataFrame,
+    columns: Sequence[Column],
+    caption: str,
+    spec: TableSpec,
+    metric: str,
+    options: Options,
 ) -> Table:
     dvc = {
         f"{m}/{b}": round(float(v), 4)
         for m, b, v in zip(frame["method"], frame["backbone"], frame[metric], strict=True)
         if not math.isnan(v)
     }
+    md = render_markdown(frame, columns)
     return Table(
-        tex=render_latex(frame, columns, caption, spec.label),
+        tex=render_latex(frame, columns, caption, spec.label, baselines=options.baselines),
         frame=frame,
-        md=render_markdown(frame, columns),
+        md=md,
         metrics=dvc,
+        html=markdown_html(f"{plain_caption(caption)}\n\n{md}", spec.name),
     )
 
 
@@ -358,4 +366,4 @@ def checkpoint_table(spec: TableSpec, evals: Sequence[str], options: Options) ->
         logger.info("checkpoints table: no released checkpoint among %d file(s)", len(evals))
     else:
         caption += seeds_note(frame.loc[frame["seeds"] > 0, "seeds"])
-    return _table(frame, CHECKPOINT_COLUMNS, caption, spec, "training_gap")
+    return _table(frame, CHECKPOINT_COLUMNS, caption, spec, "training_gap", options)
