@@ -4,6 +4,7 @@ order. (tests/test_workflow.py runs the smoke grid; these run beside it in CI.)"
 
 from __future__ import annotations
 
+import csv
 import re
 import subprocess
 import sys
@@ -215,6 +216,12 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(
        workspace)  # fmt: skip
     rows = [line for line in md.read_text().splitlines() if line.startswith("| toy_checkpoint")]
     assert len(rows) == 1 and f"{base['avg']:.2f}" in rows[0]
+    # the verdicts' paired bootstrap on the real files: the same model twice differs by exactly 0
+    verdicts = tmp_path / "verdicts.csv"
+    sh(["python", "-m", "negcse", "table", "verdicts", "--evals", ours, untrained, "--csv",
+        str(verdicts), "--baselines", "toy_checkpoint=untrained"], workspace)  # fmt: skip
+    row = next(r for r in csv.DictReader(verdicts.open()) if r["method"] == "toy_checkpoint")
+    assert (row["vs_baseline"], row["vs_baseline_ci"]) == ("0.0000", "[+0.00, +0.00]")
 
 
 def test_offline_the_paper_grid_leaves_out_released_checkpoints_it_cannot_find(
