@@ -108,7 +108,7 @@ def evaluation_args(wildcards, input, output, threads):
         f"--model {quoted([model])} --pooler {quoted([pooler])} "
         f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()}",
         " ".join(f"--tag {quoted([tag])}" for tag in tags),
-        f"--sts-protocol {protocol} --sts-out {quoted([output.sts])}",
+        f"--sts-protocol {protocol} --sts-pairs --sts-out {quoted([output.sts])}",
         f"{transfer_args()} --transfer-out {quoted([output.transfer])}",
         f"--splits-protocol {protocol} {splits_args()} --splits-out {quoted([output.splits])}",
         f"--probe-out {quoted([output.probe])}",

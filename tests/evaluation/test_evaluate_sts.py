@@ -133,7 +133,7 @@ def test_evaluate_sts_reports_every_task_and_dev() -> None:
             rows.append(v)
         return np.stack(rows)
 
-    res = evaluate_sts(encode)
+    res = evaluate_sts(encode, keep_pairs=True)
     tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
     assert res["avg"] == pytest.approx(np.mean([res[t] for t in tasks]))
     assert 0 < res["stsb_dev"] < 100
@@ -149,3 +149,5 @@ def test_evaluate_sts_reports_every_task_and_dev() -> None:
         assert rho == pytest.approx(res[task], abs=1e-9)
     assert "pairs" not in res["details"]["STSBenchmark-dev"]
     json.dumps(res)  # JSON-able as written
+    plain = evaluate_sts(encode, tasks=["STS16"], with_dev=False)  # pairs only when asked
+    assert "pairs" not in plain["details"]["STS16"] and plain["STS16"] == res["STS16"]

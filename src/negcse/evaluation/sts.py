@@ -1,9 +1,10 @@
 """STS evaluation: cosine similarity against gold scores by Spearman, x100.
 
 STS12-16 report SentEval's three aggregates: ``all`` (subsets concatenated; the headline number,
-as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets). Each test task's
-record also keeps its pairs (``pairs``: cosine, gold score, subset sizes), which the paired
-bootstrap of the verdict table resamples (:mod:`negcse.analysis.bootstrap`).
+as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets). With ``--sts-pairs``
+(the workflow's evaluations) each test task's record also keeps its pairs (``pairs``: cosine,
+gold score, subset sizes), which the verdicts table's paired bootstrap resamples
+(:mod:`negcse.analysis.bootstrap`).
 """
 
 from __future__ import annotations
@@ -71,9 +72,10 @@ def evaluate_sts(
     protocol: str = "senteval",
     mirror: str | None = None,
     with_dev: bool = True,
+    keep_pairs: bool = False,
 ) -> dict[str, Any]:
-    """One number per task (the ``all`` aggregate) plus ``avg``; details (with each test
-    task's pairs) under ``details``.
+    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``
+    (with ``keep_pairs``, each test task's pairs: :func:`score_task`).
 
     ``stsb_dev`` (STS-B dev, the model-selection set) is recorded beside the average.
     """
@@ -81,7 +83,7 @@ def evaluate_sts(
     result: dict[str, Any] = {}
     details: dict[str, Any] = {}
     for task in tasks:
-        scores = score_task(load_sts(task, protocol, mirror), encode, keep_pairs=True)
+        scores = score_task(load_sts(task, protocol, mirror), encode, keep_pairs)
         result[task] = scores["all"]
         details[task] = scores
         logger.info("%s: %.2f (n=%d)", task, scores["all"], scores["n"])
@@ -119,11 +121,19 @@ class STS(Evaluation):
             "help": "senteval: SimCSE's processed files (default); mteb: raw text as MTEB",
         },
         "tasks": {"nargs": "+", "default": list(STS_TASKS), "choices": STS_TASKS},
+        "pairs": {
+            "action": "store_true",
+            "help": "keep every test pair's cosine and gold score (the verdicts' bootstrap)",
+        },
     }
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         return evaluate_sts(
-            encoder, settings["tasks"], settings["protocol"], settings["mirror"]
+            encoder,
+            settings["tasks"],
+            settings["protocol"],
+            settings["mirror"],
+            keep_pairs=settings["pairs"],
         )
 
     def summary(self, result: dict[str, Any]) -> str:

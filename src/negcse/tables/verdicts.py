@@ -71,8 +71,8 @@ def read_pairs(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, TaskPa
         pairs = result.get("details", {}).get(task, {}).get("pairs")
         if pairs is None:
             raise TableInputError(
-                f"{path}: no per-pair cosines for {task} (details.{task}.pairs; written by "
-                "negcse evaluate since the verdict table: rerun this evaluation)"
+                f"{path}: no per-pair cosines for {task} (details.{task}.pairs: evaluate with "
+                "--sts-pairs, as the workflow does; rerun this evaluation)"
             )
         preds[task] = np.asarray(pairs["cosine"], dtype=np.float64)
         tasks[task] = TaskPairs(
