@@ -102,6 +102,11 @@ def test_mixed_test_pairs_are_refused(evals: list[str], tmp_path: Path) -> None:
     bad.write_text(json.dumps(other))
     with pytest.raises(TableInputError, match=r"other\.json: its STS test pairs differ"):
         verdict_frame([*evals, str(bad)], Options(BASELINES))
+    other["details"]["STS12"]["pairs"]["cosine"].pop()
+    bad.write_text(json.dumps(other))
+    with pytest.raises(TableInputError, match=r"other\.json: details\.STS12\.pairs: 99 cos"):
+        verdict_frame([str(bad)], Options(BASELINES))
+    other["details"]["STS12"]["pairs"]["cosine"].append(0.0)
     del other["details"]["STS13"]["pairs"]
     bad.write_text(json.dumps(other))
     with pytest.raises(TableInputError, match=r"other\.json: no per-pair cosines for STS13"):

@@ -74,10 +74,14 @@ def read_pairs(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, TaskPa
                 f"{path}: no per-pair cosines for {task} (details.{task}.pairs: evaluate with "
                 "--sts-pairs, as the workflow does; rerun this evaluation)"
             )
-        preds[task] = np.asarray(pairs["cosine"], dtype=np.float64)
-        tasks[task] = TaskPairs(
-            np.asarray(pairs["gold"], dtype=np.float64), tuple(pairs["subset_sizes"])
-        )
+        try:
+            preds[task] = np.asarray(pairs["cosine"], dtype=np.float64)
+            gold = np.asarray(pairs["gold"], dtype=np.float64)
+            tasks[task] = TaskPairs(gold, tuple(pairs["subset_sizes"]))
+            if preds[task].shape != gold.shape:
+                raise ValueError(f"{len(preds[task])} cosines for {len(gold)} gold scores")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TableInputError(f"{path}: details.{task}.pairs: {exc}") from None
     for name in ("method", "backbone"):
         if name not in result:
             raise TableInputError(f"{path}: no '{name}' recorded (evaluate with --tag {name}=...)")
