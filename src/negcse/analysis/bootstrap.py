@@ -192,6 +192,8 @@ def paired_difference(
     the same pair resamples; ``*_observed`` the full-test-set average per seed. Seeds are
     resampled when there are two or more: with ``paired_seeds`` (the same seed values in both,
     in the same order) one draw serves both models, else each model draws its own."""
+    if paired_seeds and a.shape[0] != b.shape[0]:
+        raise ValueError(f"paired seeds need as many seeds in both: {a.shape[0]} vs {b.shape[0]}")
     resamples = a.shape[1]
     picks_a = seed_indices(a.shape[0], resamples, stream=1)
     picks_b = picks_a if paired_seeds else seed_indices(b.shape[0], resamples, stream=2)
