@@ -34,6 +34,7 @@ from negcse.workflow.guide_config import (
     guide_specs,
 )
 from negcse.tables.specs import TABLES
+from negcse.tables.reports import grid_papers, page_methods
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -107,7 +108,7 @@ def evaluation_args(wildcards, input, output, threads):
         f"--model {quoted([model])} --pooler {quoted([pooler])} "
         f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()}",
         " ".join(f"--tag {quoted([tag])}" for tag in tags),
-        f"--sts-protocol {protocol} --sts-out {quoted([output.sts])}",
+        f"--sts-protocol {protocol} --sts-pairs --sts-out {quoted([output.sts])}",
         f"{transfer_args()} --transfer-out {quoted([output.transfer])}",
         f"--splits-protocol {protocol} {splits_args()} --splits-out {quoted([output.splits])}",
         f"--probe-out {quoted([output.probe])}",
@@ -149,7 +150,12 @@ def prefetch_models():
 
 def all_targets():
     """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-    return table_targets() + ["results/plots/training_curves.csv"] + analysis_targets()
+    return (
+        table_targets()
+        + ["results/plots/training_curves.csv"]
+        + analysis_targets()
+        + report_targets()
+    )
 
 
 # Generated columns: a train job reads the file of each column its method declares, made by
@@ -421,6 +427,28 @@ def table_targets():
             backbone=BACKBONES,
             ext=["tex", "csv", "md", "html"],
         )
+    )
+
+
+# One page per paper (rules/reports.smk): the papers with a method in the grid.
+PAPER_PAGES = grid_papers(METHODS)
+
+
+def paper_figures(wildcards):
+    """The PNG figures of every group drawing one of the paper's methods or baselines."""
+    methods = set(page_methods(wildcards.paper, METHODS, method_baselines(config)))
+    groups = [g.name for g in FIGURE_GROUPS.values() if methods & set(g.methods)]
+    return expand(
+        "results/figures/{backbone}/{figure}/{group}.png",
+        backbone=BACKBONES,
+        figure=["soft_negatives", "hard_positives", "training_curves"],
+        group=groups,
+    )
+
+
+def report_targets():
+    return expand(
+        "results/reports/{paper}.{ext}", paper=PAPER_PAGES, ext=["md", "html"]
     )
 
 

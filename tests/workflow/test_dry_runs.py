@@ -4,6 +4,7 @@ order. (tests/test_workflow.py runs the smoke grid; these run beside it in CI.)"
 
 from __future__ import annotations
 
+import csv
 import re
 import socket
 import subprocess
@@ -224,25 +225,35 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(
        workspace)  # fmt: skip
     rows = [line for line in md.read_text().splitlines() if line.startswith("| toy_checkpoint")]
     assert len(rows) == 1 and f"{base['avg']:.2f}" in rows[0]
+    # the verdicts' paired bootstrap on the real files: the same model twice differs by exactly 0
+    verdicts = tmp_path / "verdicts.csv"
+    sh(["python", "-m", "negcse", "table", "verdicts", "--evals", ours, untrained, "--csv",
+        str(verdicts), "--baselines", "toy_checkpoint=untrained"], workspace)  # fmt: skip
+    row = next(r for r in csv.DictReader(verdicts.open()) if r["method"] == "toy_checkpoint")
+    assert (row["vs_baseline"], row["vs_baseline_ci"]) == ("0.0000", "[+0.00, +0.00]")
 
 
 def test_without_network_the_paper_grid_leaves_out_released_checkpoints_it_cannot_find(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Offline, or online with a hub that does not answer, the four GCSE checkpoints (in no
+    """Offline, or online with a hub that does not answer, the nine released checkpoints (in no
     mirror or cache) are left out, each with a logged line; with a hub that answers (a
     loopback server standing in for huggingface.co) they are the STS table's jobs."""
     # the table forced: its committed copy must not hide which evaluations it reads (the copy's
     # files share one mtime; alone, this test found "Nothing to be done")
     dry = ["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md",
            "--forcerun", "table"]  # fmt: skip
-    models = ("GCSE-BERT-base", "GCSE-BERT-large", "GCSE-RoBERTa-base", "GCSE-RoBERTa-large")
+    gcse = ("GCSE-BERT-base", "GCSE-BERT-large", "GCSE-RoBERTa-base", "GCSE-RoBERTa-large")
+    simcse = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
     def left_out(reason: str) -> None:
         out = sh(dry, workspace)
         log = out.stdout + out.stderr
-        for model in models:
+        for model in gcse:
             assert f"released checkpoint aleversn/{model} (gcse_checkpoint" in log
+        for model in simcse:
+            assert f"princeton-nlp/unsup-simcse-{model} (simcse_checkpoint" in log
+        assert "perceptiveshawty/rankcse-listmle-bert-base-uncased (rankcse_community" in log
         assert f"skipped: {reason}" in log
         assert "evaluate_released" not in job_counts(out.stdout)
 
@@ -257,7 +268,7 @@ def test_without_network_the_paper_grid_leaves_out_released_checkpoints_it_canno
     threading.Thread(target=hub.serve_forever, daemon=True).start()
     try:
         monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{hub.server_address[1]}")
-        assert job_counts(sh(dry, workspace).stdout)["evaluate_released"] == 4
+        assert job_counts(sh(dry, workspace).stdout)["evaluate_released"] == 9
     finally:
         hub.shutdown()
         hub.server_close()
