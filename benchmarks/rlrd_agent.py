@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from negcse.losses import cosine_matrix
 from negcse.training.teacher_agent import AgentSettings, TeacherAgent, agent_states
 
 
@@ -41,7 +42,8 @@ def main() -> None:
         teachers = [torch.randn(args.batch, 64, device=device) for _ in range(2)]
         sync()
         start = time.perf_counter()
-        states = agent_states(*views, teachers, 0.05, "listmle")
+        sims = [cosine_matrix(t, t) for t in teachers]  # the teachers' lists
+        states = agent_states(*views, sims, 0.05, "listmle")
         agent.act(states)
         if step == window - 1:  # the full window, as a checkpoint before the update holds it
             buffer = io.BytesIO()

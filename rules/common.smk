@@ -16,12 +16,15 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
+    check_unique_keys,
     grid_runs,
+    method_baselines,
     method_corpus,
     released_models,
     resolve_method,
     schema_path,
 )
+from negcse.analysis.groups import method_groups
 from negcse.generators import registry as generators
 from negcse.workflow.guide_config import (
     config_guide_models,
@@ -31,6 +34,7 @@ from negcse.workflow.guide_config import (
     guide_specs,
 )
 from negcse.tables.specs import TABLES
+from negcse.tables.reports import grid_papers, page_methods
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -44,6 +48,7 @@ CONFIG_FILES = [
     str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
 ] + _CLI_FILES
 try:
+    check_unique_keys(CONFIG_FILES)
     check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
     check_config_files(config, CONFIG_FILES)
 except ConfigError as exc:
@@ -103,7 +108,7 @@ def evaluation_args(wildcards, input, output, threads):
         f"--model {quoted([model])} --pooler {quoted([pooler])} "
         f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()}",
         " ".join(f"--tag {quoted([tag])}" for tag in tags),
-        f"--sts-protocol {protocol} --sts-out {quoted([output.sts])}",
+        f"--sts-protocol {protocol} --sts-pairs --sts-out {quoted([output.sts])}",
         f"{transfer_args()} --transfer-out {quoted([output.transfer])}",
         f"--splits-protocol {protocol} {splits_args()} --splits-out {quoted([output.splits])}",
         f"--probe-out {quoted([output.probe])}",
@@ -145,7 +150,12 @@ def prefetch_models():
 
 def all_targets():
     """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-    return table_targets() + ["results/plots/training_curves.csv"] + analysis_targets()
+    return (
+        table_targets()
+        + ["results/plots/training_curves.csv"]
+        + analysis_targets()
+        + report_targets()
+    )
 
 
 # Generated columns: a train job reads the file of each column its method declares, made by
@@ -201,7 +211,8 @@ def guide_arguments(wildcards):
 
 def column_args(wildcards, input):
     return " ".join(
-        f"--column {c}={input[c]}" for c in method_columns(wildcards.method)
+        f"--column {quoted([f'{c}={input[c]}'])}"
+        for c in method_columns(wildcards.method)
     )
 
 
@@ -253,25 +264,40 @@ def run_files(patterns, backbones=None, **more):
     ]
 
 
-def analysis_jsons(backbones=None):
-    return run_files(
-        "results/analysis/{method}/{backbone}/seed{seed}/analysis.json", backbones
-    )
+# Figures: one per kind, backbone and group of at most 8 methods with their baseline
+# (negcse.analysis.groups, from methods.<m>.baseline).
+FIGURE_GROUPS = {
+    group.name: group for group in method_groups(METHODS, method_baselines(config))
+}
 
 
 def analysis_figure_inputs(wildcards):
-    if wildcards.figure == "training_curves":
-        return run_files(
-            "results/models/{method}/{backbone}/seed{seed}", [wildcards.backbone]
-        )
-    return analysis_jsons([wildcards.backbone])
+    """The group's runs on the backbone, the baseline's first (its line is drawn first)."""
+    pattern = (
+        "results/models/{method}/{backbone}/seed{seed}"
+        if wildcards.figure == "training_curves"
+        else "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
+    )
+    runs = grid_runs(config, [wildcards.backbone])
+    return [
+        pattern.format(method=m, backbone=b, seed=seed)
+        for method in FIGURE_GROUPS[wildcards.group].methods
+        for m, b, seed in runs
+        if m == method
+    ]
+
+
+def figure_baseline_arg(wildcards):
+    baseline = FIGURE_GROUPS[wildcards.group].baseline
+    return f"--baseline {shlex.quote(baseline)}" if baseline else ""
 
 
 def analysis_targets():
     figures = expand(
-        "results/figures/{backbone}/{figure}.{ext}",
+        "results/figures/{backbone}/{figure}/{group}.{ext}",
         backbone=BACKBONES,
         figure=["soft_negatives", "hard_positives", "training_curves"],
+        group=list(FIGURE_GROUPS),
         ext=["png", "pdf"],
     )
     per_model = run_files(
@@ -317,21 +343,29 @@ def table_evals(spec, backbones=None):
 
 
 def released_runs():
-    """The released checkpoints to evaluate (evaluation.released); offline, one found in no
-    mirror or cache is left out with a logged message."""
+    """The released checkpoints to evaluate (evaluation.released); where they cannot be
+    downloaded (offline, or the hub does not answer), one in no mirror or cache is left out
+    with a logged message."""
     from snakemake.logging import logger
 
-    from negcse.data.sources import ResolveError, offline, resolve_model
+    from negcse.data.sources import (
+        ResolveError,
+        hub_endpoint,
+        offline,
+        resolve_model,
+        unreachable,
+    )
 
     runs = []
     for name, backbone, model in released_models(config):
-        if offline():
+        no_network = "offline" if offline() else unreachable(hub_endpoint())
+        if no_network:
             try:
                 resolve_model(model, config.get("mirror") or None, network=False)
             except ResolveError:
                 logger.info(
-                    f"released checkpoint {model} ({name}, {backbone}) skipped: offline and "
-                    "in no mirror or cache (fetch it on a networked machine: rule prefetch)"
+                    f"released checkpoint {model} ({name}, {backbone}) skipped: {no_network}, "
+                    "and in no mirror or cache (fetch it on a networked machine: rule prefetch)"
                 )
                 continue
         runs.append((name, backbone, model))
@@ -379,14 +413,42 @@ GRID_TABLES = grid_tables()
 
 
 def table_targets():
-    """Every table: LaTeX, CSV, Markdown and DVC metrics of each grid-wide one, and the case
-    study of each backbone."""
+    """Every table: LaTeX, CSV, Markdown, HTML (the report's) and DVC metrics of each
+    grid-wide one, and the case study of each backbone."""
     return (
         expand(
-            "results/tables/{table}.{ext}", table=GRID_TABLES, ext=["tex", "csv", "md"]
+            "results/tables/{table}.{ext}",
+            table=GRID_TABLES,
+            ext=["tex", "csv", "md", "html"],
         )
         + expand("results/metrics/{table}.json", table=GRID_TABLES)
-        + expand("results/tables/case_study_{backbone}.tex", backbone=BACKBONES)
+        + expand(
+            "results/tables/case_study_{backbone}.{ext}",
+            backbone=BACKBONES,
+            ext=["tex", "csv", "md", "html"],
+        )
+    )
+
+
+# One page per paper (rules/reports.smk): the papers with a method in the grid.
+PAPER_PAGES = grid_papers(METHODS)
+
+
+def paper_figures(wildcards):
+    """The PNG figures of every group drawing one of the paper's methods or baselines."""
+    methods = set(page_methods(wildcards.paper, METHODS, method_baselines(config)))
+    groups = [g.name for g in FIGURE_GROUPS.values() if methods & set(g.methods)]
+    return expand(
+        "results/figures/{backbone}/{figure}/{group}.png",
+        backbone=BACKBONES,
+        figure=["soft_negatives", "hard_positives", "training_curves"],
+        group=groups,
+    )
+
+
+def report_targets():
+    return expand(
+        "results/reports/{paper}.{ext}", paper=PAPER_PAGES, ext=["md", "html"]
     )
 
 

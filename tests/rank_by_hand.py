@@ -28,12 +28,21 @@ def permutation_probability(scores: list[float], order: list[int], tau: float) -
     return prob
 
 
-def list_mle(student: list[list[float]], teacher: list[list[float]], tau: float) -> float:
-    """Mean over rows of -log P(teacher's descending order | student row, tau) (no ties)."""
+def list_mle(
+    student: list[list[float]], teacher: list[list[float]], tau: float, eps: float = 1e-7
+) -> float:
+    """Mean over rows of the released ListMLE (no ties): with x the student row in the teacher's
+    descending order, / tau, minus its maximum, sum_i log(sum_{j >= i} e^{x_j} + eps) - x_i;
+    eps 0 is -log P(teacher's order | student row, tau)."""
     total = 0.0
     for s_row, t_row in zip(student, teacher, strict=True):
         order = sorted(range(len(t_row)), key=lambda j: -t_row[j])
-        total -= math.log(permutation_probability(s_row, order, tau))
+        if eps == 0:
+            total -= math.log(permutation_probability(s_row, order, tau))
+            continue
+        x = [s_row[j] / tau for j in order]
+        x = [v - max(x) for v in x]
+        total += sum(math.log(sum(math.exp(v) for v in x[i:]) + eps) - x[i] for i in range(len(x)))
     return total / len(student)
 
 

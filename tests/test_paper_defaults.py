@@ -1,9 +1,10 @@
-"""Issue 11: the paper grid compares like with like and defaults to what the papers ran.
+"""Issues 11 and 25: the paper grid compares like with like and defaults to what the papers ran.
 
 Baselines per method (params.yaml ``baseline``) and the STS table's delta to them; UNA's own
 baseline and SimCSE at SimCSE+SAN's dropout, resolved from params.yaml; OssCSE's counts and
 options (paraphrase fallback rows, identical negations, masking, RecAdam's decoupled recall);
-fp32 final encodings; SAN's released POS table; UNA's truncated dev sentences.
+fp32 final encodings; SAN's released POS table; UNA's truncated dev sentences; GCSE's released
+loss form and width; ListMLE's epsilon, RLRD's teacher inputs and ListNet temperatures.
 """
 
 from __future__ import annotations
@@ -281,6 +282,27 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     assert rows[1] == "0\t[PAD]\tSPECIAL\t0" and rows[2] == "1\t[unused0]\tX\t1"
 
 
+@pytest.mark.mirror
+def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
+    splade_tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--source released`` that finds the table nowhere (offline, a mirror and cache without
+    it) fails with the places tried and writes nothing: a spaCy lexicon is never written under
+    the released one's name (the workflow plans ``spacy`` instead: specs/san.py)."""
+    from negcse.cli import main
+
+    monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "mirror").mkdir()
+    out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
+    assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
+                 str(out), "--stats", str(stats), "--mirror", str(tmp_path / "mirror")]) == 1
+    err = capsys.readouterr().err
+    assert "data file 'san/vocab_pos_end.txt' not found" in err
+    assert f"mirror: {tmp_path / 'mirror' / 'data' / 'san' / 'vocab_pos_end.txt'}" in err
+    assert not out.exists() and not stats.exists()
+
+
 # -- UNA's dev truncation ------------------------------------------------------------------------
 
 
@@ -322,3 +344,49 @@ def test_dev_sentences_cut_to_dev_max_seq_len(splade_tiny: Path, tmp_path: Path)
     np.testing.assert_allclose(cut[0], cut[1], atol=1e-5)
     full = trainer(None).encode_eval([long, head])
     assert np.abs(full[0] - full[1]).max() > 1e-3
+
+
+# -- issue 25: GCSE's loss and RankCSE / RLRD as released --------------------------------------
+
+
+def test_gcse_rows_train_the_released_loss(params: dict) -> None:
+    """Every GCSE row of the grid trains the released form and width (alpha 0.17 logits =
+    sigma 0.0085 at tau 0.05), except Figure 6's sigma variants (their sigma) and the labelled
+    literal-paper rows (the loss alone, and the paper's whole reading); "w/o decay" differs only
+    in the decay."""
+    grid = params["grid"]["methods"]
+    gcse_rows = [m for m in grid if params["methods"][m]["implementation"] == "gcse"]
+    assert "gcse_paper_form" in gcse_rows and len(gcse_rows) >= 10
+    for method in gcse_rows:
+        for backbone in BACKBONES:
+            p = resolve_method(params, method, backbone)["params"]
+            if method in ("gcse_paper_form", "gcse_paper"):
+                assert (p["form"], p["sigma"]) == ("paper", 0.01)
+                continue
+            sigma = 0.32 if "sigma0.32" in method else 0.17 * 0.05
+            assert (p["form"], p["temperature"]) == ("released", 0.05)
+            assert p["sigma"] == pytest.approx(sigma)
+            assert p["decay"] is (method != "gcse_wo_decay")
+    base = resolve_method(params, "gcse", "bert-base-uncased")
+    variant = resolve_method(params, "gcse_paper_form", "bert-base-uncased")
+    assert params["methods"]["gcse_paper_form"]["baseline"] == "gcse"
+    assert {k for k in base if base[k] != variant[k]} == {"method", "params"}
+
+
+def test_rank_rows_follow_the_released_trainers(params: dict) -> None:
+    """ListMLE's 1e-7 in every RankCSE / RLRD row; RLRD's teachers on the prompt-wrapped
+    inputs; the teachers' SAN lists at 0.05 (ListNet) where the student's is tau2."""
+    for method in ("rankcse", "rankcse_san", "rankcse_san_lambda0.1", "rlrd", "rlrd_san"):
+        for backbone in BACKBONES:
+            p = resolve_method(params, method, backbone)["params"]
+            assert p["listmle_epsilon"] == 1e-7
+            if "rlrd" in method:
+                assert p["teacher_inputs"] == "prompts"
+            if "san" in method:
+                assert p["san_teacher_temperature"] == 0.05
+    rlrd_san = resolve_method(params, "rlrd_san", "bert-base-uncased")["params"]
+    assert (rlrd_san["tau2"], rlrd_san["san_teacher_temperature"]) == (0.1, 0.05)
+    guides = build_method("rlrd", {}, "bert-base-uncased").guides()
+    assert [[(i.key, i.prompt) for i in g.inputs] for g in guides] == [
+        [("anchor", "prompt_sncse_anchor"), ("positive", "prompt_sncse_positive")]
+    ] * 2

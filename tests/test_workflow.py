@@ -94,14 +94,17 @@ def test_html_report_holds_every_table_and_figure(smoke_run: Path) -> None:
     report = smoke_run / "report.html"
     sh([*SMOKE, "--report", str(report)], smoke_run)
     html = report.read_text(errors="replace")
+    # every table as a rendered HTML page, figures labelled by kind; OssCSE's own category
     for name in (
-        "sts.tex",
-        "transfer.tex",
-        "splits.tex",
-        "probe.tex",
-        "analysis.tex",
-        "soft_negatives.png",
-        "training_curves.png",
+        "sts.html",
+        "transfer.html",
+        "splits.html",
+        "probe.html",
+        "analysis.html",
+        "case_study_splade-tiny.html",
+        "soft_negatives",
+        "training_curves",
+        "OssCSE splits and probe",
     ):
         assert name in html, name
 
@@ -131,9 +134,9 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     assert sum(r == "train" for r, _ in per_model) == seeds
     assert sum(r == "evaluate_model" for r, _ in per_model) == seeds
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
-    # only the tables and figures that aggregate over methods are rebuilt.
+    # only the tables, figures and paper pages that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates), aggregates
     assert ("table", "wildcards: table=sts") in jobs
 
@@ -314,7 +317,7 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     assert sum(r == "train" for r, _ in per_model) == len(seeds)
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1

@@ -3,19 +3,23 @@
 Each module in ``negcse.commands`` is one command named after the module (``fetch_data`` ->
 ``fetch-data``): it defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
 ``run(args) -> int``. Only the module of the command being run is imported (torch is slow to
-import), except for ``--help``, which lists them all.
+import); ``negcse --help`` reads each command's ``HELP`` (a string literal) from its source and
+imports none.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import json
 import logging
 import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import negcse.commands as commands_pkg
 
@@ -40,7 +44,20 @@ def _commands(only: str | None = None) -> dict[str, object]:
     return found
 
 
+def command_help(module_name: str) -> str:
+    """A command's ``HELP``, read from its module's source without importing it."""
+    spec = importlib.util.find_spec(f"negcse.commands.{module_name}")
+    origin = Path(str(spec.origin if spec else module_name))
+    for node in ast.parse(origin.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(t, ast.Name) and t.id == "HELP" for t in targets):
+            return str(ast.literal_eval(node.value))  # type: ignore[union-attr]
+    raise RuntimeError(f"{origin}: no HELP = '...' string literal")
+
+
 def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """The parser of the command named in ``argv`` (only its module imported), or of every
+    command's name and help when none is named (``negcse --help``: no module imported)."""
     parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument(
@@ -50,11 +67,15 @@ def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentPa
     )
     sub = parser.add_subparsers(dest="command", required=True)
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
-    chosen = words[0] if words and words[0] in command_names() else None
-    modules = _commands(chosen)
+    names = command_names()
+    chosen = words[0] if words and words[0] in names else None
+    modules = _commands(chosen) if chosen else {}
     for name, module in modules.items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)  # type: ignore[attr-defined]
         module.add_arguments(p)  # type: ignore[attr-defined]
+    if not chosen:
+        for name, module_name in names.items():
+            sub.add_parser(name, help=command_help(module_name))
     return parser, modules
 
 

@@ -10,6 +10,10 @@ from transformers import AutoModel, AutoTokenizer
 
 from negcse.errors import ModelFilesError
 
+#: the token limit per sentence of ``negcse evaluate`` (and of a saved model's
+#: sentence-transformers files)
+EVAL_MAX_LENGTH = 512
+
 
 def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
     """Tokenizer and model of a Hugging Face folder; missing or damaged files are a

@@ -7,7 +7,8 @@ import random
 from typing import Any
 
 import numpy as np
-import torch
+
+from negcse.lazy import torch
 
 
 def seed_everything(seed: int, deterministic: bool = True) -> None:

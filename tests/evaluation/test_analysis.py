@@ -255,5 +255,5 @@ def test_commands_write_every_figure_and_table(tmp_path: Path, splade_tiny: Path
     assert main(["table", "analysis", "--evals", str(out), str(second), "--tex", str(tex)]) == 0
     assert main(["table", "case_study", "--evals", str(out), str(second), "--tex", str(cases)]) == 0
     row = next(line for line in tex.read_text().splitlines() if line.startswith("toy"))
-    assert "$\\pm$ 0.00" in row and row.count("&") == 7  # 2 seeds, identical values
+    assert "$_{\\pm 0.00}$" in row and row.count("&") == 7  # 2 seeds, identical values
     assert cases.read_text().count(" (") >= 5  # one score (error) per GCSE case

@@ -72,7 +72,7 @@ def test_weighted_mean():
     per_row = _hand_loss(H, HP, HN, frozen)
     h, hp, hn = _tensors()
     w = torch.tensor([1.0, 0.0, 3.0])
-    got = gaussian_decayed_info_nce(h, hp, hn, torch.tensor(frozen), weights=w)
+    got = gaussian_decayed_info_nce(h, hp, hn, torch.tensor(frozen), sigma=SIGMA, weights=w)
     assert got.item() == pytest.approx((per_row[0] + 3 * per_row[2]) / 4, rel=1e-5)
 
 
@@ -110,3 +110,48 @@ def test_gaussian_decay_values_and_errors():
         gaussian_decayed_info_nce(h, hp, hn, torch.zeros(3), form="cosine")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="frozen_negative_cos"):
         gaussian_decayed_info_nce(h, hp, hn, torch.zeros(2))
+
+
+def _one_row(cos_neg: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Anchor (1, 0), positive at cos 0.62, own hard negative at cos ``cos_neg`` (2-d, N = 1)."""
+    h = torch.tensor([[1.0, 0.0]], dtype=torch.float64)
+    hp = torch.tensor([[0.62, math.sqrt(1 - 0.62**2)]], dtype=torch.float64)
+    hn = torch.stack([cos_neg, (1 - cos_neg**2).sqrt()]).unsqueeze(0)
+    return h, hp, hn
+
+
+@pytest.mark.parametrize(
+    ("form", "sigma", "want"),
+    [
+        # Hand numbers (docs/fidelity-gcse.md's worked example): a = 0.62/tau = 12.4, s = 11.8,
+        # s' = 12.0, tau 0.05. The loss is -log(e^a / (e^a + e^G)); G = s (1 - e),
+        # e = exp(-(s - s')^2 tau^2 / (2 sigma^2)); p = e^G / (e^a + e^G).
+        # released (G a detached change): dL/ds = p; dL/dcos = p / tau.
+        #   sigma 0.0085 (alpha 0.17): e = 0.500553, G = 5.893473, p = 1.491431e-3 -> +0.0298286
+        ("released", 0.0085, 0.0298286),
+        #   sigma 0.01: e = 0.606531, G = 4.642938, p = 4.275286e-4 -> +0.00855057
+        ("released", 0.01, 0.00855057),
+        # paper (gradient through G): dL/ds = p dG/ds, dG/ds = (1 - e) + s e (s - s') tau^2 /
+        # sigma^2 = 0.393469 + 11.8 x 0.606531 x (-5) = -35.391840 -> dL/dcos = -0.302620
+        ("paper", 0.01, -0.302620),
+    ],
+)
+def test_hard_negative_gradient_sign_just_below_frozen(form: str, sigma: float, want: float):
+    """At s one sigma-ish below s' (cos 0.59 vs 0.60) the released form pushes the hard negative
+    away from its anchor (dL/dcos > 0: descent lowers cos); the paper form read literally pulls
+    it towards the anchor (dL/dcos < 0), with a gradient ~35x larger."""
+    cos_neg = torch.tensor(0.59, dtype=torch.float64, requires_grad=True)
+    h, hp, hn = _one_row(cos_neg)
+    frozen = torch.tensor([0.60], dtype=torch.float64)
+    loss = gaussian_decayed_info_nce(h, hp, hn, frozen, TAU, sigma, form)  # type: ignore[arg-type]
+    loss.backward()
+    assert cos_neg.grad is not None
+    assert cos_neg.grad.item() == pytest.approx(want, rel=1e-5)
+
+
+def test_defaults_are_the_released_form_and_width():
+    cos_neg = torch.tensor(0.59, dtype=torch.float64, requires_grad=True)
+    h, hp, hn = _one_row(cos_neg)
+    gaussian_decayed_info_nce(h, hp, hn, torch.tensor([0.60], dtype=torch.float64)).backward()
+    assert cos_neg.grad is not None
+    assert cos_neg.grad.item() == pytest.approx(0.0298286, rel=1e-5)  # released, sigma 0.0085

@@ -146,7 +146,7 @@ def test_stage1_model_is_the_evaluation_guide_run() -> None:
 def test_params_yaml_gcse_variants() -> None:
     config = yaml.safe_load((REPO / "params.yaml").read_text())
     ids = {m: triplets_id(settings(config, "gcse", m)) for m in config["methods"] if "gcse" in m}
-    assert ids["gcse"] == ids["gcse_wo_decay"]  # only the loss differs
+    assert ids["gcse"] == ids["gcse_wo_decay"] == ids["gcse_paper_form"]  # only the loss differs
     assert (
         len({ids["gcse"], ids["gcse_wo_filtering"], ids["gcse_released"], ids["gcse_paper"]}) == 4
     )
@@ -235,7 +235,7 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     from negcse.training.model import SentenceEncoder
 
     stage1 = tmp_path / "stage1"  # a suite model: its MLP head saved as the BERT pooler
-    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(stage1, get_pooler("cls"), 64, {})
+    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(stage1, get_pooler("cls"), {})
     _candidates(tmp_path / "c.jsonl")
     args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", str(stage1)]
     args += [*_outputs(tmp_path), "--alpha", "-1", "--beta", "-1.5", "--threads", "1"]

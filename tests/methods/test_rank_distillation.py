@@ -12,6 +12,8 @@ from negcse.losses.rank_distillation import (
     distillation_loss,
     teacher_similarities,
 )
+from negcse.methods.base import StepContext
+from negcse.methods.registry import build_method
 from rank_by_hand import T1, T2, A, N, P, S
 
 
@@ -157,3 +159,33 @@ def test_missing_inputs_are_named() -> None:
         )
     with pytest.raises(ValueError, match="weight bml must be >= 0"):
         DistillationWeights(bml=-1.0)
+
+
+@pytest.mark.parametrize(("teacher_tau", "student_tau_for_teachers"), [(0.05, False), (0.1, True)])
+def test_rlrd_san_listnet_temperatures(teacher_tau: float, student_tau_for_teachers: bool) -> None:
+    """Released RLRD+SAN (20101): the student's SAN list cos(z1, z4) / scd_temp (tau2 0.1), the
+    teachers' SAN list cos / z1_z4_tau2 (0.05); the main lists both at 0.05 (temp, tau2).
+    ``san_teacher_temperature: null`` puts the teachers' SAN list at the student's 0.1."""
+    settings = {"distillation": "listnet", "weighting": "fixed", "teacher_weight": 0.5}
+    if student_tau_for_teachers:
+        settings["san_teacher_temperature"] = None
+    method = build_method("rlrd_san", settings, "bert-base-uncased")
+    emb = {"anchor": _t(A), "positive": _t(P), "negation": _t(N), "san": _t(S)}
+    # the teachers' prompt-wrapped encodings: anchor and positive prompt as T*["sentence"]
+    guides = {
+        name: {"anchor": _t(t["sentence"]), "positive": _t(t["sentence"]), "san": _t(t["san"])}
+        for name, t in (("teacher1", T1), ("teacher2", T2))
+    }
+    out = method.loss(emb, StepContext(0, None, "b", guides=guides))
+    t_main, t_san = _teachers(0.5)
+    s_main, s_san = _student_lists()
+    assert float(out.logs["rank"]) == pytest.approx(
+        hand.list_net(s_main, t_main, 0.05, 0.05, True), rel=1e-5
+    )
+    assert float(out.logs["rank_san"]) == pytest.approx(
+        hand.list_net(s_san, t_san, 0.1, teacher_tau, True), rel=1e-5
+    )
+    other = 0.1 if teacher_tau == 0.05 else 0.05
+    assert float(out.logs["rank_san"]) != pytest.approx(
+        hand.list_net(s_san, t_san, 0.1, other, True), rel=1e-3
+    )

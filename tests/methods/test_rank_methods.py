@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -100,17 +101,69 @@ def test_trains_with_frozen_teachers(
     ]
     assert changed  # the student trained
 
-    # teacher2 is the starting model in eval mode: its lists are an independent encoding's
+    # teacher2 is the starting model in eval mode: its lists are an independent encoding's (of
+    # the sentence, or for RLRD of the prompt-wrapped sentence: anchor rows, positive columns)
     out, ctx = seen[0]
-    pooler_name = trainer.method.guides()[1].pooler
+    spec = trainer.method.guides()[1]
     fresh = SentenceEncoder.from_pretrained(str(splade_tiny), 0.0).eval()
-    pooler = get_pooler(pooler_name, tokenizer=fresh.tokenizer)
+    pooler = get_pooler(spec.pooler, tokenizer=fresh.tokenizer)
     assert ctx.rows is not None
-    texts = [columns["sentence"][i] for i in ctx.rows]
-    with torch.no_grad():
-        expected = fresh.embed(texts, pooler, 32, False, torch.device("cpu"))
-    got = ctx.guides["teacher2"]["sentence"]
-    assert torch.allclose(cosine_matrix(got, got), cosine_matrix(expected, expected), atol=1e-5)
+    rows = ctx.rows
+    encoded = {key: (column, prompt) for key, column, prompt in spec.encoded()}
+
+    def independent(key: str) -> torch.Tensor:
+        column, prompt = encoded[key]
+        wrap = pooler if prompt is None else get_pooler(prompt, tokenizer=fresh.tokenizer)
+        batch = wrap.tokenize(fresh.tokenizer, [columns[column][i] for i in rows], 32)
+        with torch.no_grad():
+            return fresh.embed_batch(batch, pooler, False)
+
+    row_key, col_key = trainer.method.teacher_lists()[0]
+    assert (row_key, col_key) == (("anchor", "positive") if "rlrd" in name else ("sentence",) * 2)
+    got = cosine_matrix(ctx.guides["teacher2"][row_key], ctx.guides["teacher2"][col_key])
+    expected = cosine_matrix(independent(row_key), independent(col_key))
+    assert torch.allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.mirror
+def test_rlrd_teachers_encode_the_released_prompt_inputs(splade_tiny: Path) -> None:
+    """The released RLRD trainer hands both teachers the student's input ids: the anchor prompt
+    (row of the lists), the positive prompt (columns), the SAN prompt without " ." (SAN lists);
+    the SNCSE-style teacher pools at [MASK], the SimCSE teacher at [CLS]. Expected ids: the
+    released texts written out, through the tokenizer as one string."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from negcse.training.guides import FrozenGuide
+
+    columns = {"sentence": ["A man plays a guitar", "Dogs run ."], "san": ["two cats sit", "x"]}
+    texts = {
+        "anchor": 'This sentence : " A man plays a guitar . " means [MASK] .',
+        "positive": 'This sentence of " A man plays a guitar . " means [MASK] .',
+        "san": 'This sentence of " two cats sit " means [MASK] .',
+    }
+    tokenizer = AutoTokenizer.from_pretrained(str(splade_tiny))
+    model = AutoModel.from_pretrained(str(splade_tiny)).eval()
+    specs = build_method("rlrd_san", {}, "splade-tiny").guides()
+    assert [(g.name, g.pooler) for g in specs] == [
+        ("teacher1", "prompt_sncse_anchor"),
+        ("teacher2", "cls_before_pooler"),
+    ]
+    for spec in specs:
+        guide = FrozenGuide.load(spec, str(splade_tiny), torch.device("cpu"))
+        emb = guide.encode(columns, np.array([0, 1]), 32, torch.device("cpu"))
+        assert set(emb) == set(texts)
+        for key, text in texts.items():
+            ids = tokenizer(text)["input_ids"]
+            rows = guide.rows[key]
+            assert rows.tokens[rows.offsets[0] : rows.offsets[1]].tolist() == ids
+            with torch.no_grad():
+                hidden = model(torch.tensor([ids])).last_hidden_state[0]
+            at = ids.index(tokenizer.mask_token_id) if spec.name == "teacher1" else 0
+            assert torch.allclose(emb[key][0], hidden[at], atol=1e-5)
+    bare = build_method("rlrd_san", {"teacher_inputs": "sentence"}, "splade-tiny").guides()
+    assert all(g.inputs == () and g.columns == ("sentence", "san") for g in bare)
+    with pytest.raises(ValueError, match="teacher_inputs: must be one of prompts, sentence"):
+        build_method("rlrd", {"teacher_inputs": "prompt"}, "splade-tiny")
 
 
 @pytest.mark.mirror
@@ -142,7 +195,7 @@ def test_params_follow_the_released_scripts_and_table6() -> None:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"distillation": "listnte"}, "listmle or listnet"),
+        ({"distillation": "listnte"}, "distillation: must be one of listmle, listnet"),
         ({"teacher_weight": 0.0}, "teacher_weight"),
         ({"tau2": 0.0}, "tau2"),
         ({"p2": 1.5}, "p2"),

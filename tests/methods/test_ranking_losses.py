@@ -41,19 +41,45 @@ def test_list_mle_equals_minus_log_permutation_probability(tau: float) -> None:
         )
         / 2
     )
-    got = list_mle(torch.tensor(student), torch.tensor(teacher), tau, ties="index")
+    got = list_mle(torch.tensor(student), torch.tensor(teacher), tau, ties="index", epsilon=0)
     assert float(got) == pytest.approx(expected, rel=1e-5)
 
 
 def test_list_mle_is_small_when_student_agrees_and_large_when_reversed() -> None:
     teacher = torch.tensor([[0.9, 0.5, 0.1]])
-    agree = list_mle(torch.tensor([[0.9, 0.5, 0.1]]), teacher, 0.05, ties="index")
-    reverse = list_mle(torch.tensor([[0.1, 0.5, 0.9]]), teacher, 0.05, ties="index")
+    agree = list_mle(torch.tensor([[0.9, 0.5, 0.1]]), teacher, 0.05, ties="index", epsilon=0)
+    reverse = list_mle(torch.tensor([[0.1, 0.5, 0.9]]), teacher, 0.05, ties="index", epsilon=0)
     # agreeing: -log P = log(1 + e^-8 + e^-16) + log(1 + e^-8) ~ 2 e^-8
     assert float(agree) == pytest.approx(
         math.log(1 + math.exp(-8) + math.exp(-16)) + math.log(1 + math.exp(-8)), abs=1e-6
     )
     assert float(reverse) > 20
+
+
+def test_list_mle_with_the_released_epsilon_on_a_four_item_list() -> None:
+    """The released ``log(cumsum + 1e-7)`` (the default): teacher order 1, 2, 3, 0; the
+    student's scores in that order, / tau 0.05 minus their maximum 18: x = 0, -12, -6, -16.
+    Released, by hand: sum_i log(sum_{j >= i} e^{x_j} + 1e-7) - x_i, tails
+    1.0024850089, 0.0024850089, 0.0024788647, 1.1253517e-07:
+      0.0024820261 + 6.0025612123 + 0.0000857392 + 0.6358416658 = 6.6409706434
+    Exact ListMLE (epsilon 0): 0.0024819264 + 6.0025209718 + 0.0000453989 + 0 = 6.0050482971:
+    the epsilon's phantom item, e^-16.1 below the maximum, costs the last item 0.636.
+    dL/dx_3 (the lowest item, not the maximum): sum_i e^{x_3} / (tail_i + eps) - 1 = -0.4704196
+    released (descent pushes it up), +0.0000908 exact; dL/dcos = that / tau."""
+    student = torch.tensor([[0.1, 0.9, 0.3, 0.6]], dtype=torch.float64, requires_grad=True)
+    teacher = torch.tensor([[0.2, 0.8, 0.5, 0.4]], dtype=torch.float64)
+    got = list_mle(student, teacher, 0.05, ties="index")
+    assert float(got.detach()) == pytest.approx(6.6409706434, rel=1e-6)
+    assert float(got.detach()) == pytest.approx(
+        hand.list_mle(student.tolist(), [[0.2, 0.8, 0.5, 0.4]], 0.05), rel=1e-6
+    )
+    got.backward()
+    assert student.grad is not None
+    assert float(student.grad[0, 0]) == pytest.approx(-0.4704196 / 0.05, rel=1e-5)
+    exact = list_mle(student.detach(), teacher, 0.05, ties="index", epsilon=0)
+    assert float(exact) == pytest.approx(6.0050482971, rel=1e-6)
+    with pytest.raises(ValueError, match="epsilon"):
+        list_mle(student, teacher, 0.05, epsilon=-1.0)
 
 
 def test_list_mle_ties_index_and_random() -> None:

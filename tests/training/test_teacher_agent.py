@@ -200,25 +200,38 @@ def test_released_agent_quirks() -> None:
     assert torch.equal(agent.act(_pair(64, 3)), w)  # a smaller batch reuses the last actions
 
 
-def _rlrd(weighting: str):
-    params = {"bml_weight": 0.5, "distillation_weight": 0.25, "weighting": weighting}
+def _rlrd(weighting: str, teacher_inputs: str = "prompts"):
+    params = {
+        "bml_weight": 0.5,
+        "distillation_weight": 0.25,
+        "weighting": weighting,
+        "teacher_inputs": teacher_inputs,
+    }
     method = build_method("rlrd", params, "bert-base-uncased")
     method.attach(torch.nn.Module())  # as the trainer does before the first step (builds the agent)
     return method
 
 
 def _rlrd_loss(method) -> float:
+    """The teachers' encodings: of the anchor prompt (T*["sentence"]) and of the positive
+    prompt (T*["san"], another vector), or of the bare sentence (T*["sentence"])."""
     emb = {"anchor": torch.tensor(A), "positive": torch.tensor(P), "negation": torch.tensor(N)}
     guides = {
-        "teacher1": {"sentence": torch.tensor(T1["sentence"])},
-        "teacher2": {"sentence": torch.tensor(T2["sentence"])},
+        name: {
+            "anchor": torch.tensor(t["sentence"]),
+            "positive": torch.tensor(t["san"]),
+            "sentence": torch.tensor(t["sentence"]),
+        }
+        for name, t in (("teacher1", T1), ("teacher2", T2))
     }
     return float(method.loss(emb, StepContext(0, None, "b", guides=guides)).loss)
 
 
-def _expected(alpha: float) -> float:
-    """InfoNCE + 0.5 BML + 0.25 ListMLE against the teachers mixed at (alpha, 1 - alpha)."""
-    pairs = [(T1["sentence"], T1["sentence"]), (T2["sentence"], T2["sentence"])]
+def _expected(alpha: float, prompts: bool = True) -> float:
+    """InfoNCE + 0.5 BML + 0.25 ListMLE against the teachers mixed at (alpha, 1 - alpha): each
+    teacher's list cos(anchor prompt_i, positive prompt_j) (released) or cos(x_i, x_j)."""
+    col = "san" if prompts else "sentence"
+    pairs = [(T1["sentence"], T1[col]), (T2["sentence"], T2[col])]
     teacher = hand.mixed_similarities(pairs, [alpha, 1 - alpha])
     student = [[hand.cos(a, p) for p in P] for a in A]
     return (
@@ -232,6 +245,9 @@ def test_rlrd_loss_at_fixed_and_agent_weights() -> None:
     fixed = _rlrd("fixed")
     assert _rlrd_loss(fixed) == pytest.approx(_expected(0.5), rel=1e-5)
     assert fixed.state_dict() == {}
+    bare = _rlrd_loss(_rlrd("fixed", "sentence"))
+    assert bare == pytest.approx(_expected(0.5, prompts=False), rel=1e-5)
+    assert bare != pytest.approx(_expected(0.5), rel=1e-3)
     torch.manual_seed(0)
     agent = _rlrd("agent")
     loss = _rlrd_loss(agent)
@@ -243,7 +259,7 @@ def test_rlrd_loss_at_fixed_and_agent_weights() -> None:
 
 
 def test_bad_agent_params_are_named() -> None:
-    with pytest.raises(ValueError, match="weighting must be agent or fixed"):
+    with pytest.raises(ValueError, match="weighting: must be one of agent, fixed"):
         build_method("rlrd", {"weighting": "rl"}, "bert-base-uncased")
     with pytest.raises(ValueError, match="teacher_weight 1 keeps one"):
         build_method("rlrd_san", {"teacher_weight": 1.0}, "bert-base-uncased")

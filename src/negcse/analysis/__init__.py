@@ -6,5 +6,7 @@
 - :mod:`~negcse.analysis.normalization`: GCSE's median-based score normalization (Appendix J).
 - :mod:`~negcse.analysis.curves`: STS-B dev training curves from ``train_log.json``.
 - :mod:`~negcse.analysis.run`: everything for one model, as one JSON-able dict.
+- :mod:`~negcse.analysis.groups`: the grid's methods in groups of at most 8 with their baseline.
 - :mod:`~negcse.analysis.figures` and :mod:`~negcse.analysis.latex`: figures and tables.
+- :mod:`~negcse.analysis.bootstrap`: the paired bootstrap of the STS average (the verdicts).
 """

@@ -5,6 +5,10 @@
   SAN Figure 4: high-gold, low-overlap STS pairs).
 - :func:`curves_figure`: STS-B dev Spearman against training steps, mean over seeds with the
   min-max band.
+
+Both are one column of a two-column paper wide (:data:`WIDTH`), for one group of at most ~8
+methods (:mod:`negcse.analysis.groups`): the group's baseline a solid black line, the others
+told apart by colour and line style, the legend under the axes.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -21,7 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from negcse.analysis.curves import Curve
-from negcse.analysis.density import GRID, density, peak
+from negcse.analysis.density import GRID, density
 from negcse.io_utils import atomic_path
 
 _METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None}}
@@ -37,9 +42,42 @@ def save_figure(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
         fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=_METADATA[fmt])
 
 
-def _colors(n: int) -> list[tuple[float, float, float, float]]:
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+#: Colour-blind-safe colours (Okabe and Ito, yellow swapped for brown) and line styles: a
+#: group's lines differ in both, so they stay apart in print and in grey; the baseline is black.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C510A")
+LINESTYLES = ("-", "--", "-.", (0, (1, 1)))
+#: One column of a two-column paper (inches), the fonts sized for it.
+WIDTH = 3.3
+FONT = {"font.size": 7.5, "axes.titlesize": 7.5, "axes.labelsize": 7.5, "legend.fontsize": 7,
+        "xtick.labelsize": 6.5, "ytick.labelsize": 6.5}  # fmt: skip
+#: The longest legend label two legend columns hold within :data:`WIDTH` at that font size.
+LABEL_CHARS = 22
+
+
+def line_styles(methods: Sequence[str], baseline: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per method: colour and line style (a solid black line for ``baseline``)."""
+    styles: dict[str, dict[str, Any]] = {}
+    others = [m for m in methods if m != baseline]
+    if baseline in methods:
+        styles[baseline] = {"color": "black", "ls": "-", "lw": 1.6}
+    for i, method in enumerate(others):
+        styles[method] = {
+            "color": COLORS[i % len(COLORS)],
+            "ls": LINESTYLES[i % len(LINESTYLES)],
+            "lw": 1.2,
+        }
+    return {m: styles[m] for m in methods}
+
+
+def _legend_below(fig: plt.Figure, ax: plt.Axes, baseline: str | None) -> None:
+    """One legend for the figure, under its lowest x-label (outside every axes)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if baseline is not None:
+        labels = [f"{label} (baseline)" if label == baseline else label for label in labels]
+    # two columns where the labels leave room for them within the figure's width
+    ncol = 2 if max(map(len, labels), default=0) <= LABEL_CHARS else 1
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+               frameon=False, handlelength=2.6, columnspacing=1.2)  # fmt: skip
 
 
 def _xlim(groups: Iterable[np.ndarray], up_to_one: bool) -> tuple[float, float]:
@@ -58,67 +96,58 @@ def similarity_figure(
     panels: Sequence[tuple[str, Mapping[str, np.ndarray]]],
     title: str,
     positive_line: bool = False,
+    baseline: str | None = None,
 ) -> plt.Figure:
-    """One panel per (title, {method: cosine values pooled over seeds}); legend gives peaks."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 3.8), squeeze=False)
-    for ax, (panel_title, groups) in zip(axes[0], panels, strict=True):
-        for color, (method, values) in zip(_colors(len(groups)), groups.items(), strict=True):
-            values = np.asarray(values, dtype=np.float64)
-            ax.plot(
-                GRID,
-                density(values),
-                color=color,
-                lw=1.4,
-                label=f"{method} (peak {peak(values):.3f}, n={values.size})",
-            )
-        if positive_line:
-            ax.axvline(1.0, color="black", ls=":", lw=1.2, label="positive pairs (1.0)")
-        ax.set_xlim(*_xlim(groups.values(), positive_line))
-        ax.set_xlabel("cosine similarity")
-        ax.set_ylabel("density")
-        ax.set_title(panel_title, fontsize=10)
-        ax.grid(alpha=0.3)
-        ax.legend(
-            fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.36), ncol=2
+    """One panel per (title, {method: cosine values pooled over seeds}), stacked, one column
+    wide; the legend (the same methods in every panel) below the last."""
+    methods = list(dict.fromkeys(m for _, groups in panels for m in groups))
+    styles = line_styles(methods, baseline)
+    with plt.rc_context(FONT):
+        fig, axes = plt.subplots(
+            len(panels), 1, figsize=(WIDTH, 0.4 + 1.75 * len(panels)), squeeze=False
         )
-    fig.suptitle(f"{title} (n: pairs pooled over seeds)", fontsize=11)
-    fig.tight_layout()
+        for ax, (panel_title, groups) in zip(axes[:, 0], panels, strict=True):
+            for method, values in groups.items():
+                ax.plot(GRID, density(np.asarray(values, dtype=np.float64)), label=method,
+                        **styles[method])  # fmt: skip
+            if positive_line:
+                ax.axvline(1.0, color="grey", ls=":", lw=1.0)
+            ax.set_xlim(*_xlim(groups.values(), positive_line))
+            ax.set_xlabel("cosine similarity")
+            ax.set_ylabel("density")
+            ax.set_title(panel_title, loc="left")
+            ax.grid(alpha=0.3)
+        if title:
+            fig.suptitle(title, fontsize=8)
+        fig.tight_layout(h_pad=0.6)
+        _legend_below(fig, axes[-1, 0], baseline)
     return fig
 
 
-def curves_figure(curves: Mapping[str, Sequence[Curve]], title: str) -> plt.Figure:
+def curves_figure(
+    curves: Mapping[str, Sequence[Curve]], title: str, baseline: str | None = None
+) -> plt.Figure:
     """Per method: mean STS-B dev Spearman over seeds at each step, shaded min to max."""
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for color, (method, runs) in zip(_colors(len(curves)), curves.items(), strict=True):
-        steps = sorted(set().union(*(r.steps for r in runs)))
-        table = np.full((len(runs), len(steps)), np.nan)
-        for i, run in enumerate(runs):
+    styles = line_styles(list(curves), baseline)
+    with plt.rc_context(FONT):
+        fig, ax = plt.subplots(figsize=(WIDTH, 2.3))
+        for method, runs in curves.items():
+            steps = sorted(set().union(*(r.steps for r in runs)))
+            table = np.full((len(runs), len(steps)), np.nan)
             pos = {s: j for j, s in enumerate(steps)}
-            for step, value in zip(run.steps, run.stsb_dev, strict=True):
-                table[i, pos[step]] = value
-        mean = np.nanmean(table, axis=0)
-        ax.plot(
-            steps,
-            mean,
-            color=color,
-            lw=1.4,
-            marker="o",
-            ms=2.5,
-            label=f"{method} ({len(runs)} seed{'s' if len(runs) > 1 else ''})",
-        )
-        if len(runs) > 1:
-            ax.fill_between(
-                steps,
-                np.nanmin(table, axis=0),
-                np.nanmax(table, axis=0),
-                color=color,
-                alpha=0.15,
-                lw=0,
-            )
-    ax.set_xlabel("training step")
-    ax.set_ylabel("STS-B dev Spearman x100")
-    ax.set_title(title, fontsize=11)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
-    fig.tight_layout()
+            for i, run in enumerate(runs):
+                for step, value in zip(run.steps, run.stsb_dev, strict=True):
+                    table[i, pos[step]] = value
+            style = styles[method]
+            ax.plot(steps, np.nanmean(table, axis=0), marker="o", ms=2.2, label=method, **style)
+            if len(runs) > 1:
+                ax.fill_between(steps, np.nanmin(table, axis=0), np.nanmax(table, axis=0),
+                                color=style["color"], alpha=0.12, lw=0)  # fmt: skip
+        ax.set_xlabel("training step")
+        ax.set_ylabel("STS-B dev Spearman x100")
+        if title:
+            ax.set_title(title)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        _legend_below(fig, ax, baseline)
     return fig

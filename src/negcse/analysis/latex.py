@@ -29,7 +29,8 @@ def rank_error_table(sections: Mapping[str, Mapping[str, Any]], caption: str, la
     return latex_table(body, r"rp{0.3\linewidth}p{0.3\linewidth}rrrr", caption, label)
 
 
-def _scaled(value: float, low: float, high: float) -> float:
+def scaled(value: float, low: float, high: float) -> float:
+    """A median-normalized score (0-1) back on the label scale [low, high]."""
     return low + value * (high - low)
 
 
@@ -45,7 +46,7 @@ def case_study_table(case: Mapping[str, Any], caption: str, label: str) -> str:
         if not case[key]:
             body.append(r"\multicolumn{5}{l}{(none)} \\")
         for i, row in enumerate(case[key], start=1):
-            score = _scaled(row["pred_norm"], low, high)
+            score = scaled(row["pred_norm"], low, high)
             err = abs(row["pred_norm"] - row["gold_norm"]) * (high - low)
             body.append(
                 f"{i} & {latex_escape(row['sent1'])} & {latex_escape(row['sent2'])} & "
@@ -89,7 +90,7 @@ def case_comparison_table(
             if pred is None or math.isnan(pred):
                 cells.append("--")
                 continue
-            score = _scaled(pred, low, high)
+            score = scaled(pred, low, high)
             cells.append(f"{score:.2f} ({abs(score - gold):.3f})")
         rates = (
             f"{_fmt(stats['false_positive_rate'], '.1f')} / "

@@ -4,7 +4,6 @@ stage-1 model (eq. 10-11), written as three aligned text columns."""
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import random
 from collections import Counter
@@ -107,11 +106,11 @@ def run(args: argparse.Namespace) -> int:
     from negcse.gcse.denoise import candidate_roles, denoise, denoise_released, denoising_inputs
     from negcse.gcse.released import augment_anchor
     from negcse.generators.specs.gcse import THRESHOLDS
-    from negcse.io_utils import write_json, write_lines
+    from negcse.io_utils import read_jsonl, write_json, write_lines
     from negcse.training.model import torch_threads
 
     torch_threads(args.threads)
-    rows = [json.loads(line) for line in args.candidates.read_text("utf-8").splitlines() if line]
+    rows = read_jsonl(args.candidates)
     anchors, candidates = denoising_inputs(rows)
     roles = candidate_roles(rows)
     if len(anchors) < 2:

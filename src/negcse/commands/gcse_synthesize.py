@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 from pathlib import Path
 
@@ -128,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from negcse.gcse.pipeline import run_pipeline
     from negcse.gcse.prompts import load_prompts
     from negcse.gcse.released import check_bugs
-    from negcse.io_utils import atomic_open, write_json
+    from negcse.io_utils import write_json, write_jsonl
     from negcse.llm.backend import GenerationSettings, LLMError
     from negcse.llm.cache import CachedLLM, CacheStats
 
@@ -169,9 +168,7 @@ def run(args: argparse.Namespace) -> int:
     except (LLMError, ValueError) as err:
         logger.error("%s", err)
         return 1
-    with atomic_open(args.output) as fh:
-        for source in result.sources:
-            fh.write(json.dumps(source.to_json(), ensure_ascii=False) + "\n")
+    write_jsonl(args.output, (source.to_json() for source in result.sources))
     fallbacks = sum(c.fallback is not None for s in result.sources for c in s.candidates)
     write_json(
         args.report,
@@ -190,12 +187,18 @@ def run(args: argparse.Namespace) -> int:
             "legend": "per prompt: parsed (strict JSON), repaired (json_repair or a plain one-line "
             "answer), failed (nothing usable): a failed synthesis completion fell back to eq. "
             "10-11 (anchor as positive, another source as negative), a failed extraction gives "
-            "no knowledge for that sentence",
+            "no knowledge for that sentence; cache.failed: answers not cached, by kind (empty, "
+            "too long for max_new_tokens, holds the API key, unparsable), asked again next run",
             "totals": result.report.totals(),
             "fell_back": fallbacks,
             "plan_notes": dict(result.notes),
             "kg": result.kg.summary(),
-            "cache": {"hits": stats.hits, "misses": stats.misses, "calls": stats.calls},
+            "cache": {
+                "hits": stats.hits,
+                "misses": stats.misses,
+                "calls": stats.calls,
+                "failed": dict(sorted(stats.failed.items())),
+            },
         },
     )
     totals = result.report.totals()

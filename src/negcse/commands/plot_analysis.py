@@ -25,6 +25,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--png", required=True)
     p.add_argument("--pdf", required=True)
     p.add_argument("--title", default="")
+    p.add_argument(
+        "--baseline",
+        help="the method the others were compared with: drawn as a solid black line",
+    )
 
 
 def _load(path: str) -> dict[str, Any]:
@@ -56,32 +60,32 @@ def run(args: argparse.Namespace) -> int:
         for folder in args.inputs:
             curve = read_curve(folder)
             curves[curve.method].append(curve)
-        fig = curves_figure(curves, args.title or "STS-B dev during training")
+        fig = curves_figure(curves, args.title, args.baseline)
     else:
         results = [_load(p) for p in args.inputs]
         n = results[0]["similarity"]["n_sentences"]
         if args.kind == "soft_negatives":
             panels = [
                 (
-                    f"(a) soft negative pairs (sentence, negation), {n} STS sentences",
+                    f"(a) sentence vs. its negation ({n} STS sentences)",
                     _pooled(results, "soft_negative"),
                 ),
                 (
-                    "(b) negative pairs (sentence, random other sentence)",
+                    "(b) sentence vs. a random other sentence",
                     _pooled(results, "random"),
                 ),
             ]
-            fig = similarity_figure(panels, args.title, positive_line=True)
+            fig = similarity_figure(panels, args.title, True, args.baseline)
         else:
             s = results[0]["settings"]
             panels = [
                 (
-                    f"STS pairs with gold >= {s['min_gold']:g} and {s['overlap']} overlap "
+                    f"STS pairs, gold >= {s['min_gold']:g}, {s['overlap']} overlap "
                     f"< {s['max_overlap']:g}",
                     _pooled(results, "hard_positive"),
                 ),
             ]
-            fig = similarity_figure(panels, args.title)
+            fig = similarity_figure(panels, args.title, baseline=args.baseline)
     save_figure(fig, args.png)
     save_figure(fig, args.pdf)
     plt.close(fig)

@@ -19,6 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tex")
     p.add_argument("--csv")
     p.add_argument("--md")
+    p.add_argument("--html", help="the Markdown and caption as an HTML page (for the report)")
     p.add_argument("--metrics", help="DVC metrics JSON: the spec's metric per method/backbone")
     p.add_argument(
         "--baselines",
@@ -26,6 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="METHOD=BASELINE",
         help="the method each one's paper compared it with (params.yaml methods.<m>.baseline)",
+    )
+    p.add_argument(
+        "--released",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="rows of released checkpoints (params.yaml released): shown, never in bold",
     )
 
 
@@ -48,12 +56,14 @@ def run(args: argparse.Namespace) -> int:
         spec = table_spec(args.name)
     except KeyError as exc:
         raise UserError(exc.args[0]) from None
-    check_writable(args.tex, args.csv, args.md, args.metrics)
-    table = spec.build(spec, args.evals, Options(parse_baselines(args.baselines)))
+    check_writable(args.tex, args.csv, args.md, args.html, args.metrics)
+    options = Options(parse_baselines(args.baselines), tuple(args.released))
+    table = spec.build(spec, args.evals, options)
     texts = {
         "--tex": (args.tex, table.tex),
         "--csv": (args.csv, None if table.frame is None else to_csv(table.frame)),
         "--md": (args.md, table.md),
+        "--html": (args.html, table.html),
     }
     for option, (path, text) in texts.items():
         if path and text is None:

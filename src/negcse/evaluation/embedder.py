@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from negcse.data.sources import resolve_model
 from negcse.poolers import Pooler, get_pooler
-from negcse.pretrained import default_device, load_pretrained, model_inputs
+from negcse.pretrained import EVAL_MAX_LENGTH, default_device, load_pretrained, model_inputs
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ class Embedder:
     model: Any
     tokenizer: Any
     pooler: Pooler
-    max_length: int = 512
+    max_length: int = EVAL_MAX_LENGTH
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     #: None: fp32 (the default, as SentEval); torch.float16 / bfloat16: autocast (speed only)
     autocast_dtype: torch.dtype | None = None
@@ -40,7 +40,7 @@ class Embedder:
         pooler: str,
         mirror: str | os.PathLike[str] | None = None,
         device: torch.device | None = None,
-        max_length: int = 512,
+        max_length: int = EVAL_MAX_LENGTH,
     ) -> Embedder:
         device = device or default_device()
         path = resolve_model(name_or_path, mirror)

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from tqdm.auto import tqdm
+
+from negcse.lazy import torch
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""GCSE's Gaussian-decayed InfoNCE (paper eq. 12-13), in the paper's form and the released one.
+"""GCSE's Gaussian-decayed InfoNCE (paper eq. 12-13), in the released form and the paper's.
 
 For anchor i of a batch of N triplets (x_i, x_i+, x_i-) the denominator holds every positive
 (logits a_ij = cos(h_i, h_j+)/tau), every other row's hard negative (b_ij, j != i) and, in place
@@ -7,15 +7,16 @@ is the frozen evaluation model's cos(h'_i, h'_i-)/tau.
 
 Both forms read s and s' as logits (cos/tau): that is the reading under which eq. 13 is
 consistent, because its tau^2 turns the logit difference back into a cosine difference, so
-sigma is in cosine units (paper: 0.01). The forms differ in how G enters the graph:
+sigma is in cosine units (paper: 0.01; released: alpha 0.17 logits, sigma = 0.17 x 0.05 =
+0.0085). G(s, s') = s * (1 - exp(-(s - s')^2 tau^2 / (2 sigma^2))) if s <= s', else s. The forms
+differ in how G enters the graph:
 
-- ``paper``: G(s, s') = s * (1 - exp(-(s - s')^2 tau^2 / (2 sigma^2))) if s <= s', else s, and
-  the gradient flows through G. At s = s' both G and dG/ds are 0: the hard negative gets no
-  gradient while the trained model agrees with the frozen one.
-- ``released`` (aleversn/GCSE ``models/gcse.py``): the same value, but applied as a detached
-  additive change (b_ii + (G - b_ii).detach()), so the gradient on s is the ordinary softmax
-  weight; the Gaussian width is alpha = sigma / tau in logit units (released alpha 0.17, that is
-  sigma = 0.0085).
+- ``released`` (the default; aleversn/GCSE ``models/gcse.py``): G applied as a detached additive
+  change (b_ii + (G - b_ii).detach()), so the gradient on s is the ordinary softmax weight of the
+  decayed logit, always pushing the hard negative away from its anchor.
+- ``paper`` (eq. 12-13 read literally): the gradient flows through G. At s = s' both G and dG/ds
+  are 0, but just below s' dG/ds is large and negative (about -36 at cos 0.6, sigma 0.01), so
+  the hard negative is pulled *towards* its anchor there (docs/fidelity-gcse.md, worked example).
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
     from torch import Tensor
 
 DecayForm = Literal["paper", "released"]
-FORMS: tuple[DecayForm, ...] = ("paper", "released")
+FORMS: tuple[DecayForm, ...] = ("released", "paper")
+#: the released Gaussian width in logit units, and in cosine units at the released tau 0.05
+RELEASED_ALPHA = 0.17
+RELEASED_SIGMA = 0.0085  # RELEASED_ALPHA x tau 0.05
 
 
 def gaussian_decay(s: Tensor, s_frozen: Tensor, temperature: float, sigma: float) -> Tensor:
@@ -47,8 +51,8 @@ def gaussian_decayed_info_nce(
     negative: Tensor,
     frozen_negative_cos: Tensor,
     temperature: float = 0.05,
-    sigma: float = 0.01,
-    form: DecayForm = "paper",
+    sigma: float = RELEASED_SIGMA,
+    form: DecayForm = "released",
     weights: Tensor | None = None,
 ) -> Tensor:
     """Eq. 12 over a batch: rows of ``anchor``, ``positive``, ``negative`` are (h_i, h_i+, h_i-).

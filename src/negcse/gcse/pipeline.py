@@ -1,11 +1,12 @@
 """Extraction -> knowledge graph -> extension sentences (optional) -> synthesis -> parsing,
 over one list of source sentences.
 
-Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`. A completion that does not
-parse, even after repair, takes the paper's fallback (eq. 10-11): the anchor itself for a
-positive, a seeded random other source sentence for a negative; it never stops the run. With
-the released bug ``keep_unparsed`` (negcse.gcse.released) such a completion, or an empty one,
-stays a candidate instead (``fallback`` "kept"), as the released step 8 keeps it.
+Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`, which keeps only completions
+that parse for their prompt. A completion that does not parse, even after repair, takes the
+paper's fallback (eq. 10-11): the anchor itself for a positive, a seeded random other source
+sentence for a negative; it never stops the run. With the released bug ``keep_unparsed``
+(negcse.gcse.released) such a completion, or an empty one, stays a candidate instead
+(``fallback`` "kept"), as the released step 8 keeps it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -90,6 +91,11 @@ def released_text(completion: str) -> str:
     return str(value["text"]) if isinstance(value, dict) and "text" in value else str(value)
 
 
+def _parses(prompts: Sequence[Prompt], bugs: Collection[str] = ()) -> Callable[[int, str], bool]:
+    """Whether answer i parses for ``prompts[i]``: the cache keeps only those."""
+    return lambda i, text: _parse(prompts[i], text, bugs).status is not Status.FAILED
+
+
 def extract_knowledge(
     sentences: Sequence[str],
     active: Sequence[int],
@@ -105,7 +111,8 @@ def extract_knowledge(
     parsed: dict[str, list[dict[str, Any] | None]] = {}
     for name in names:
         prompt = prompts[name]
-        texts = llm.generate([prompt.render(input_text=sentences[i]) for i in active], settings)
+        asked = [prompt.render(input_text=sentences[i]) for i in active]
+        texts = llm.generate(asked, settings, _parses([prompt] * len(asked), bugs))
         results = [_parse(prompt, t, bugs) for t in texts]
         for r in results:
             report.add(name, r.status)
@@ -153,7 +160,8 @@ def extend(
         for i in active
     ]
     prompt = prompts["fill_in" if mode == "paper" else "fill_in_released"]
-    texts = llm.generate([prompt.render(input_text=t) for t in templates], settings)
+    asked = [prompt.render(input_text=t) for t in templates]
+    texts = llm.generate(asked, settings, _parses([prompt] * len(asked), bugs))
     out: list[SourceResult] = []
     for i, template, text in zip(active, templates, texts, strict=True):
         parsed = _parse(prompt, text, bugs)
@@ -243,7 +251,12 @@ def run_pipeline(
         requests += plan.requests
         notes += plan.notes
     all_active = [r.index for r in results if r.skipped is None]
-    texts = llm.generate([q.text for q in requests], synthesis_settings) if requests and llm else []
+    accept = _parses([prompts[q.prompt] for q in requests], released_bugs)
+    texts = (
+        llm.generate([q.text for q in requests], synthesis_settings, accept)
+        if requests and llm
+        else []
+    )
     for q, text in zip(requests, texts, strict=True):
         parsed = _parse(prompts[q.prompt], text, released_bugs)
         report.add(q.prompt, parsed.status)

@@ -11,9 +11,11 @@ Both released trainers (``bcai01/SAN``: ``models/rankcse``, ``models/rlrd``) com
 - L_rank: ListMLE (or ListNet) of each anchor's in-batch list cos(h_i, h_j+) at
   ``rank_temperature`` against the mixed teachers' order of cos(t_i, t_j);
 - L_rank over SAN (eq. 5): the list cos(h_i, h_j-) at ``san_rank_temperature`` against the
-  teachers' order of cos(t_i, t_j-). The released code scales it by lambda *inside* the
-  distillation term (``kd = lambda * kd_san + kd``, then ``gamma * kd``), so eq. 6's lambda and
-  eq. 7's beta are ``gamma * lambda`` here; the paper's Table 6 value is ``lambda``.
+  teachers' order of cos(t_i, t_j-) (ListNet: the teachers' list at
+  ``san_teacher_temperature``, the released ``z1_z3_tau2`` / ``z1_z4_tau2`` 0.05). The released
+  code scales it by lambda *inside* the distillation term (``kd = lambda * kd_san + kd``, then
+  ``gamma * kd``), so eq. 6's lambda and eq. 7's beta are ``gamma * lambda`` here; the paper's
+  Table 6 value is ``lambda``.
 
 RankCSE (eq. 6): beta 1, mu 0, gamma 1, lambda 0.4. RLRD (eq. 7): beta 0, mu 1e-3, gamma 1e-3
 (``t_lmb``), lambda 0.2.
@@ -26,7 +28,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from negcse.losses import bidirectional_margin_loss, cosine_matrix, hierarchical_info_nce
-from negcse.losses.ranking import list_mle, list_net, rank_consistency, teacher_mixture
+from negcse.losses.ranking import (
+    LISTMLE_EPSILON,
+    list_mle,
+    list_net,
+    rank_consistency,
+    teacher_mixture,
+)
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -68,12 +76,22 @@ def teacher_similarities(
     return teacher_mixture(sims, weights)
 
 
-def rank_loss(kind: RankLoss, student: Tensor, teacher: Tensor, temperature: float) -> Tensor:
-    """ListMLE or ListNet of ``student`` cosines at ``temperature`` against ``teacher``."""
+def rank_loss(
+    kind: RankLoss,
+    student: Tensor,
+    teacher: Tensor,
+    temperature: float,
+    *,
+    teacher_temperature: float | None = None,
+    epsilon: float = LISTMLE_EPSILON,
+) -> Tensor:
+    """ListMLE (with ``epsilon``) or ListNet of ``student`` cosines at ``temperature`` against
+    ``teacher`` (ListNet: at ``teacher_temperature``, default ``temperature``; ListMLE reads
+    the teacher's order only)."""
     if kind == "listmle":
-        return list_mle(student, teacher, temperature)
+        return list_mle(student, teacher, temperature, epsilon=epsilon)
     if kind == "listnet":
-        return list_net(student, teacher, temperature)
+        return list_net(student, teacher, temperature, teacher_temperature)
     raise ValueError(f"unknown ranking loss {kind!r}; known: listmle, listnet")
 
 
@@ -90,6 +108,8 @@ def distillation_loss(
     tau2: float | None = None,
     teacher_san: Tensor | None = None,
     san_rank_temperature: float | None = None,
+    san_teacher_temperature: float | None = None,
+    listmle_epsilon: float = LISTMLE_EPSILON,
     negation: Tensor | None = None,
     bml_margins: tuple[float, float] = (0.1, 0.3),
     reference_quirks: bool = False,
@@ -100,7 +120,9 @@ def distillation_loss(
     (the SAN view) HiNCE at ``tau2`` replaces InfoNCE and, when ``weights.san_rank`` > 0,
     ``teacher_san`` (sentences x SAN samples) is required. ``negation`` is required when
     ``weights.bml`` > 0. ``reference_quirks`` turns the consistency term into the released
-    entropy term (see :func:`negcse.losses.ranking.rank_consistency`).
+    entropy term (see :func:`negcse.losses.ranking.rank_consistency`). ``listmle_epsilon``:
+    ListMLE's released 1e-7 (0: exact Plackett-Luce); ``san_teacher_temperature``: ListNet's
+    temperature of the teachers' SAN list (None: the student's SAN temperature).
     """
     parts: dict[str, Tensor] = {}
     if san is not None and tau2 is None:
@@ -118,14 +140,23 @@ def distillation_loss(
         bml = bidirectional_margin_loss(anchor, positive, negation, *bml_margins)
         parts["bml"] = bml
         loss = loss + weights.bml * bml
-    rank = rank_loss(kind, cosine_matrix(anchor, positive), teacher, rank_temperature)
+    rank = rank_loss(
+        kind, cosine_matrix(anchor, positive), teacher, rank_temperature, epsilon=listmle_epsilon
+    )
     parts["rank"] = rank
     if weights.san_rank > 0:
         if san is None or teacher_san is None:
             raise ValueError("the SAN ranking term needs the SAN view and the teachers' SAN lists")
         san_tau = tau2 if san_rank_temperature is None else san_rank_temperature
         assert san_tau is not None
-        rank_san = rank_loss(kind, cosine_matrix(anchor, san), teacher_san, san_tau)
+        rank_san = rank_loss(
+            kind,
+            cosine_matrix(anchor, san),
+            teacher_san,
+            san_tau,
+            teacher_temperature=san_teacher_temperature,
+            epsilon=listmle_epsilon,
+        )
         parts["rank_san"] = rank_san
         rank = rank + weights.san_rank * rank_san
     loss = loss + weights.rank * rank

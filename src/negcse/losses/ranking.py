@@ -7,7 +7,9 @@ student's scores at temperature tau,
 
     P(pi | s, tau) = prod_i exp(s_pi(i) / tau) / sum_{j >= i} exp(s_pi(j) / tau),
 
-mean over rows. :func:`list_net` is ListNet's top-one cross entropy (Cao et al. 2007).
+mean over rows, computed as released (allRank's ``listMLE`` in both SAN trainers) with
+x = s_pi / tau - max(s / tau): sum_i log(sum_{j >= i} exp(x_j) + epsilon) - x_i, epsilon 1e-7.
+:func:`list_net` is ListNet's top-one cross entropy (Cao et al. 2007).
 :func:`rank_consistency` is RankCSE's Jensen-Shannon consistency between the two dropout
 views' similarity distributions. Scores are cosines; the temperatures are applied here.
 """
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
 
 
 TieBreak = Literal["random", "index"]
+#: the released ListMLE's epsilon inside log(cumsum + epsilon)
+LISTMLE_EPSILON = 1e-7
 
 
 def _check_pair(student: Tensor, teacher: Tensor) -> None:
@@ -65,21 +69,32 @@ def list_mle(
     temperature: float,
     ties: TieBreak = "random",
     generator: torch.Generator | None = None,
+    epsilon: float = LISTMLE_EPSILON,
 ) -> Tensor:
     """ListMLE: -log P(teacher's order | student / temperature), mean over rows.
 
-    Row r contributes sum_i [logsumexp_{j >= i} s_pi(j) / tau - s_pi(i) / tau], with pi the
-    teacher's descending order of row r (ties as in :func:`teacher_order`). Only the teacher's
-    order matters, so the teacher's temperature does not enter.
+    Row r contributes sum_i [log(sum_{j >= i} exp(x_j) + epsilon) - x_i], x = s_pi / tau minus
+    the row's maximum, with pi the teacher's descending order of row r (ties as in
+    :func:`teacher_order`). ``epsilon`` is the released 1e-7: a phantom item about 16 logits
+    below the row's maximum that keeps pushing the lowest-ranked items up (the maximum is not
+    detached, as released, since the epsilon breaks shift invariance). ``epsilon`` 0 is the exact
+    Plackett-Luce likelihood. Only the teacher's order matters, so the teacher's temperature does
+    not enter.
     """
     _check_pair(student, teacher)
     _positive("temperature", temperature)
+    if epsilon < 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
     order = teacher_order(teacher, ties, generator)
     scores = student.float().gather(1, order) / temperature
-    scores = scores - scores.max(1, keepdim=True).values.detach()  # shift-invariant; stabler
-    # log of sum_{j >= i} exp(s_pi(j)): a reversed cumulative logsumexp
-    tail = scores.flip(1).logcumsumexp(1).flip(1)
-    return (tail - scores).sum(1).mean()
+    if epsilon == 0:
+        scores = scores - scores.max(1, keepdim=True).values.detach()  # shift-invariant; stabler
+        # log of sum_{j >= i} exp(s_pi(j)): a reversed cumulative logsumexp
+        tail = scores.flip(1).logcumsumexp(1).flip(1)
+        return (tail - scores).sum(1).mean()
+    scores = scores - scores.max(1, keepdim=True).values
+    tail = scores.exp().flip(1).cumsum(1).flip(1)
+    return ((tail + epsilon).log() - scores).sum(1).mean()
 
 
 def _off_diagonal(matrix: Tensor) -> Tensor:

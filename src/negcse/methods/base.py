@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar
 import numpy as np
 
 from negcse.lazy import torch
+from negcse.methods.params import ParamError, bounded, check_params
 from negcse.poolers import Pooler, get_pooler
 
 if TYPE_CHECKING:
@@ -64,16 +65,44 @@ class View:
 
 
 @dataclass(frozen=True)
+class GuideInput:
+    """One text a guide encodes each step: ``ctx.guides[guide][key]`` is ``column`` wrapped by
+    the registered prompt pooler ``prompt`` (its tokenization; the guide's pooler pools)."""
+
+    key: str
+    column: str
+    prompt: str
+
+
+@dataclass(frozen=True)
 class Guide:
     """A frozen model a method reads: ``name`` (``--guide NAME=PATH``, key of ``ctx.guides``),
     the text ``columns`` it encodes each step and its ``pooler`` (a registered pooler name;
     ``"cls"`` is [CLS] + the dense + tanh head saved with the model). ``default``: the model
-    used when no ``--guide`` names it (None: required)."""
+    used when no ``--guide`` names it (None: required). ``inputs``: empty, each column is
+    encoded as it is under its own name (tokenized by the pooler); else what the guide encodes
+    instead (:class:`GuideInput`, each of ``columns``, prompt-wrapped: RLRD's teachers)."""
 
     name: str
     columns: tuple[str, ...] = ("sentence",)
     pooler: str = "cls_before_pooler"
     default: str | None = None
+    inputs: tuple[GuideInput, ...] = ()
+
+    def __post_init__(self) -> None:
+        keys = [i.key for i in self.inputs]
+        stray = sorted({i.column for i in self.inputs} - set(self.columns))
+        if len(set(keys)) != len(keys) or stray:
+            raise ValueError(
+                f"guide {self.name}: inputs need distinct keys and columns among "
+                f"{self.columns}; got keys {keys}, other columns {stray}"
+            )
+
+    def encoded(self) -> tuple[tuple[str, str, str | None], ...]:
+        """(key, column, prompt pooler or None) of every text the guide encodes."""
+        if self.inputs:
+            return tuple((i.key, i.column, i.prompt) for i in self.inputs)
+        return tuple((c, c, None) for c in self.columns)
 
 
 @dataclass
@@ -107,20 +136,31 @@ P = TypeVar("P", bound="MethodParams")
 
 @dataclass(frozen=True)
 class MethodParams:
-    """Base for a method's hyperparameters; subclasses add fields (all with defaults)."""
+    """Base for a method's hyperparameters; subclasses add fields (all with defaults), typed
+    and bounded (:mod:`negcse.methods.params`). A subclass with checks across fields overrides
+    ``__post_init__``, calls ``super().__post_init__()`` first and raises ``ParamError``."""
 
-    temperature: float = 0.05
+    temperature: float = bounded(0.05, gt=0)
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
     @classmethod
     def from_dict(cls: type[PT], values: dict[str, Any], where: str) -> PT:
+        """The params of ``values``; an unknown key is a KeyError, a value of the wrong type or
+        out of bounds a :class:`ParamError`, each naming ``where`` and the key."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
+            keys = ", ".join(f"{where}.{key}" for key in unknown)
             raise KeyError(
-                f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))} for "
-                f"{cls.__name__}; known: {', '.join(sorted(known))}"
+                f"{keys}: unknown parameter(s) of {cls.__name__}; known: "
+                f"{', '.join(sorted(known))}"
             )
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ParamError as exc:
+            raise exc.at(where) from None
 
 
 class Method(ABC, Generic[P]):

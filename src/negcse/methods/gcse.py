@@ -8,8 +8,10 @@ evaluation model, the ``evaluation`` guide, with its MLP head: ``init_guide``) e
 three with dropout, [CLS] + MLP as SimCSE trains. The frozen stage-1 model is the ``evaluation``
 guide (``negcse train --guide evaluation=STAGE1_MODEL``): it gives s'_i = cos(h'_i, h'_i-) of
 the anchor and its own hard negative, and the loss is
-:func:`negcse.gcse.loss.gaussian_decayed_info_nce` (``form`` "paper", the default, or
-"released"; docs/fidelity-gcse.md says why). The guide embeds with [CLS] + the dense + tanh head
+:func:`negcse.gcse.loss.gaussian_decayed_info_nce` (``form`` "released", the default: G as a
+detached change, width sigma 0.0085 = the released alpha 0.17 logits; or "paper": the gradient
+through G, eq. 12-13 read literally, the labelled variant ``gcse_paper_form``;
+docs/fidelity-gcse.md says why). The guide embeds with [CLS] + the dense + tanh head
 saved with the model, as the released frozen SimCSE does (``guide_pooler``).
 
 Training settings of the released stage 2 (``RELEASED_TRAIN``): max_seq_len 64, batch 128,
@@ -21,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from negcse.gcse.loss import FORMS, DecayForm, gaussian_decayed_info_nce
+from negcse.gcse.loss import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
 from negcse.lazy import F, torch
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
 if TYPE_CHECKING:
@@ -44,29 +47,19 @@ RELEASED_TRAIN: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class GCSEParams(MethodParams):
-    """``sigma``: eq. 13's width in cosine units (paper 0.01; released alpha 0.17 = 0.0085);
-    ``form``: "paper" (gradient through G) or "released" (detached change); ``decay``: False
-    replaces G by s (Table 4's "w/o decay");
+    """``sigma``: eq. 13's width in cosine units (released alpha 0.17 x tau = 0.0085; paper
+    0.01); ``form``: "released" (detached change) or "paper" (gradient through G); ``decay``:
+    False replaces G by s (Table 4's "w/o decay");
     ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head);
     ``token_type``: 1 gives the positives and negatives token type 1 as the released trainer."""
 
-    sigma: float = 0.01
-    form: DecayForm = "paper"
+    sigma: float = bounded(RELEASED_SIGMA, gt=0)
+    form: DecayForm = "released"
     decay: bool = True  # False: Table 4's "w/o decay" (G = s: the plain hard-negative logit)
     guide_pooler: str = "cls"
     #: token type of the positive and negative views (released cl_loader: 1, bug 13; the
     #: evaluation's inputs stay type 0); models without token types ignore it
-    token_type: int = 0
-
-    def __post_init__(self) -> None:
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
-        if not self.sigma > 0:
-            raise ValueError(f"sigma must be > 0, got {self.sigma}")
-        if self.token_type not in (0, 1):
-            raise ValueError(f"token_type must be 0 or 1, got {self.token_type}")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+    token_type: int = bounded(0, ge=0, le=1)
 
 
 @register

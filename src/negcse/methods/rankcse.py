@@ -12,7 +12,15 @@ mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
 - ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE; the teachers' weights come from
   the released reinforcement-learned agent (:mod:`negcse.training.teacher_agent`, method-owned
   state in the training checkpoint), or are fixed (``weighting: fixed``, ``teacher_weight``).
+  As released, both teachers encode the student's prompt-wrapped inputs (``teacher_inputs:
+  prompts``): their list is cos(T(anchor prompt of x_i), T(positive prompt of x_j)), the SAN
+  list cos(T(anchor prompt of x_i), T(SAN prompt of x_j-)), each teacher pooled its own way;
+  ``teacher_inputs: sentence`` has each teacher encode the bare sentence (through its pooler).
 - ``rlrd_san`` (eq. 7): + the SAN view as in ``sncse_san``, HiNCE and the SAN ListMLE.
+
+ListMLE keeps the released ``log(cumsum + 1e-7)`` (``listmle_epsilon``; 0: exact
+Plackett-Luce); ListNet divides the teachers' SAN list by ``san_teacher_temperature`` (released
+0.05, RLRD+SAN's student list uses tau2 0.1; None: the student's temperature).
 
 Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) and Table 6.
 """
@@ -20,18 +28,29 @@ Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from negcse.lazy import LazyModule
+from negcse.losses import cosine_matrix
 from negcse.losses.rank_distillation import (
     DistillationWeights,
     distillation_loss,
     teacher_similarities,
 )
-from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.losses.ranking import LISTMLE_EPSILON
+from negcse.methods.base import (
+    Guide,
+    GuideInput,
+    LossOutput,
+    Method,
+    MethodParams,
+    StepContext,
+    View,
+)
+from negcse.methods.params import ParamError, bounded
 from negcse.methods.registry import register
-from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
-from negcse.methods.sncse import ANCHOR_PROMPT, SNCSEParams, _SNCSEBase
+from negcse.methods.san import SAN_COLUMN, SAN_PROMPT
+from negcse.methods.sncse import ANCHOR_PROMPT, POSITIVE_PROMPT, SNCSEParams, _SNCSEBase
 
 if TYPE_CHECKING:
     import torch
@@ -42,38 +61,32 @@ else:  # its torch networks would load with the method registry (the Snakefile's
     teacher_agent = LazyModule("negcse.training.teacher_agent")
 
 TEACHERS = ("teacher1", "teacher2")
+#: the released temperature of the teachers' SAN lists (``z1_z3_tau2`` / ``z1_z4_tau2``)
+SAN_TEACHER_TEMPERATURE = 0.05
 
 
 @dataclass(frozen=True)
 class DistillParams(MethodParams):
-    rank_temperature: float = 0.05  # released --tau2: the student lists' temperature
-    distillation: str = "listmle"  # or "listnet"
-    consistency_weight: float = 1.0  # beta (RankCSE's consistency)
-    distillation_weight: float = 1.0  # gamma
-    teacher_weight: float = 0.33  # alpha: teacher1's weight; teacher2 gets 1 - alpha
+    rank_temperature: float = bounded(0.05, gt=0)  # released --tau2: the student lists'
+    distillation: Literal["listmle", "listnet"] = "listmle"
+    consistency_weight: float = bounded(1.0, ge=0)  # beta (RankCSE's consistency)
+    distillation_weight: float = bounded(1.0, ge=0)  # gamma
+    teacher_weight: float = bounded(0.33, gt=0, le=1)  # alpha: teacher1's; teacher2: 1 - alpha
     teacher1_pooler: str = "cls_before_pooler"
     teacher2_pooler: str = "cls_before_pooler"
     reference_quirks: bool = False  # the released consistency term (an entropy; see docs)
+    listmle_epsilon: float = bounded(LISTMLE_EPSILON, ge=0)  # released log(cumsum + 1e-7); 0: exact
 
-    def __post_init__(self) -> None:
-        if self.distillation not in ("listmle", "listnet"):
-            raise ValueError(f"distillation must be listmle or listnet, got {self.distillation!r}")
-        if not 0 < self.teacher_weight <= 1:
-            raise ValueError(f"teacher_weight must be in (0, 1], got {self.teacher_weight}")
-        if not self.rank_temperature > 0:
-            raise ValueError(f"rank_temperature must be > 0, got {self.rank_temperature}")
 
 
 @dataclass(frozen=True)
 class SanDistillParams(DistillParams):
-    tau2: float = 0.05  # HiNCE's SAN temperature (Table 6: RankCSE 0.05, RLRD 0.1)
-    p2: float | None = 0.2  # dropout of the SAN pass
-    san_rank_weight: float = 0.4  # lambda of ListMLE+SAN (Table 6: RankCSE 0.4, RLRD 0.2)
-    san_rank_temperature: float | None = None  # tau3 (eq. 5); None: tau2, as released
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.tau2, self.p2)
+    tau2: float = bounded(0.05, gt=0)  # HiNCE's SAN temperature (Table 6: RankCSE 0.05, RLRD 0.1)
+    p2: float | None = bounded(0.2, ge=0, lt=1)  # dropout of the SAN pass
+    san_rank_weight: float = bounded(0.4, ge=0)  # lambda of ListMLE+SAN (Table 6: 0.4, RLRD 0.2)
+    san_rank_temperature: float | None = bounded(None, gt=0)  # tau3 (eq. 5); None: tau2
+    # ListNet's teacher SAN list (released 0.05 for every script); None: the student's tau3
+    san_teacher_temperature: float | None = bounded(SAN_TEACHER_TEMPERATURE, gt=0)
 
 
 @dataclass(frozen=True)
@@ -82,23 +95,19 @@ class RLRDParams(DistillParams, SNCSEParams):
     distillation_weight: float = 1.0e-3  # released t_lmb
     teacher_weight: float = 0.5  # released --alpha_ 0.5: teacher1's weight with weighting fixed
     teacher1_pooler: str = ANCHOR_PROMPT  # the released SNCSE-prompt teacher, pooled at [MASK]
-    weighting: str = "agent"  # the released RL agent's per-step weights, or "fixed"
+    #: the released RL agent's per-step weights, or "fixed"
+    weighting: Literal["agent", "fixed"] = "agent"
     agent_quirks: bool = False  # true: the released agent's bugs (docs/fidelity-san.md)
-    agent_update_steps: int = 125  # PPO every N steps (released PSEUDO_EPISODE_LENGTH)
-    agent_lr: float = 1.0e-4  # the policies' Adam (new at every update, as released)
-    critic_lr: float = 3.0e-4  # the critics' Adam
+    agent_update_steps: int = bounded(125, ge=1)  # PPO every N steps (PSEUDO_EPISODE_LENGTH)
+    agent_lr: float = bounded(1.0e-4, gt=0)  # the policies' Adam (new at every update)
+    critic_lr: float = bounded(3.0e-4, gt=0)  # the critics' Adam
+    #: what the teachers encode: the student's prompt-wrapped inputs (released) or the sentence
+    teacher_inputs: Literal["prompts", "sentence"] = "prompts"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.weighting not in ("agent", "fixed"):
-            raise ValueError(f"weighting must be agent or fixed, got {self.weighting!r}")
         if self.weighting == "agent" and self.teacher_weight == 1:
-            raise ValueError("weighting: agent weighs two teachers; teacher_weight 1 keeps one")
-        if self.agent_update_steps < 1:
-            raise ValueError(f"agent_update_steps must be >= 1, got {self.agent_update_steps}")
-        for name in ("agent_lr", "critic_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+            raise ParamError("weighting", "agent weighs two teachers; teacher_weight 1 keeps one")
 
 
 @dataclass(frozen=True)
@@ -117,13 +126,22 @@ class _Distillation(Method[DP]):
     def teacher_names(self) -> tuple[str, ...]:
         return TEACHERS[:1] if self.params.teacher_weight == 1 else TEACHERS
 
+    def teacher_inputs(self) -> tuple[GuideInput, ...]:
+        """What each teacher encodes (key, column, prompt); empty: the columns as they are."""
+        return ()
+
+    def teacher_lists(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        """The teachers' (rows, columns) keys of the main list and of the SAN list."""
+        return ("sentence", "sentence"), ("sentence", SAN_COLUMN)
+
     def guides(self) -> tuple[Guide, ...]:
         p = self.params
         san = isinstance(p, SanDistillParams)
         columns = ("sentence", SAN_COLUMN) if san else ("sentence",)
         poolers = (p.teacher1_pooler, p.teacher2_pooler)
+        inputs = self.teacher_inputs()
         return tuple(
-            Guide(name, columns, pooler)
+            Guide(name, columns, pooler, inputs=inputs)
             for name, pooler in zip(self.teacher_names(), poolers, strict=False)
         )
 
@@ -138,13 +156,15 @@ class _Distillation(Method[DP]):
         p = self.params
         teachers = [ctx.guides[name] for name in self.teacher_names()]
         mix = self.teacher_mix(emb, teachers)
+        main, san_list = self.teacher_lists()
         san_kw: dict[str, object] = {}
         if isinstance(p, SanDistillParams):
             san_kw = {
                 "san": emb["san"],
                 "tau2": p.tau2,
-                "teacher_san": teacher_similarities(teachers, mix, "sentence", SAN_COLUMN),
+                "teacher_san": teacher_similarities(teachers, mix, *san_list),
                 "san_rank_temperature": p.san_rank_temperature,
+                "san_teacher_temperature": p.san_teacher_temperature,
             }
         bml_kw: dict[str, object] = {}
         if isinstance(p, SNCSEParams):
@@ -158,12 +178,13 @@ class _Distillation(Method[DP]):
         loss, parts = distillation_loss(
             emb["anchor"],
             emb["positive"],
-            teacher_similarities(teachers, mix, "sentence", "sentence"),
+            teacher_similarities(teachers, mix, *main),
             weights=weights,
             temperature=p.temperature,
             rank_temperature=p.rank_temperature,
             kind=p.distillation,  # type: ignore[arg-type]
             reference_quirks=p.reference_quirks,
+            listmle_epsilon=p.listmle_epsilon,
             **san_kw,  # type: ignore[arg-type]
             **bml_kw,  # type: ignore[arg-type]
         )
@@ -200,6 +221,23 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         self.agent: teacher_agent.TeacherAgent | None = None  # built by attach (weighting: agent)
         self._reward: Tensor | None = None
 
+    def teacher_inputs(self) -> tuple[GuideInput, ...]:
+        """As released, the student's prompt-wrapped inputs (``teacher_inputs: prompts``)."""
+        if self.params.teacher_inputs == "sentence":
+            return ()
+        inputs = (
+            GuideInput("anchor", "sentence", ANCHOR_PROMPT),
+            GuideInput("positive", "sentence", POSITIVE_PROMPT),
+        )
+        if isinstance(self.params, SanDistillParams):
+            inputs += (GuideInput("san", SAN_COLUMN, SAN_PROMPT),)
+        return inputs
+
+    def teacher_lists(self) -> tuple[tuple[str, str], tuple[str, str]]:
+        if self.params.teacher_inputs == "sentence":
+            return super().teacher_lists()
+        return ("anchor", "positive"), ("anchor", "san")
+
     def attach(self, model: torch.nn.Module) -> None:
         super().attach(model)
         p = self.params
@@ -215,12 +253,14 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
         if self.agent is None:
             return super().teacher_mix(emb, teachers)
         p = self.params
+        rows, cols = self.teacher_lists()[0]
         states = teacher_agent.agent_states(
             emb["anchor"],
             emb["positive"],
-            [t["sentence"] for t in teachers],
+            [cosine_matrix(t[rows].float(), t[cols].float()) for t in teachers],
             p.rank_temperature,
             p.distillation,  # type: ignore[arg-type]
+            p.listmle_epsilon,
         )
         weights = self.agent.act(states)
         return [weights[0], weights[1]]

@@ -20,6 +20,7 @@ import pandas as pd
 
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.errors import UserError
+from negcse.tables.html import markdown_html
 from negcse.tables.published import (
     TRANSFER_TASKS,
     published_mteb_avg,
@@ -29,11 +30,13 @@ from negcse.tables.published import (
 )
 from negcse.tables.render import (
     PAPER_DIFF,
+    ROW_NOTES,
     Column,
     add_baseline_delta,
     collect,
     latex_escape,
     metrics,
+    plain_caption,
     render_latex,
     render_markdown,
     summarize,
@@ -52,24 +55,62 @@ class TableInputError(UserError, ValueError):
 @dataclass(frozen=True)
 class Options:
     """Settings from the workflow: ``baselines`` maps a method to the one its paper compared
-    it with (params.yaml ``methods.<m>.baseline``)."""
+    it with (params.yaml ``methods.<m>.baseline``); ``released`` names the released
+    checkpoints' rows (params.yaml ``released``), reference rows like the untrained one."""
 
     baselines: Mapping[str, str] = field(default_factory=dict)
+    released: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Table:
-    """A built table: LaTeX, the frame its CSV twin is written from, Markdown, DVC metrics."""
+    """A built table: LaTeX, the frame its CSV twin is written from, Markdown, DVC metrics,
+    and the HTML page the Snakemake report shows (the Markdown with its caption)."""
 
     tex: str
     frame: pd.DataFrame | None = None
     md: str | None = None
     metrics: dict[str, float] | None = None
+    html: str | None = None
 
 
 def _read(path: str | os.PathLike[str]) -> dict:
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def check_evaluations(paths: Sequence[str | os.PathLike[str]], group: str | None = None) -> None:
+    """A table averages one evaluation per (method, backbone, seed), all of a row under one STS
+    protocol (``protocol``: SentEval's processed files or MTEB's raw text); two files of one run,
+    or a row that mixes protocols, is an error naming both files. ``group``: only the files of
+    that MTEB group."""
+    runs: dict[tuple[str, str, str], str] = {}
+    protocols: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for path in paths:
+        result = _read(path)
+        if group is not None and result.get("group") != group:
+            continue
+        method, backbone = str(result.get("method")), str(result.get("backbone"))
+        seed = str(result.get("seed", ""))
+        run = (method, backbone, seed)
+        if run in runs:
+            raise TableInputError(
+                f"{runs[run]} and {path}: two evaluations of {method} on {backbone}, "
+                f"{f'seed {seed}' if seed else 'no seed'}; a row averages one per seed "
+                "(remove one)"
+            )
+        runs[run] = str(path)
+        protocol = result.get("protocol")
+        if protocol is not None:
+            row = protocols[(method, backbone)]
+            row.setdefault(str(protocol), str(path))
+            if len(row) > 1:
+                (p1, f1), (p2, f2) = list(row.items())[:2]
+                raise TableInputError(
+                    f"{f1} ({p1} protocol) and {f2} ({p2} protocol): the row {method} on "
+                    f"{backbone} mixes STS protocols; evaluate every seed under one "
+                    "(evaluation.protocol)"
+                )
 
 
 def _with_published(summary: pd.DataFrame, published: Sequence[PaperColumn]) -> pd.DataFrame:
@@ -84,6 +125,7 @@ def _with_published(summary: pd.DataFrame, published: Sequence[PaperColumn]) -> 
     if extra:
         rows = pd.DataFrame({"method": [m for m, _ in extra], "backbone": [b for _, b in extra]})
         rows["seeds"] = 0
+        rows["trained"] = False
         summary = pd.concat([summary, rows], ignore_index=True)
     for p in published:
         summary[f"paper_{p.metric}"] = [
@@ -97,6 +139,7 @@ def _with_published(summary: pd.DataFrame, published: Sequence[PaperColumn]) -> 
 
 def summarize_spec(spec: TableSpec, evals: Sequence[str], options: Options) -> pd.DataFrame:
     """Mean/std/seeds of the spec's mean columns, then its published and baseline columns."""
+    check_evaluations(evals)
     means = [c for c in spec.columns if c.kind == "mean"]
     keys = [c.key for c in means]
     long = collect(evals, [c.source or c.key for c in means])
@@ -104,7 +147,7 @@ def summarize_spec(spec: TableSpec, evals: Sequence[str], options: Options) -> p
         if col.source:
             long.loc[long["metric"] == col.source, "value"] *= col.scale
             long["metric"] = long["metric"].replace({col.source: col.key})
-    summary = summarize(long, keys, paper_value=spec.paper)
+    summary = summarize(long, keys, paper_value=spec.paper, released=options.released)
     if spec.published:
         summary = _with_published(summary, spec.published)
     if spec.baseline:
@@ -115,11 +158,15 @@ def summarize_spec(spec: TableSpec, evals: Sequence[str], options: Options) -> p
 def summary_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     """The spec's columns, one row per method x backbone (then published-only models)."""
     summary = summarize_spec(spec, evals, options)
+    md = render_markdown(summary, spec.columns, spec.fmt)
     return Table(
-        tex=render_latex(summary, spec.columns, spec.caption, spec.label, spec.fmt),
+        tex=render_latex(
+            summary, spec.columns, spec.caption, spec.label, spec.fmt, options.baselines
+        ),
         frame=summary,
-        md=render_markdown(summary, spec.columns, spec.fmt),
+        md=md,
         metrics=metrics(summary, spec.metric) if spec.metric else None,
+        html=markdown_html(f"{plain_caption(spec.caption)}\n\n{md}", spec.name),
     )
 
 
@@ -198,14 +245,15 @@ MTEB_CAPTIONS = {
         "MTEB reranking test sets (AskUbuntuDupQuestions, MindSmallReranking, SciDocsRR, "
         "StackOverflowDupQuestions), cosine similarity, mteb {version}: MAP $\\times$100 per "
         "task, averages of MRR@10 and MAP; mean $\\pm$ std over seeds. Paper: the published "
-        "average MAP (GCSE Table 6); $\\Delta$ = ours $-$ paper; best mean per column in bold."
+        "average MAP (GCSE Table 6); $\\Delta$ = ours $-$ paper; the best mean per column "
+        "and backbone in bold."
     ),
     "classification": (
         "MTEB classification, the ten tasks of SAN Table 4 (English subsets, test sets), "
         "accuracy $\\times$100 of mteb {version}'s logistic regression on frozen embeddings; "
         "mean $\\pm$ std over seeds. Paper: the published average accuracy (SAN Table 4; "
-        "backbone not stated, filed under BERT-base); $\\Delta$ = ours $-$ paper; best mean "
-        "per column in bold."
+        "backbone not stated, filed under BERT-base); $\\Delta$ = ours $-$ paper; the best "
+        "mean per column and backbone in bold."
     ),
 }
 
@@ -257,10 +305,10 @@ def collect_mteb(paths: Sequence[str | os.PathLike[str]], group: str) -> pd.Data
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": value,
-                    "llm": result.get("llm", ""),
+                    **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
-    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", "llm"])
+    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", *ROW_NOTES])
 
 
 def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
@@ -270,6 +318,7 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
     latex, markdown, dvc = [], [], {}
     for group in GROUPS:
         keys, shown, _ = mteb_keys(group)
+        check_evaluations(evals, group)
         long = collect_mteb(evals, group)
         if long.empty:
             continue
@@ -279,25 +328,73 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
         summaries[group] = summary
         columns = (*[Column(k, k) for k in shown], *PAPER_DIFF)
         caption = MTEB_CAPTIONS[group].format(version=version)
-        latex.append(render_latex(summary, columns, caption, f"tab:mteb-{group}"))
-        plain = caption.replace("$\\times$", "x").replace("$\\pm$", "+-").replace("$\\Delta$", "Δ")
-        plain = plain.replace("$-$", "-")
-        markdown.append(f"## MTEB {group}\n\n{plain}\n\n{render_markdown(summary, columns)}")
+        label = f"tab:mteb-{group}"
+        latex.append(render_latex(summary, columns, caption, label, baselines=options.baselines))
+        markdown.append(
+            f"## MTEB {group}\n\n{plain_caption(caption)}\n\n{render_markdown(summary, columns)}"
+        )
         dvc.update(metrics(summary, shown[-1], prefix=f"{group}/"))
     if not summaries:
         raise TableInputError(f"no MTEB evaluation among {len(evals)} file(s)")
     frame = pd.concat([s.assign(group=g) for g, s in summaries.items()], ignore_index=True)
     frame = frame[["group", *[c for c in frame.columns if c != "group"]]]
-    return Table(tex="\n".join(latex), frame=frame, md="\n".join(markdown), metrics=dvc)
+    md = "\n".join(markdown)
+    return Table(
+        tex="\n".join(latex), frame=frame, md=md, metrics=dvc, html=markdown_html(md, spec.name)
+    )
 
 
 # Case study: GCSE Table 8's pairs x methods, one backbone.
+
+
+def case_study_frame(
+    cases: Sequence[tuple[str, str, float]], methods: Mapping[str, Mapping], low: float,
+    high: float, backbone: str,
+) -> pd.DataFrame:
+    """One row per method: each pair's score on the label scale and its absolute error, then
+    the false-positive / false-negative rates (the CSV twin of the case-study table)."""
+    from negcse.analysis.latex import scaled
+
+    rows = []
+    for method, stats in methods.items():
+        row: dict[str, object] = {"method": method, "backbone": backbone}
+        for i, ((_, _, gold), pred) in enumerate(zip(cases, stats["pred_norm"], strict=True), 1):
+            score = scaled(pred, low, high)
+            row[f"pair{i}_score"], row[f"pair{i}_error"] = score, abs(score - gold)
+        row["false_positive_rate"] = stats["false_positive_rate"]
+        row["false_negative_rate"] = stats["false_negative_rate"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def case_study_markdown(
+    cases: Sequence[tuple[str, str, float]], frame: pd.DataFrame, caption: str
+) -> str:
+    """The pairs as a numbered list, then the case-study table as in LaTeX."""
+
+    def num(value: float, spec: str) -> str:
+        return "--" if math.isnan(value) else format(value, spec)
+
+    lines = [caption, ""]
+    lines += [f"{i}. {a} / {b} ({gold:.2f})" for i, (a, b, gold) in enumerate(cases, start=1)]
+    header = ["Method", *(str(i) for i in range(1, len(cases) + 1)), "FP / FN (%)"]
+    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in frame.iterrows():
+        pairs = [
+            "--" if math.isnan(row[f"pair{i}_score"])
+            else f"{row[f'pair{i}_score']:.2f} ({row[f'pair{i}_error']:.3f})"
+            for i in range(1, len(cases) + 1)
+        ]  # fmt: skip
+        rates = f"{num(row['false_positive_rate'], '.1f')} / {num(row['false_negative_rate'], '.1f')}"
+        lines.append("| " + " | ".join([str(row["method"]), *pairs, rates]) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     from negcse.analysis.latex import case_comparison_table
     from negcse.analysis.run import GCSE_CASES
 
+    check_evaluations(evals)
     per_method: dict[str, list[dict]] = defaultdict(list)
     backbones = set()
     for path in evals:
@@ -318,5 +415,13 @@ def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) ->
             "false_negative_rate": sum(c["false_negative_rate"] for c in cases) / len(cases),
         }
     low, high = next(iter(per_method.values()))[0]["label_range"]
-    caption = spec.caption.format(backbone=latex_escape(backbones.pop()))
-    return Table(tex=case_comparison_table(GCSE_CASES, methods, low, high, caption, "tab:cases"))
+    backbone = backbones.pop()
+    caption = spec.caption.format(backbone=latex_escape(backbone))
+    frame = case_study_frame(GCSE_CASES, methods, low, high, backbone)
+    md = case_study_markdown(GCSE_CASES, frame, plain_caption(caption))
+    return Table(
+        tex=case_comparison_table(GCSE_CASES, methods, low, high, caption, "tab:cases"),
+        frame=frame,
+        md=md,
+        html=markdown_html(md, f"{spec.name} {backbone}"),
+    )

@@ -2,9 +2,10 @@
 
 :func:`collect` reads evaluation JSON files into one row per (method, backbone, seed, metric);
 :func:`summarize` gives mean, std (ddof=1) and n per method x backbone; :func:`cells` turns the
-summary into rows of cells described by :class:`Column` (best mean in bold), which
-:func:`latex_table` (booktabs) and :func:`markdown_table` lay out. :func:`latex_escape` is the
-one escaper of the package.
+summary into rows of cells described by :class:`Column` (per backbone, the best trained
+method's mean in bold, in the direction the metric improves), which :func:`render_latex`
+(booktabs ``table*``, shrunk to the page width, one per backbone and family when large) and
+:func:`render_markdown` lay out. :func:`latex_escape` is the one escaper of the package.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,6 +33,36 @@ _ESCAPES = {
 }
 
 CellKind = Literal["mean", "number", "signed", "text", "count"]
+#: evaluation JSON keys shown in a row's name: the LLM that wrote the model's data (GCSE), a
+#: resource substituted where the run was planned (SAN's lexicon); a CSV column each where set
+ROW_NOTES = ("llm", "substitute")
+
+#: The method name of an untrained backbone's evaluation (rules/common.smk evaluation_args).
+UNTRAINED = "untrained"
+#: At most this many trained methods per LaTeX table; more are split by method family
+#: (negcse.analysis.groups), each part repeating the reference rows.
+MAX_ROWS = 30
+
+
+_PLAIN = {
+    r"$\Delta_{\mathrm{base}}$": "Δ base",
+    r"$\Delta$": "Δ",
+    r"$\times$": "×",
+    r"$\pm$": "±",
+    r"$-$": "−",
+    r"$\geq$": "≥",
+    "``": '"',
+    "''": '"',
+    "~": " ",
+    **{v: k for k, v in _ESCAPES.items() if k not in "~^\\"},
+}
+
+
+def plain_caption(latex: str) -> str:
+    """A caption's LaTeX as plain text (for Markdown and HTML)."""
+    for code, text in _PLAIN.items():
+        latex = latex.replace(code, text)
+    return latex
 
 
 def latex_escape(text: str) -> str:
@@ -46,9 +77,10 @@ class Column:
     ``key`` is the summary column: ``{key}_mean``/``{key}_std`` for a ``mean`` column (read
     from the evaluation JSON's ``source`` key, default ``key``, times ``scale``), ``key``
     itself otherwise. ``number`` prints the table's format, ``signed`` a +/- difference,
-    ``count`` an integer, ``text`` escaped text ("--" in Markdown when empty). ``bold`` marks the
-    max or min mean of the rows with seeds. ``latex`` is the LaTeX header when it is not the
-    escaped ``label``.
+    ``count`` an integer, ``text`` escaped text ("--" in Markdown when empty). ``bold`` is the
+    direction the metric improves in: the max or min mean of the trained rows of a backbone is
+    in bold (None: no best, e.g. a spread or a position). ``latex`` is the LaTeX header when it
+    is not the escaped ``label``.
     """
 
     key: str
@@ -92,7 +124,7 @@ def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": float(result[key]),
-                    "llm": result.get("llm", ""),
+                    **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
     return pd.DataFrame(rows)
@@ -102,9 +134,12 @@ def summarize(
     long: pd.DataFrame,
     keys: Sequence[str],
     paper_value: Callable[[str, str], float | None] | None = None,
+    released: Collection[str] = (),
 ) -> pd.DataFrame:
     """Mean, std (sample, ddof=1; 0 for one seed) and n per method x backbone x metric; with
-    ``paper_value``, columns ``paper`` and ``diff`` (our mean of the last key minus it)."""
+    ``paper_value``, columns ``paper`` and ``diff`` (our mean of the last key minus it).
+    Column ``trained``: False for the untrained backbone's rows and the ``released``
+    checkpoints' (reference rows, never in bold)."""
     grouped = long.groupby(["method", "backbone", "metric"], sort=False)["value"]
     stats = grouped.agg(mean="mean", std=lambda v: float(v.std(ddof=1)) if len(v) > 1 else 0.0,
                         n="count").reset_index()
@@ -116,17 +151,18 @@ def summarize(
         out[f"{key}_std"] = wide[("std", key)]
     out["seeds"] = wide[("n", keys[-1])].astype(int)
     out = out.reset_index()
-    if "llm" in long.columns and long["llm"].astype(bool).any():
-        # the LLM(s) that wrote a model's training data (GCSE), shown in the row's name
-        llms = long.groupby(["method", "backbone"], sort=False)["llm"].agg(
-            lambda v: ", ".join(sorted({str(x) for x in v if x}))
-        )
-        out["llm"] = [llms.get((m, b), "") for m, b in zip(out["method"], out["backbone"],
-                                                           strict=True)]
+    for note in ROW_NOTES:  # over the seeds, shown in the row's name
+        if note in long.columns and long[note].astype(bool).any():
+            notes = long.groupby(["method", "backbone"], sort=False)[note].agg(
+                lambda v: ", ".join(sorted({str(x) for x in v if x}))
+            )
+            out[note] = [notes.get((m, b), "") for m, b in zip(out["method"], out["backbone"],
+                                                               strict=True)]
     if paper_value is not None:
         out["paper"] = [paper_value(m, b) for m, b in zip(out["method"], out["backbone"], strict=True)]
         out["paper"] = out["paper"].astype(float)
         out["diff"] = out[f"{keys[-1]}_mean"] - out["paper"]
+    out["trained"] = ~out["method"].isin([UNTRAINED, *released])
     return out
 
 
@@ -151,13 +187,21 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _best(summary: pd.DataFrame, col: Column) -> float | None:
+def _trained(rows: pd.DataFrame | pd.Series) -> pd.Series | bool:
+    """The ``trained`` column; a frame without one: every row but the untrained backbone's."""
+    if "trained" in rows:
+        return rows["trained"].astype(bool) if isinstance(rows, pd.DataFrame) else rows["trained"]
+    return rows["method"] != UNTRAINED
+
+
+def _best(summary: pd.DataFrame, col: Column) -> dict[str, float]:
+    """Per backbone: the best mean of the trained rows in the column's direction."""
     if col.kind != "mean" or col.bold is None:
-        return None
-    values = summary.loc[summary["seeds"] > 0, f"{col.key}_mean"].dropna()
-    if values.empty:
-        return None
-    return float(values.max() if col.bold == "max" else values.min())
+        return {}
+    rows = summary[(summary["seeds"] > 0) & _trained(summary)]
+    values = rows.groupby("backbone", sort=False)[f"{col.key}_mean"]
+    best = values.max() if col.bold == "max" else values.min()
+    return {str(b): float(v) for b, v in best.dropna().items()}
 
 
 def _mean_cell(row: pd.Series, col: Column, fmt: str, best: float | None, latex: bool) -> str:
@@ -166,11 +210,13 @@ def _mean_cell(row: pd.Series, col: Column, fmt: str, best: float | None, latex:
     if n == 0 or _missing(mean):
         return "--"
     text = fmt.format(mean)
+    is_best = best is not None and bool(_trained(row)) and math.isclose(mean, best)
+    if latex:  # the std as a subscript: narrower than "mean $\pm$ std"
+        text = rf"\textbf{{{text}}}" if is_best else text
+        return text + (rf"$_{{\pm {fmt.format(row[f'{col.key}_std'])}}}$" if n > 1 else "")
     if n > 1:
-        text += (r" $\pm$ " if latex else " ± ") + fmt.format(row[f"{col.key}_std"])
-    if best is not None and math.isclose(float(mean), best):
-        return rf"\textbf{{{text}}}" if latex else f"**{text}**"
-    return text
+        text += " ± " + fmt.format(row[f"{col.key}_std"])
+    return f"**{text}**" if is_best else text
 
 
 def _cell(row: pd.Series, col: Column, fmt: str, best: float | None, latex: bool) -> str:
@@ -187,34 +233,43 @@ def _cell(row: pd.Series, col: Column, fmt: str, best: float | None, latex: bool
 
 
 def cells(
-    summary: pd.DataFrame, columns: Sequence[Column], fmt: str, latex: bool
+    summary: pd.DataFrame,
+    columns: Sequence[Column],
+    fmt: str,
+    latex: bool,
+    best: Mapping[str, Mapping[str, float]] | None = None,
 ) -> list[list[str]]:
-    """Method, backbone and one cell per column for every summary row."""
-    best = {col.key: _best(summary, col) for col in columns}
+    """Method, backbone and one cell per column for every summary row; ``best`` (column key
+    -> backbone -> best mean) from the whole table when these rows are a part of it."""
+    if best is None:
+        best = {col.key: _best(summary, col) for col in columns}
     out = []
     for _, row in summary.iterrows():
-        llm = row.get("llm")
-        method = f"{row['method']} ({llm})" if isinstance(llm, str) and llm else str(row["method"])
+        notes = [n for n in (row.get(key) for key in ROW_NOTES) if isinstance(n, str) and n]
+        method = f"{row['method']} ({'; '.join(notes)})" if notes else str(row["method"])
         names = [method, str(row["backbone"])]
+        backbone = str(row["backbone"])
         out.append(
             [latex_escape(n) if latex else n for n in names]
-            + [_cell(row, col, fmt, best[col.key], latex) for col in columns]
+            + [_cell(row, col, fmt, best[col.key].get(backbone), latex) for col in columns]
         )
     return out
 
 
 def latex_table(body: Sequence[str], cols: str, caption: str, label: str) -> str:
-    """A booktabs ``table*`` around ``body`` (its lines, header and midrules included)."""
+    """A booktabs ``table*`` around ``body`` (its lines, header and midrules included), shrunk
+    to the line width when it is wider (graphicx's ``\\resizebox``; never enlarged)."""
     return "\n".join(
         [
             r"\begin{table*}[t]",
             r"\centering",
             r"\small",
+            r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
             rf"\begin{{tabular}}{{{cols}}}",
             r"\toprule",
             *body,
             r"\bottomrule",
-            r"\end{tabular}",
+            r"\end{tabular}}",
             rf"\caption{{{caption}}}",
             rf"\label{{{label}}}",
             r"\end{table*}",
@@ -223,13 +278,58 @@ def latex_table(body: Sequence[str], cols: str, caption: str, label: str) -> str
     )
 
 
+def _parts(
+    summary: pd.DataFrame, baselines: Mapping[str, str]
+) -> list[tuple[str, pd.DataFrame]]:
+    """(backbone or "", rows) per LaTeX table: one per backbone of the trained rows when there
+    are several, each split into method families of at most :data:`MAX_ROWS` trained methods.
+    Every part has its backbone's reference rows (untrained, released, published) and those of
+    the backbones nothing was trained on (e.g. a paper's BERT-base numbers)."""
+    from negcse.analysis.groups import method_groups
+
+    is_trained = _trained(summary) & (summary["seeds"] > 0)
+    backbones = list(dict.fromkeys(summary.loc[is_trained, "backbone"]))
+    others = summary[~summary["backbone"].isin(backbones)]
+    parts = []
+    for backbone in backbones:
+        rows = summary[summary["backbone"] == backbone]
+        name = backbone if len(backbones) > 1 else ""
+        trained = rows[is_trained[rows.index]]
+        reference = pd.concat([rows.drop(trained.index), others])
+        methods = list(dict.fromkeys(trained["method"]))
+        if len(methods) <= MAX_ROWS:
+            parts.append((name, pd.concat([rows, others])))
+            continue
+        by_method = {m: trained[trained["method"] == m] for m in methods}
+        for group in method_groups(methods, baselines, MAX_ROWS):
+            parts.append((name, pd.concat([*(by_method[m] for m in group.methods), reference])))
+    return parts or [("", summary)]
+
+
 def render_latex(
-    summary: pd.DataFrame, columns: Sequence[Column], caption: str, label: str, fmt: str = "{:.2f}"
+    summary: pd.DataFrame,
+    columns: Sequence[Column],
+    caption: str,
+    label: str,
+    fmt: str = "{:.2f}",
+    baselines: Mapping[str, str] | None = None,
 ) -> str:
+    """One table (see :func:`_parts` for when it is several), bold per backbone."""
     header = ["Method", "Backbone", *[c.header(latex=True) for c in columns]]
-    body = [" & ".join(header) + r" \\", r"\midrule"]
-    body += [" & ".join(r) + r" \\" for r in cells(summary, columns, fmt, latex=True)]
-    return latex_table(body, "ll" + "".join(c.align for c in columns), caption, label)
+    cols = "ll" + "".join(c.align for c in columns)
+    best = {col.key: _best(summary, col) for col in columns}
+    parts = _parts(summary, baselines or {})
+    tables = []
+    for i, (backbone, rows) in enumerate(parts, start=1):
+        body = [" & ".join(header) + r" \\", r"\midrule"]
+        body += [" & ".join(r) + r" \\" for r in cells(rows, columns, fmt, True, best)]
+        part_caption, part_label = caption, label
+        if len(parts) > 1:
+            where = f"{latex_escape(backbone)}, " if backbone else ""
+            part_caption = rf"{caption} ({where}part {i} of {len(parts)})"
+            part_label = f"{label}-{i}"
+        tables.append(latex_table(body, cols, part_caption, part_label))
+    return "\n".join(tables)
 
 
 def render_markdown(summary: pd.DataFrame, columns: Sequence[Column], fmt: str = "{:.2f}") -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.tables import build
+from negcse.tables import build, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
@@ -101,7 +101,8 @@ def _tables() -> dict[str, TableSpec]:
                 "setting), mean $\\pm$ std over seeds; Paper: the published 7-task average; "
                 "$\\Delta$ = ours $-$ paper; Baseline: the method the paper compared with "
                 "(params.yaml), $\\Delta_{\\mathrm{base}}$ = our average $-$ its average on the "
-                "same backbone (-- when it is not in the grid); best mean per column in bold."
+                "same backbone (-- when it is not in the grid); the best trained method's mean per "
+                "column and backbone in bold."
             ),
             summary=(
                 "STS results: Spearman x100 of cosine similarity on the 7 STS tasks, mean +- "
@@ -119,7 +120,7 @@ def _tables() -> dict[str, TableSpec]:
                 "accuracy over the tasks shown. Paper: the published average over the same tasks "
                 "(GCSE Table 7, first LLM; OssCSE Table 5; GCSE Table 7's "
                 "SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not used); $\\Delta$ = "
-                "ours $-$ paper; best mean per column in bold."
+                "ours $-$ paper; the best trained method's mean per column and backbone in bold."
             ),
             summary=(
                 "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy x100 of logistic "
@@ -149,12 +150,15 @@ def _tables() -> dict[str, TableSpec]:
             name="analysis",
             inputs=analysis,
             columns=(
-                Column("Soft-neg. peak", "Soft-neg. peak", source="soft_negative_peak", scale=100),
-                Column("Random peak", "Random peak", source="random_peak", scale=100),
+                # a peak's or a spread's best is not defined: no bold there
+                Column("Soft-neg. peak", "Soft-neg. peak", bold=None, source="soft_negative_peak",
+                       scale=100),
+                Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
                 Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos. std", source="hard_positive_std", scale=100),
-                Column("FP", "FP", source="false_positive_rate"),
-                Column("FN", "FN", source="false_negative_rate"),
+                Column("Hard-pos. std", "Hard-pos. std", bold=None, source="hard_positive_std",
+                       scale=100),
+                Column("FP", "FP", bold="min", source="false_positive_rate"),
+                Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
             metric="FP",
             caption=(
@@ -163,8 +167,9 @@ def _tables() -> dict[str, TableSpec]:
                 "sentence) pairs of STS sentences (SNCSE Fig.~4); hard positives: cosine of STS "
                 "pairs with gold $\\geq$ 4 and low lexical overlap (SAN Fig.~4); FP / FN: "
                 "percentage of STS-B dev pairs whose median-normalized score is more than 0.2 "
-                "above / below the normalized label (GCSE Fig.~1, App.~J). Bold: column maximum "
-                "(not necessarily best)."
+                "above / below the normalized label (GCSE Fig.~1, App.~J). Bold: the best trained "
+                "method per backbone, highest hard-positive cosine and lowest FP / FN (peaks and "
+                "spread have no best)."
             ),
             summary=(
                 "Analysis summary per method and backbone, mean +- std over seeds: similarity "
@@ -213,7 +218,8 @@ def _tables() -> dict[str, TableSpec]:
                 "split-size-weighted average over the 16 datasets of OssCSE Table 2 (Cont., "
                 "Oppn.) and over every dataset whose median gold score is in [2, 3.5] (rule); "
                 "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (simcse = SimCSE's released "
-                "unsupervised BERT-base, simcse\\_sup = supervised); best of our means in bold."
+                "unsupervised BERT-base, simcse\\_sup = supervised); the best trained method's mean "
+                "per column and backbone in bold."
             ),
             summary=(
                 "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman x100 on the pairs "
@@ -221,8 +227,8 @@ def _tables() -> dict[str, TableSpec]:
                 "split-size-weighted over Table 2's datasets and over the median-rule datasets, "
                 "mean +- std over seeds, beside the paper's Table 3."
             ),
-            category="STS",
-            subcategory="OssCSE Cont./Oppn. splits",
+            category="OssCSE splits and probe",
+            subcategory="Cont./Oppn. splits (Tables 2, 3, 6)",
             build=build.splits_table,
         ),
         TableSpec(
@@ -243,17 +249,63 @@ def _tables() -> dict[str, TableSpec]:
                 "OssCSE's Appendix B probe: mean cosine similarity of the sentence to its eight "
                 "paraphrases and to its eight negations, Gap = paraphrase $-$ negation "
                 "(positive: paraphrases closer), mean $\\pm$ std over seeds. Paper: OssCSE "
-                "Section 5.2 (BERT-base). Bold: highest paraphrase and gap, lowest negation among "
-                "our rows."
+                "Section 5.2 (BERT-base). Bold: the trained method with the highest paraphrase "
+                "and gap, lowest negation, per backbone."
             ),
             summary=(
                 "OssCSE's Appendix B probe: mean cosine similarity of one sentence to its eight "
                 "paraphrases and to its eight negations, mean +- std over seeds, beside the "
                 "paper's SimCSE and OssCSE (BERT-base) means."
             ),
-            category="STS",
-            subcategory="OssCSE probe",
+            category="OssCSE splits and probe",
+            subcategory="Paraphrase / negation probe (Appendix B)",
             build=build.summary_table,
+        ),
+        TableSpec(
+            name="verdicts",
+            **_eval("sts"),
+            columns=verdicts.VERDICT_COLUMNS,
+            metric=None,  # verdicts.verdict_table: Δ base per method/backbone
+            caption=(
+                "Does each claim reproduce? 7-task STS average (Spearman $\\times$100, SentEval "
+                "``all''): $\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared "
+                "with (params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
+                "({resamples} resamples of the test pairs of each task, within each subset, the "
+                "same pairs for both models; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: "
+                "the paper's own difference (from another backbone, named, where it prints none "
+                "on this one: its sign is the claim). Verdict: reproduced (interval excludes 0 on "
+                "the claim's side), not significant (contains 0), reversed (excludes 0 on the "
+                "other side). $\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average, with "
+                "its interval."
+            ),
+            summary=(
+                "Verdicts: each method's STS-average difference to its paper's baseline with a "
+                "95% paired-bootstrap interval, the paper's own difference, and whether the claim "
+                "reproduced."
+            ),
+            category="STS",
+            subcategory="Verdicts",
+            build=verdicts.verdict_table,
+        ),
+        TableSpec(
+            name="checkpoints",
+            **_eval("sts"),
+            columns=verdicts.CHECKPOINT_COLUMNS,
+            metric=None,  # verdicts.checkpoint_table: the training gap
+            caption=(
+                "The authors' released checkpoints (params.yaml released) through our evaluator: "
+                "7-task STS average (Spearman $\\times$100); Paper: the published number the "
+                "checkpoint reproduces; Ours: our training of the same method (mean over seeds); "
+                "evaluation gap = released $-$ paper, training gap = ours $-$ released, each with "
+                "its 95\\% paired-bootstrap interval ({resamples} resamples; docs/statistics.md)."
+            ),
+            summary=(
+                "Released checkpoints: the paper's number, the checkpoint through our evaluator, "
+                "our training, and the evaluation and training gaps with 95% intervals."
+            ),
+            category="STS",
+            subcategory="Released checkpoints",
+            build=verdicts.checkpoint_table,
         ),
     ]
     return {spec.name: spec for spec in specs}

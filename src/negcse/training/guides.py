@@ -91,17 +91,20 @@ class FrozenGuide:
         max_len: int,
         device: torch.device,
     ) -> dict[str, Tensor]:
-        """Embeddings of rows ``idx`` of each of the guide's columns (tokenized on first use),
-        every column in one forward pass, as the trainer groups its views."""
-        for column in self.spec.columns:
-            if column not in self.rows:  # a text column (the trainer refuses numeric ones)
-                texts = list(columns[column])
-                self.rows[column] = tokenize_rows(self.pooler, self.model.tokenizer, texts, max_len)
-        parts = [self.rows[column] for column in self.spec.columns]
+        """Embeddings of rows ``idx`` of each text the guide encodes (``Guide.encoded``: a
+        column, or a column wrapped by a prompt; tokenized on first use) under its key, all in
+        one forward pass, as the trainer groups its views."""
+        encoded = self.spec.encoded()
+        for key, column, prompt in encoded:
+            if key not in self.rows:  # a text column (the trainer refuses numeric ones)
+                tokenizer = self.model.tokenizer
+                wrap = self.pooler if prompt is None else get_pooler(prompt, tokenizer=tokenizer)
+                self.rows[key] = tokenize_rows(wrap, tokenizer, list(columns[column]), max_len)
+        parts = [self.rows[key] for key, _, _ in encoded]
         batch = to_device(collate(parts, idx, None), device)
         emb = self.model.embed_batch(batch, self.pooler, self.use_mlp)
         n = len(idx)
-        return {column: emb[k * n : (k + 1) * n] for k, column in enumerate(self.spec.columns)}
+        return {key: emb[k * n : (k + 1) * n] for k, (key, _, _) in enumerate(encoded)}
 
 
 def _check_declared(specs: Sequence[Guide], names: Mapping[str, str]) -> None:

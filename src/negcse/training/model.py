@@ -22,9 +22,13 @@ from transformers import AutoConfig
 
 from negcse.errors import ModelFilesError
 from negcse.poolers import Pooler
-from negcse.pretrained import load_pretrained, model_inputs
+from negcse.pretrained import EVAL_MAX_LENGTH, load_pretrained, model_inputs
 
 logger = logging.getLogger(__name__)
+
+#: the sentence-transformers module of a model saved with a prompt pooler, and its config file
+ST_MODULE_TYPE = "negcse.st_module.PooledEncoder"
+ST_CONFIG_FILE = "negcse_sentence_transformers.json"
 
 
 class MLPHead(nn.Module):
@@ -90,29 +94,30 @@ class SentenceEncoder(nn.Module):
         pooled = pooler.pool(outputs, batch)
         return self.mlp(pooled) if mlp else pooled
 
-    def save(self, out: Path, eval_pooler: Pooler, max_seq_len: int, meta: dict[str, Any]) -> None:
+    def save(self, out: Path, eval_pooler: Pooler, meta: dict[str, Any]) -> None:
         """Hugging Face + sentence-transformers layout, MLP stored as the backbone's pooler."""
         pooler_layer = getattr(self.backbone, "pooler", None)
         if pooler_layer is not None and hasattr(pooler_layer, "dense"):
             pooler_layer.dense.load_state_dict(self.mlp.dense.state_dict())
         self.backbone.save_pretrained(out, safe_serialization=True)
         self.tokenizer.save_pretrained(out)
-        write_sentence_transformers_files(
-            out, eval_pooler, self.backbone.config.hidden_size, max_seq_len
-        )
+        write_sentence_transformers_files(out, eval_pooler, self.backbone.config.hidden_size)
         if eval_pooler.name == "cls":
             save_dense_weights(out, self.mlp)
         (out / "negcse.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
 
 
-def write_sentence_transformers_files(
-    out: Path, pooler: Pooler, hidden: int, max_seq_len: int
-) -> None:
-    """modules.json etc. so SentenceTransformer(out) reproduces the evaluation pooler."""
-    if pooler.st_mode is None:
-        logger.warning(
-            "pooler %s has no sentence-transformers equivalent; not writing one", pooler.name
-        )
+def write_sentence_transformers_files(out: Path, pooler: Pooler, hidden: int) -> None:
+    """modules.json etc. so SentenceTransformer(out) encodes as ``negcse evaluate`` does: the
+    evaluation pooler and its token limit (``EVAL_MAX_LENGTH``, not the training one). A prompt
+    pooler has no sentence-transformers equivalent: ``negcse.st_module.PooledEncoder`` is the
+    one module then (tokenization with the template, pooling at the mask token)."""
+    st_cfg = {"max_seq_length": EVAL_MAX_LENGTH, "do_lower_case": False}
+    if pooler.st_mode is None:  # a prompt pooler: our own module tokenizes and pools
+        modules = [{"idx": 0, "name": "0", "path": "", "type": ST_MODULE_TYPE}]
+        st_cfg = {"pooler": pooler.name, "max_seq_length": EVAL_MAX_LENGTH}
+        (out / ST_CONFIG_FILE).write_text(json.dumps(st_cfg, indent=2), encoding="utf-8")
+        (out / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
         return
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
@@ -146,7 +151,6 @@ def write_sentence_transformers_files(
         }
         (dense_dir / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     (out / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
-    st_cfg = {"max_seq_length": max_seq_len, "do_lower_case": False}
     (out / "sentence_bert_config.json").write_text(json.dumps(st_cfg), encoding="utf-8")
 
 

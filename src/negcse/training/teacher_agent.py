@@ -41,6 +41,7 @@ from torch.distributions import Beta
 
 from negcse.losses import cosine_matrix
 from negcse.losses.rank_distillation import RankLoss, rank_loss
+from negcse.losses.ranking import LISTMLE_EPSILON
 
 HIDDEN = 128
 BETA_OFFSET = 50.0  # softplus(...) + 50: both Beta parameters >= 50
@@ -79,15 +80,22 @@ class Transition(NamedTuple):
 
 
 def agent_states(
-    anchor: Tensor, positive: Tensor, teachers: list[Tensor], temperature: float, kind: RankLoss
+    anchor: Tensor,
+    positive: Tensor,
+    teacher_sims: list[Tensor],
+    temperature: float,
+    kind: RankLoss,
+    epsilon: float = LISTMLE_EPSILON,
 ) -> tuple[State, State]:
-    """Both teachers' states from the student's two views and the teachers' (batch, dim)
-    embeddings of the sentences, in fp32 outside autocast."""
+    """Both teachers' states from the student's two views and the teachers' (batch, batch)
+    cosine lists of the sentences (ListMLE with ``epsilon``), in fp32 outside autocast."""
     with torch.no_grad(), torch.autocast(anchor.device.type, enabled=False):
         views = torch.stack([anchor, positive]).float()
         student = cosine_matrix(views[0], views[1])
-        sims = [cosine_matrix(t.float(), t.float()) for t in teachers]
-        losses = torch.stack([rank_loss(kind, student, s, temperature) for s in sims])
+        sims = [s.float() for s in teacher_sims]
+        losses = torch.stack(
+            [rank_loss(kind, student, s, temperature, epsilon=epsilon) for s in sims]
+        )
         t1, t2 = (s / temperature for s in sims)
         losses = losses.reshape(1, 2)
         return State(views, torch.stack([t1, t2]), losses), State(

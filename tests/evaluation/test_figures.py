@@ -1,0 +1,114 @@
+"""Figures a two-column paper can print: groups of at most 8 methods with their baseline, one
+column wide, every line told apart, the legend under the axes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from negcse.analysis.curves import Curve
+from negcse.analysis.figures import WIDTH, curves_figure, similarity_figure
+from negcse.analysis.groups import MethodGroup, method_groups
+
+SMOKE = ["simcse", "una", "una_random_select", "una_random_replace", "una_random_both",
+         "sncse", "sncse_pl", "sncse_nl", "sncse_infonce", "osscse", "simcse_san", "sncse_san",
+         "una_baseline", "simcse_dropout15"]  # fmt: skip
+BASELINES = {
+    "una": "una_baseline", "una_baseline": "simcse", "una_random_select": "una",
+    "una_random_replace": "una", "una_random_both": "una", "sncse": "simcse", "sncse_pl": "sncse",
+    "sncse_nl": "sncse", "sncse_infonce": "sncse", "osscse": "simcse",
+    "simcse_san": "simcse_dropout15", "sncse_san": "sncse", "simcse_dropout15": "simcse",
+    "rankcse_san": "rankcse",  # not in this grid: ignored
+}  # fmt: skip
+
+
+def test_the_smoke_grid_packs_into_two_groups_by_hand() -> None:
+    # simcse's tree holds all 14 (> 8): split below it, simcse heading each part (7 places
+    # left). Its children in grid order: sncse's tree (sncse, pl, nl, infonce, sncse_san: 5),
+    # osscse (1): 6; una_baseline's tree (una_baseline, una, 3 ablations: 5) does not fit: a new
+    # group, which simcse_dropout15's tree (simcse_dropout15, simcse_san: 2) fills to 7.
+    assert method_groups(SMOKE, BASELINES) == [
+        MethodGroup("sncse", ("simcse", "sncse", "sncse_pl", "sncse_nl", "sncse_infonce",
+                              "sncse_san", "osscse"), "simcse"),
+        MethodGroup("una_baseline", ("simcse", "una_baseline", "una", "una_random_select",
+                                     "una_random_replace", "una_random_both", "simcse_dropout15",
+                                     "simcse_san"), "simcse"),
+    ]  # fmt: skip
+
+
+def test_a_long_chain_keeps_every_method_beside_its_own_baseline() -> None:
+    # a -> b -> c, and c has 4 children: with limit 3 the trees of a (7), b (6) and c (5) are
+    # split; a shares a group with lone, b sits in a's group, c in b's, c's children in
+    # two groups c heads.
+    methods = ["a", "b", "c", "d1", "d2", "d3", "d4", "lone"]
+    baselines = {"b": "a", "c": "b", "d1": "c", "d2": "c", "d3": "c", "d4": "c"}
+    groups = method_groups(methods, baselines, limit=3)
+    assert groups == [
+        MethodGroup("a", ("a", "lone"), None),  # named after its first root
+        MethodGroup("b", ("a", "b"), "a"),
+        MethodGroup("c", ("b", "c"), "b"),
+        MethodGroup("d1", ("c", "d1", "d2"), "c"),
+        MethodGroup("d3", ("c", "d3", "d4"), "c"),
+    ]
+    assert {m for g in groups for m in g.methods} == set(methods)
+    assert all(len(g.methods) <= 3 for g in groups)
+
+
+def test_bad_baselines_are_one_clear_error() -> None:
+    with pytest.raises(ValueError, match="cycle: a -> b -> a"):
+        method_groups(["a", "b"], {"a": "b", "b": "a"})
+    with pytest.raises(ValueError, match="listed twice"):
+        method_groups(["a", "a"], {})
+
+
+def _curves(methods: list[str]) -> dict[str, list[Curve]]:
+    return {
+        m: [Curve(m, "b", seed, [20, 40], [60.0 + i + seed, 62.0 + i], None) for seed in (1, 2)]
+        for i, m in enumerate(methods)
+    }
+
+
+def _below(fig, ax) -> bool:
+    """The legend's top is under the lowest x-label's bottom (pixels, y grows upwards)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0].get_window_extent(renderer)
+    label = ax.xaxis.label.get_window_extent(renderer)
+    return legend.y1 <= label.y0 and not legend.overlaps(ax.get_window_extent(renderer))
+
+
+def test_curves_are_one_column_wide_with_distinct_lines_and_the_legend_below() -> None:
+    methods = [f"m{i}" for i in range(8)]
+    fig = curves_figure(_curves(methods), "b", baseline="m0")
+    ax = fig.axes[0]
+    assert fig.get_size_inches()[0] == pytest.approx(WIDTH)
+    styles = [(line.get_color(), str(line.get_linestyle())) for line in ax.get_lines()]
+    assert len(styles) == 8 and len(set(styles)) == 8
+    colors = [c for c, _ in styles]
+    assert colors[0] == "black" and len(set(colors)) == 8  # the baseline black, 7 colours
+    assert fig.legends[0].get_texts()[0].get_text() == "m0 (baseline)"
+    assert not ax.get_legend()  # no legend inside the axes
+    assert _below(fig, ax)
+
+
+def test_similarity_panels_share_one_legend_below_the_last() -> None:
+    rng = np.random.default_rng(0)
+    groups = {m: rng.normal(0.5, 0.1, 200) for m in ("a", "b", "c")}
+    fig = similarity_figure([("(a)", groups), ("(b)", groups)], "t", positive_line=True)
+    assert len(fig.legends) == 1 and [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "a", "b", "c"
+    ]
+    assert fig.get_size_inches()[0] == pytest.approx(WIDTH)
+    assert _below(fig, fig.axes[-1])
+
+
+def test_long_method_names_keep_the_saved_figure_one_column_wide(tmp_path) -> None:
+    from PIL import Image
+
+    from negcse.analysis.figures import save_figure
+
+    methods = ["gcse_domain", *(f"simcse_san_tau0.0{i}_p0.15" for i in range(5, 10))]
+    path = tmp_path / "f.png"
+    save_figure(curves_figure(_curves(methods), "b", baseline="gcse_domain"), path)
+    width, _ = Image.open(path).size
+    assert width <= WIDTH * 150  # 150 dpi; the tight box still within one column

@@ -1,0 +1,199 @@
+"""The README is true for a newcomer: the shell blocks marked runnable (a ``<!-- runnable -->``
+line right before a ```` ```bash ```` fence) run in a fresh copy of the repository; every
+command, profile, config file and make target any shell block names exists; ``CITATION.cff`` is
+valid CFF 1.2.0 and agrees with ``pyproject.toml``, ``LICENSE`` and the README's BibTeX."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from negcse.cli import command_names
+from workflow_copy import committed_copy
+
+REPO = Path(__file__).resolve().parents[1]
+MARKER = "<!-- runnable -->"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+
+
+def shell_blocks(text: str) -> list[tuple[int, str, bool]]:
+    """(line, body, runnable) of every ```bash block; a marker not followed by one is an error."""
+    blocks = []
+    for m in FENCE.finditer(text):
+        if m.group(1) != "bash":
+            continue
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        blocks.append((text.count("\n", 0, m.start()) + 1, m.group(2), before == MARKER))
+    for m in re.finditer(rf"^{re.escape(MARKER)}$", text, re.M):  # a line of its own
+        after = text[m.end() :].lstrip(" ")
+        if not after.startswith("\n```bash\n"):
+            line = text.count("\n", 0, m.start()) + 1
+            raise ValueError(f"README.md:{line}: {MARKER} must be followed by a ```bash block")
+    return blocks
+
+
+def commands(body: str) -> list[list[str]]:
+    """The block's commands as words: continuation lines joined, comments dropped."""
+    out = []
+    for line in body.replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        for part in " ".join(words).split(" && "):
+            if part.strip():
+                out.append(part.split())
+    return out
+
+
+def test_shell_blocks_parser() -> None:
+    text = "x\n<!-- runnable -->\n```bash\na --b \\\n   c  # note\nd && e\n```\n```bash\nf\n```\n"
+    assert shell_blocks(text) == [(3, "a --b \\\n   c  # note\nd && e\n", True), (8, "f\n", False)]
+    assert commands("a --b \\\n   c  # note\nd && e\n") == [["a", "--b", "c"], ["d"], ["e"]]
+    with pytest.raises(ValueError, match=r"README.md:2: .* must be followed by a ```bash"):
+        shell_blocks("x\n<!-- runnable -->\n```\nls\n```\n")
+    assert shell_blocks("a `<!-- runnable -->` line\n```bash\nls\n```\n") == [(2, "ls\n", False)]
+
+
+def _options(words: list[str], flag: str) -> list[str]:
+    """The values after each ``flag``, up to the next option."""
+    values: list[str] = []
+    for i, word in enumerate(words):
+        if word == flag:
+            for value in words[i + 1 :]:
+                if value.startswith("-"):
+                    break
+                values.append(value)
+    return values
+
+
+def test_every_command_the_readme_names_exists() -> None:
+    blocks = shell_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    targets = set(re.findall(r"^([\w.-]+):", (REPO / "Makefile").read_text(), re.M))
+    known = command_names()
+    seen = {"negcse": 0, "profile": 0, "configfile": 0, "make": 0}
+    for line, body, _ in blocks:
+        for words in commands(body):
+            where = f"README.md:{line}: {' '.join(words)}"
+            negcse = len(words) > 3 and words[:3] == ["python", "-m", "negcse"]
+            command = words[3] if negcse else "-"
+            if not command.startswith("-"):
+                assert command in known, where
+                seen["negcse"] += 1
+            if words[0] == "make":
+                make_targets = [w for w in words[1:] if "=" not in w]
+                assert set(make_targets) <= targets, where
+                seen["make"] += 1
+            for profile in _options(words, "--profile"):
+                assert (REPO / profile / "profile.yaml").is_file(), where
+                seen["profile"] += 1
+            for config in _options(words, "--configfile"):
+                assert (REPO / config).is_file(), where
+                seen["configfile"] += 1
+    assert all(seen.values()), seen  # each kind is checked at least once
+
+
+@pytest.mark.slow
+@pytest.mark.mirror
+def test_runnable_blocks_run_in_a_fresh_copy(tmp_path: Path) -> None:
+    ws = committed_copy(tmp_path)
+    blocks = [
+        (line, body) for line, body, run in shell_blocks((ws / "README.md").read_text()) if run
+    ]
+    assert len(blocks) >= 3
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ws / "src"),
+        "OMP_NUM_THREADS": "1",
+    }
+    outputs = []
+    for line, body in blocks:
+        proc = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", body],
+            cwd=ws,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, (
+            f"README.md:{line}:\n{body}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+        )
+        outputs.append(proc.stdout + proc.stderr)
+    joined = "\n".join(outputs)
+    assert "Job stats:" in joined  # the dry run listed its jobs
+    assert all(name in joined for name in command_names())  # negcse --help lists every command
+    assert "results/metrics/sts.json" in joined  # dvc metrics show read the committed metrics
+    page = (ws / "dvc_plots" / "index.html").read_text(encoding="utf-8")
+    assert "vegaEmbed(" in page and "<script src=" not in page  # dvc plots show, offline
+
+
+# The part of CFF 1.2.0's schema this file uses (keys, types, required ones)
+CFF_SCHEMA = {
+    "type": "object",
+    "required": ["cff-version", "message", "title", "authors"],
+    "properties": {
+        "cff-version": {"const": "1.2.0"},
+        "message": {"type": "string", "minLength": 1},
+        "title": {"type": "string", "minLength": 1},
+        "type": {"enum": ["software", "dataset"]},
+        "version": {"type": "string"},
+        "license": {"type": "string"},
+        "authors": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/person"}},
+        "references": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["type", "title", "authors"],
+                "properties": {
+                    "type": {"enum": ["article", "conference-paper", "software"]},
+                    "authors": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {"$ref": "#/$defs/person"},
+                    },
+                    "year": {"type": "integer"},
+                    "start": {"type": "integer"},
+                    "end": {"type": "integer"},
+                    "doi": {"type": "string", "pattern": r"^10\.\d{4,9}(\.\d+)?/\S+$"},
+                    "url": {"type": "string", "pattern": "^https://"},
+                },
+            },
+        },
+    },
+    "$defs": {
+        "person": {
+            "oneOf": [
+                {"type": "object", "required": ["family-names", "given-names"]},
+                {"type": "object", "required": ["name"]},
+            ]
+        }
+    },
+}
+
+
+def _words(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", title.lower()).strip()
+
+
+def test_citation_cff_is_valid_and_agrees_with_pyproject_licence_and_readme() -> None:
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
+    jsonschema.validate(cff, CFF_SCHEMA)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert cff["version"] == project["version"]
+    assert cff["license"] == project["license"]["text"] == "MIT"
+    assert (REPO / "LICENSE").read_text().splitlines()[0] == "MIT License"
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    (bibtex,) = re.findall(r"^```bibtex\n(.*?)^```", readme, re.S | re.M)
+    titles = re.findall(r"^\s*title\s*=\s*\{(.*)\},?$", bibtex, re.M)
+    bib = {_words(t.replace("{", "").replace("}", "")) for t in titles}
+    refs = {_words(r["title"]) for r in cff["references"]}
+    assert refs | {_words(cff["title"])} == bib  # the same papers, and the suite itself
+    assert len(refs) == 8
