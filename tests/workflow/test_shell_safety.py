@@ -59,7 +59,8 @@ methods:
         guides: {teacher1: {model: splade-tiny}, teacher2: {method: simcse}}
 generators:
   osscse_paraphrase: {source: backtranslation}
-  gcse: {backend: openai, base_url: "http://127.0.0.1:9/v1", max_sources: 2}
+  gcse: {backend: openai, base_url: "http://127.0.0.1:9/v1", max_sources: 2,
+         released_bugs: [subject_key]}
 released:
   gcse_checkpoint:
     models: {splade-tiny: org/released-model}
