@@ -24,13 +24,14 @@ rule table:
     conda:
         "../envs/negcse.yaml"
     params:
-        baselines=" ".join(f"{m}={b}" for m, b in method_baselines(config).items()),
+        baselines=quoted(f"{m}={b}" for m, b in method_baselines(config).items()),
         released=quoted(config.get("released") or {}),
         caption=table_report("summary"),
     shell:
-        "python -m negcse table {wildcards.table} --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} --html {output.html} --metrics {output.metrics} "
-        "--baselines {params.baselines} --released {params.released} 2> {log}"
+        "python -m negcse table {wildcards.table:q} --evals {input:q} --tex {output.tex:q} "
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
+        "--metrics {output.metrics:q} --baselines {params.baselines} "
+        "--released {params.released} 2> {log:q}"
 
 
 rule case_study_table:
@@ -52,5 +53,5 @@ rule case_study_table:
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse table case_study --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} --html {output.html} 2> {log}"
+        "python -m negcse table case_study --evals {input:q} --tex {output.tex:q} "
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

@@ -133,9 +133,9 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     assert sum(r == "train" for r, _ in per_model) == seeds
     assert sum(r == "evaluate_model" for r, _ in per_model) == seeds
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
-    # only the tables and figures that aggregate over methods are rebuilt.
+    # only the tables, figures and paper pages that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates), aggregates
     assert ("table", "wildcards: table=sts") in jobs
 
@@ -316,7 +316,7 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     assert sum(r == "train" for r, _ in per_model) == len(seeds)
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
@@ -352,12 +352,11 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
 
 # GCSE last: `make smoke` runs it in its grid, CI after the rest (CI_GCSE: CI's grid plus gcse),
 # since it adds a method and its rows to this workspace's metrics and tables, which every test
-# above (the experiment's `dvc metrics diff` too) expects to hold CI's grid only. Its stage 1 is
-# then the experiment's simcse runs, as valid a stage 1 as any.
+# above (the experiment's `dvc metrics diff` too) expects to hold CI's grid only.
 @pytest.fixture(scope="module")
 def gcse_run(smoke_run: Path) -> Path:
-    """GCSE over the finished CI grid: only the LLM synthesis, the denoising, the stage-2
-    trainings and evaluations (and the tables) run; stage 1 is the grid's simcse."""
+    """GCSE over the finished CI grid: only stage 1 (gcse_stage1), the LLM synthesis, the
+    denoising, the stage-2 trainings and evaluations (and the tables) run."""
     start = time.perf_counter()
     sh([*SMOKE, "--configfile", "tests/smoke/config.yaml", CI_GCSE], smoke_run, timeout=3600)
     (smoke_run / "gcse_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
@@ -365,9 +364,11 @@ def gcse_run(smoke_run: Path) -> Path:
 
 
 def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
-    """The pinned SmolLM2 answered every prompt of the smoke's sources (one extraction, one
-    positive and one negative each), the report accounts for each completion, and stage 2 trained
-    on as many anchors as the denoising kept, starting from the stage-1 SimCSE run."""
+    """The pinned SmolLM2 answered every prompt of the smoke's sources (the released mode's two
+    extractions, a fill-in for the extension sentence, one positive and one negative each, and
+    the extension sentences' own), the report accounts for each completion, and stage 2 trained
+    on as many anchors as the denoising kept (the released rule adds a self-pair row per unused
+    candidate), starting from the stage-1 run (gcse_stage1)."""
     ws = gcse_run
     config = load_config(ws / "params.yaml", ws / "tests/smoke/config.yaml", ws / CI_GCSE)
     sources = config["generators"]["gcse"]
@@ -375,7 +376,11 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
     report = json.loads(report_path.read_text())
     assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
     n = sources["max_sources"] - sum(report["skipped"].values())
-    assert sum(report["totals"].values()) == 3 * n  # every completion counted once
+    assert report["mode"] == "released"
+    # every completion counted once: per source two extractions, a fill-in and two synthesis
+    # prompts; per extension sentence two extractions and two synthesis prompts
+    e = report["extension_sentences"]
+    assert sum(report["totals"].values()) == 5 * n + 4 * e and 0 <= e <= n
     assert report["cache"]["misses"] == report["cache"]["calls"] > 0
     assert 0 <= report["fell_back"] <= report["totals"]["failed"]
     for seed in method_seeds(config, "gcse", "splade-tiny"):
@@ -385,13 +390,14 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
         triplets = json.loads(
             next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
         )
-        assert len(anchors.read_text().splitlines()) == triplets["triplets"] == n
+        kept = triplets["triplets"]
+        assert len(anchors.read_text().splitlines()) == kept and n + e <= kept <= 3 * (n + e)
         meta = json.loads(
             (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
         )
-        assert meta["corpus_sentences"] == n
+        assert meta["corpus_sentences"] == kept
         assert meta["guides"]["evaluation"].endswith(
-            f"results/models/simcse/splade-tiny/seed{seed}"
+            f"results/models/gcse_stage1/splade-tiny/seed{seed}"
         )
         # the LLM that wrote the data: in the model's metadata and its evaluation
         assert meta["llm"] == {"backend": "transformers", "model": sources["model"]}

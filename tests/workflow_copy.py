@@ -18,9 +18,14 @@ CI_REDUCTIONS = "tests/smoke/ci.yaml"
 
 
 def sh(
-    cmd: list[str], cwd: Path, check: bool = True, timeout: int = 1800
+    cmd: list[str],
+    cwd: Path,
+    check: bool = True,
+    timeout: int = 1800,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    """Run ``cmd`` in ``cwd`` (in this environment, or ``env`` in its place)."""
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
