@@ -106,14 +106,13 @@ def test_compiled_step_gives_the_eager_losses(
     guide_model: Path,
     sentences: list[str],
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(inductor_config, "fallback_random", True)
     eager = _losses(implementation, False, splade_tiny, guide_model, sentences, tmp_path / "e")
     torch._dynamo.reset()  # a fresh compilation per family (no cache of another's guards)
-    compiled = _losses(
-        implementation, "reduce-overhead", splade_tiny, guide_model, sentences, tmp_path / "c"
-    )
+    with inductor_config.patch(fallback_random=True):
+        compiled = _losses(
+            implementation, "reduce-overhead", splade_tiny, guide_model, sentences, tmp_path / "c"
+        )
     assert len(eager) == len(compiled) == 2
     assert compiled == pytest.approx(eager, rel=1e-4, abs=1e-5)
     assert eager[0] != eager[1]  # the step changed the weights: step 1 checks the backward
