@@ -190,6 +190,13 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     assert by["gcse"].train_h == pytest.approx((16 * step + 0.1) / 3600)
     assert by["generator: gcse_synthesis"].jobs == 1
     assert by["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 / 3600)
+    # the released pipeline: two extraction prompts + 1 + 1 = 4/3 of the row's 3 prompts;
+    # "w randomly" (no positive or negative prompt) runs no LLM
+    config["generators"]["gcse"]["mode"] = "released"
+    released = {r.name: r for r in estimate(config, costs, {})}
+    assert released["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 * 4 / 3 / 3600)
+    config["generators"]["gcse"].update(positives=0, negatives=0)
+    assert "generator: gcse_synthesis" not in {r.name for r in estimate(config, costs, {})}
     # denoising: the 1,000 sources and their 2 candidates at the fp32 dev rate (0.3 s / 3,000)
     assert by["generator: gcse_denoise"].train_h == pytest.approx(3000 * 0.3 / 3000 / 3600)
 

@@ -60,6 +60,11 @@ READER_SENTENCES = {"sts_pairs": 2, "sick_pairs": 2, "paws_pairs": 2, "nli_sente
 #: general lines per domain line (negcse.data.domain_mix.GENERAL_PER_DOMAIN; not imported:
 #: the module reads files)
 GENERAL_PER_DOMAIN = 3
+#: LLM prompts per source before the positive / negative ones: the paper's one extraction
+#: prompt, the released pipeline's two (negcse.gcse.pipeline)
+EXTRACTION_PROMPTS = {"paper": 1, "released": 2}
+#: prompts per source behind the derived gcse_synthesis row (paper mode, one of each)
+SYNTHESIS_ROW_PROMPTS = 3
 
 
 def backbone_factor(backbone: str) -> float:
@@ -300,13 +305,15 @@ def estimate(
 
 
 def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
-    """GCSE's LLM synthesis (one job per corpus and synthesis settings, over its sources; the
-    ``openai`` backend runs elsewhere: no GPU job here) and its denoising (per stage-1 model:
+    """GCSE's LLM synthesis (one job per corpus and synthesis settings, over its sources, at
+    the per-source cost scaled by its prompts per source: extraction + positives + negatives,
+    none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here) and its
+    denoising (per stage-1 model:
     the sources and their candidates encoded once, at the dev evaluation's per-sentence rate)."""
     from negcse.generators.specs.gcse import synthesis_id, triplets_id
 
     grid = config["grid"]
-    synth: dict[tuple[str, str], int] = {}
+    synth: dict[tuple[str, str], float] = {}  # (corpus, synthesis id) -> source-prompts / 3
     denoise: dict[tuple[str, str, str, int], int] = {}
     for method in grid["methods"]:
         if config["methods"][method]["implementation"] != "gcse":
@@ -314,8 +321,10 @@ def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
         s = settings(config, "gcse", method)
         corpus = method_corpus(dict(config), method)
         sources = training_sentences(config, method)
-        if s["backend"] == "transformers":
-            synth[(corpus, synthesis_id(s))] = sources
+        prompts = s["positives"] + s["negatives"]
+        if prompts and s["backend"] == "transformers":
+            prompts += EXTRACTION_PROMPTS[s["mode"]]
+            synth[(corpus, synthesis_id(s))] = sources * prompts / SYNTHESIS_ROW_PROMPTS
         texts = sources * (1 + s["positives"] + s["negatives"])
         for backbone in grid["backbones"]:
             for seed in method_seeds(dict(config), method, backbone):
