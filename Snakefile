@@ -24,6 +24,7 @@ include: "rules/mteb.smk"
 include: "rules/tables.smk"
 include: "rules/transfer.smk"
 include: "rules/analysis.smk"
+include: "rules/reports.smk"
 
 
 rule all:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from negcse.data.sources import resolve_data
 from negcse.generators.negation import load_nlp, negate, sncse_training_text
+from negcse.io_utils import read_jsonl
 
 WIKI10K = "unlabeled/wiki1m/wiki1m_random10k.txt"
 
@@ -111,8 +112,7 @@ def main() -> int:
     n = len(sentences)
     ref_wall, ref_user, ref_sys = (float(x) for x in args.reference_time.read_text().split()[-3:])
     table = {}
-    for row in args.reference_jsonl.read_text(encoding="utf-8").splitlines():
-        sentence, negation = json.loads(row)
+    for sentence, negation in read_jsonl(args.reference_jsonl):
         table[sentence] = negation
     effective = read_lines(args.reference_effective)
     fixed_expected = [sncse_training_text(s, table) for s in sentences]

@@ -20,8 +20,8 @@ rule analysis_sentences:
         protocol=config["evaluation"]["protocol"],
         mirror=mirror_arg(),
     shell:
-        "python -m negcse analysis-sentences --out {output} --n {params.n} "
-        "--seed {params.seed} --protocol {params.protocol} {params.mirror} 2> {log}"
+        "python -m negcse analysis-sentences --out {output:q} --n {params.n:q} "
+        "--seed {params.seed:q} --protocol {params.protocol:q} {params.mirror} 2> {log:q}"
 
 
 rule analysis_negations:
@@ -36,8 +36,8 @@ rule analysis_negations:
     params:
         quirks=analysis_negation_args(),
     shell:
-        "python -m negcse negate --input {input} --output {output} --style sncse "
-        "{params.quirks} --no-progress 2> {log}"
+        "python -m negcse negate --input {input:q} --output {output:q} --style sncse "
+        "{params.quirks} --no-progress 2> {log:q}"
 
 
 rule analysis_figure:
@@ -45,7 +45,7 @@ rule analysis_figure:
         analysis_figure_inputs,
     output:
         png=report(
-            "results/figures/{backbone}/{figure}/{group}.png",
+            grid_path("results/figures/{backbone}/{figure}/{group}.png"),
             caption="../report/analysis_figure.rst",
             category="Analysis",
             subcategory="Figures",
@@ -55,9 +55,9 @@ rule analysis_figure:
                 "methods": "{group}",
             },
         ),
-        pdf="results/figures/{backbone}/{figure}/{group}.pdf",
+        pdf=grid_path("results/figures/{backbone}/{figure}/{group}.pdf"),
     log:
-        "logs/analysis/figures/{backbone}/{figure}/{group}.log",
+        grid_path("logs/analysis/figures/{backbone}/{figure}/{group}.log"),
     wildcard_constraints:
         figure="soft_negatives|hard_positives|training_curves",
         group=_alternation(FIGURE_GROUPS),
@@ -66,9 +66,9 @@ rule analysis_figure:
     params:
         baseline=figure_baseline_arg,
     shell:
-        "python -m negcse plot-analysis --kind {wildcards.figure} --inputs {input} "
-        "--png {output.png} --pdf {output.pdf} --title {wildcards.backbone:q} "
-        "{params.baseline} 2> {log}"
+        "python -m negcse plot-analysis --kind {wildcards.figure:q} --inputs {input:q} "
+        "--png {output.png:q} --pdf {output.pdf:q} --title {wildcards.backbone:q} "
+        "{params.baseline} 2> {log:q}"
 
 
 # The same curves as data (git-tracked; `dvc plots show` draws them with .dvc/plots/).
@@ -76,10 +76,10 @@ rule training_curves_data:
     input:
         run_files("results/models/{method}/{backbone}/seed{seed}"),
     output:
-        "results/plots/training_curves.csv",
+        grid_path("results/plots/training_curves.csv"),
     log:
-        "logs/analysis/training_curves_data.log",
+        grid_path("logs/analysis/training_curves_data.log"),
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse curves-data --models {input} --out {output} 2> {log}"
+        "python -m negcse curves-data --models {input:q} --out {output:q} 2> {log:q}"

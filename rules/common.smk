@@ -16,6 +16,8 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_config_files,
+    check_unique_keys,
+    grid_output,
     grid_runs,
     method_baselines,
     method_corpus,
@@ -33,6 +35,7 @@ from negcse.workflow.guide_config import (
     guide_specs,
 )
 from negcse.tables.specs import TABLES
+from negcse.tables.reports import grid_papers, page_methods
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
 shell.prefix(
@@ -46,6 +49,7 @@ CONFIG_FILES = [
     str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
 ] + _CLI_FILES
 try:
+    check_unique_keys(CONFIG_FILES)
     check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
     check_config_files(config, CONFIG_FILES)
 except ConfigError as exc:
@@ -68,6 +72,22 @@ wildcard_constraints:
     backbone=_alternation([*BACKBONES, *guide_backbones(config)]),
     seed=r"\d+",
     corpus=r"[A-Za-z0-9_.-]+",
+
+
+def grid_path(path):
+    """A grid-wide output or log path (tables, metrics, figures, curves): as written for the
+    default grid, under results/grids/<grid.name>/ for a named one (its own folder)."""
+    return grid_output(config, path)
+
+
+if config["grid"].get("name"):
+    from snakemake.logging import logger
+
+    logger.info(
+        f"grid '{config['grid']['name']}' (grid.name): its tables, metrics, figures and "
+        f"curves go under {grid_path('results/tables')[: -len('tables')]}, not over the "
+        "default grid's results/tables"
+    )
 
 
 def mirror_arg():
@@ -105,7 +125,7 @@ def evaluation_args(wildcards, input, output, threads):
         f"--model {quoted([model])} --pooler {quoted([pooler])} "
         f"--batch-size {config['evaluation']['batch_size']} --threads {threads} {mirror_arg()}",
         " ".join(f"--tag {quoted([tag])}" for tag in tags),
-        f"--sts-protocol {protocol} --sts-out {quoted([output.sts])}",
+        f"--sts-protocol {protocol} --sts-pairs --sts-out {quoted([output.sts])}",
         f"{transfer_args()} --transfer-out {quoted([output.transfer])}",
         f"--splits-protocol {protocol} {splits_args()} --splits-out {quoted([output.splits])}",
         f"--probe-out {quoted([output.probe])}",
@@ -147,7 +167,8 @@ def prefetch_models():
 
 def all_targets():
     """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-    return table_targets() + ["results/plots/training_curves.csv"] + analysis_targets()
+    curves = grid_path("results/plots/training_curves.csv")
+    return table_targets() + [curves] + analysis_targets() + report_targets()
 
 
 # Generated columns: a train job reads the file of each column its method declares, made by
@@ -203,7 +224,8 @@ def guide_arguments(wildcards):
 
 def column_args(wildcards, input):
     return " ".join(
-        f"--column {c}={input[c]}" for c in method_columns(wildcards.method)
+        f"--column {quoted([f'{c}={input[c]}'])}"
+        for c in method_columns(wildcards.method)
     )
 
 
@@ -285,7 +307,7 @@ def figure_baseline_arg(wildcards):
 
 def analysis_targets():
     figures = expand(
-        "results/figures/{backbone}/{figure}/{group}.{ext}",
+        grid_path("results/figures/{backbone}/{figure}/{group}.{ext}"),
         backbone=BACKBONES,
         figure=["soft_negatives", "hard_positives", "training_curves"],
         group=list(FIGURE_GROUPS),
@@ -334,21 +356,29 @@ def table_evals(spec, backbones=None):
 
 
 def released_runs():
-    """The released checkpoints to evaluate (evaluation.released); offline, one found in no
-    mirror or cache is left out with a logged message."""
+    """The released checkpoints to evaluate (evaluation.released); where they cannot be
+    downloaded (offline, or the hub does not answer), one in no mirror or cache is left out
+    with a logged message."""
     from snakemake.logging import logger
 
-    from negcse.data.sources import ResolveError, offline, resolve_model
+    from negcse.data.sources import (
+        ResolveError,
+        hub_endpoint,
+        offline,
+        resolve_model,
+        unreachable,
+    )
 
     runs = []
     for name, backbone, model in released_models(config):
-        if offline():
+        no_network = "offline" if offline() else unreachable(hub_endpoint())
+        if no_network:
             try:
                 resolve_model(model, config.get("mirror") or None, network=False)
             except ResolveError:
                 logger.info(
-                    f"released checkpoint {model} ({name}, {backbone}) skipped: offline and "
-                    "in no mirror or cache (fetch it on a networked machine: rule prefetch)"
+                    f"released checkpoint {model} ({name}, {backbone}) skipped: {no_network}, "
+                    "and in no mirror or cache (fetch it on a networked machine: rule prefetch)"
                 )
                 continue
         runs.append((name, backbone, model))
@@ -400,16 +430,38 @@ def table_targets():
     grid-wide one, and the case study of each backbone."""
     return (
         expand(
-            "results/tables/{table}.{ext}",
+            grid_path("results/tables/{table}.{ext}"),
             table=GRID_TABLES,
             ext=["tex", "csv", "md", "html"],
         )
-        + expand("results/metrics/{table}.json", table=GRID_TABLES)
+        + expand(grid_path("results/metrics/{table}.json"), table=GRID_TABLES)
         + expand(
-            "results/tables/case_study_{backbone}.{ext}",
+            grid_path("results/tables/case_study_{backbone}.{ext}"),
             backbone=BACKBONES,
             ext=["tex", "csv", "md", "html"],
         )
+    )
+
+
+# One page per paper (rules/reports.smk): the papers with a method in the grid.
+PAPER_PAGES = grid_papers(METHODS)
+
+
+def paper_figures(wildcards):
+    """The PNG figures of every group drawing one of the paper's methods or baselines."""
+    methods = set(page_methods(wildcards.paper, METHODS, method_baselines(config)))
+    groups = [g.name for g in FIGURE_GROUPS.values() if methods & set(g.methods)]
+    return expand(
+        grid_path("results/figures/{backbone}/{figure}/{group}.png"),
+        backbone=BACKBONES,
+        figure=["soft_negatives", "hard_positives", "training_curves"],
+        group=groups,
+    )
+
+
+def report_targets():
+    return expand(
+        grid_path("results/reports/{paper}.{ext}"), paper=PAPER_PAGES, ext=["md", "html"]
     )
 
 

@@ -16,7 +16,7 @@ rule sts_data:
         mirror=mirror_arg(),
     shell:
         "python -m negcse fetch-data --files 'senteval/STS/*' 'senteval/SICK/*' 'raw/*' "
-        "--manifest {output} {params.mirror} 2> {log}"
+        "--manifest {output:q} {params.mirror} 2> {log:q}"
 
 
 rule corpus:
@@ -39,10 +39,10 @@ rule corpus:
         on_bad_line=config["corpus"]["on_bad_line"],
         mirror=mirror_arg(),
     shell:
-        "python -m negcse prepare-corpus --source {params.source:q} --out {output.corpus} "
-        "--stats {output.stats} --max-chars {params.max_chars} "
-        "--on-bad-line {params.on_bad_line} --max-sentences {params.max_sentences} "
-        "{params.mirror} 2> {log}"
+        "python -m negcse prepare-corpus --source {params.source:q} --out {output.corpus:q} "
+        "--stats {output.stats:q} --max-chars {params.max_chars:q} "
+        "--on-bad-line {params.on_bad_line:q} --max-sentences {params.max_sentences:q} "
+        "{params.mirror} 2> {log:q}"
 
 
 rule mixed_corpus:
@@ -67,8 +67,8 @@ rule mixed_corpus:
         ),
         mirror=mirror_arg(),
     shell:
-        "python -m negcse mix-corpus --spec {params.spec} --out {output.corpus} "
-        "--stats {output.stats} {params.mirror} 2> {log}"
+        "python -m negcse mix-corpus --spec {params.spec} --out {output.corpus:q} "
+        "--stats {output.stats:q} {params.mirror} 2> {log:q}"
 
 
 rule prefetch:
@@ -86,5 +86,5 @@ rule prefetch:
         models=prefetch_models(),
         mirror=mirror_arg(),
     shell:
-        "python -m negcse fetch-data --fill-mirror {output} --models {params.models} "
-        "--manifest {output}/MANIFEST.negcse.tsv {params.mirror} 2> {log}"
+        "python -m negcse fetch-data --fill-mirror {output:q} --models {params.models} "
+        "--manifest {output:q}/MANIFEST.negcse.tsv {params.mirror} 2> {log:q}"

@@ -55,7 +55,7 @@ rule evaluate_model:
     params:
         args=evaluation_args,
     shell:
-        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"
+        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log:q}"
 
 
 rule evaluate_untrained:
@@ -81,7 +81,7 @@ rule evaluate_untrained:
     params:
         args=evaluation_args,
     shell:
-        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"
+        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log:q}"
 
 
 rule evaluate_released:
@@ -111,4 +111,4 @@ rule evaluate_released:
     params:
         args=evaluation_args,
     shell:
-        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log}"
+        "python -m negcse.workflow.gpu_slots -- python -m negcse evaluate {params.args} 2> {log:q}"

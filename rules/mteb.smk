@@ -22,7 +22,7 @@ rule mteb_data:
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse fetch-mteb --group {wildcards.group} --out {output} 2> {log}"
+        "python -m negcse fetch-mteb --group {wildcards.group:q} --out {output:q} 2> {log:q}"
 
 
 rule evaluate_mteb:
@@ -50,7 +50,7 @@ rule evaluate_mteb:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.workflow.gpu_slots -- "
-        "python -m negcse evaluate --only mteb --model {input.model} --pooler auto "
-        "--mteb-group {wildcards.group} --batch-size {params.batch_size} --mteb-out {output} "
-        "--tag method={wildcards.method} --tag backbone={wildcards.backbone} "
-        "--tag seed={wildcards.seed} --threads {threads} {params.mirror} 2> {log}"
+        "python -m negcse evaluate --only mteb --model {input.model:q} --pooler auto "
+        "--mteb-group {wildcards.group:q} --batch-size {params.batch_size:q} --mteb-out {output:q} "
+        "--tag method={wildcards.method:q} --tag backbone={wildcards.backbone:q} "
+        "--tag seed={wildcards.seed:q} --threads {threads} {params.mirror} 2> {log:q}"

@@ -1,55 +1,57 @@
 # Tables: our numbers (mean +- std over seeds) beside the papers', one job per table spec
-# (src/negcse/tables/specs.py: inputs, columns, caption, published numbers).
+# (src/negcse/tables/specs.py: inputs, columns, caption, published numbers). A named grid's
+# (grid.name) go under results/grids/<name>/ (grid_path, rules/common.smk).
 
 
 rule table:
     input:
         table_inputs,
     output:
-        tex="results/tables/{table}.tex",
-        csv="results/tables/{table}.csv",
-        md="results/tables/{table}.md",
+        tex=grid_path("results/tables/{table}.tex"),
+        csv=grid_path("results/tables/{table}.csv"),
+        md=grid_path("results/tables/{table}.md"),
         html=report(
-            "results/tables/{table}.html",
+            grid_path("results/tables/{table}.html"),
             caption="../report/table.rst",
             category=table_report("category"),
             subcategory=table_report("subcategory"),
         ),
-        metrics="results/metrics/{table}.json",
+        metrics=grid_path("results/metrics/{table}.json"),
     log:
-        "logs/tables/{table}.log",
+        grid_path("logs/tables/{table}.log"),
     wildcard_constraints:
         table=_alternation(GRID_TABLES),
     conda:
         "../envs/negcse.yaml"
     params:
-        baselines=" ".join(f"{m}={b}" for m, b in method_baselines(config).items()),
+        baselines=quoted(f"{m}={b}" for m, b in method_baselines(config).items()),
         released=quoted(config.get("released") or {}),
         caption=table_report("summary"),
     shell:
-        "python -m negcse table {wildcards.table} --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} --html {output.html} --metrics {output.metrics} "
-        "--baselines {params.baselines} --released {params.released} 2> {log}"
+        "python -m negcse table {wildcards.table:q} --evals {input:q} --tex {output.tex:q} "
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
+        "--metrics {output.metrics:q} --baselines {params.baselines} "
+        "--released {params.released} 2> {log:q}"
 
 
 rule case_study_table:
     input:
         case_study_inputs,
     output:
-        tex="results/tables/case_study_{backbone}.tex",
-        csv="results/tables/case_study_{backbone}.csv",
-        md="results/tables/case_study_{backbone}.md",
+        tex=grid_path("results/tables/case_study_{backbone}.tex"),
+        csv=grid_path("results/tables/case_study_{backbone}.csv"),
+        md=grid_path("results/tables/case_study_{backbone}.md"),
         html=report(
-            "results/tables/case_study_{backbone}.html",
+            grid_path("results/tables/case_study_{backbone}.html"),
             caption="../report/case_study_table.rst",
             category="Analysis",
             subcategory="Case study (GCSE Table 8)",
             labels={"backbone": "{backbone}"},
         ),
     log:
-        "logs/tables/case_study_{backbone}.log",
+        grid_path("logs/tables/case_study_{backbone}.log"),
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse table case_study --evals {input} --tex {output.tex} "
-        "--csv {output.csv} --md {output.md} --html {output.html} 2> {log}"
+        "python -m negcse table case_study --evals {input:q} --tex {output.tex:q} "
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"

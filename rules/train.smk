@@ -27,7 +27,7 @@ rule train:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.workflow.gpu_slots -- "
-        "python -m negcse train --run {params.run:q} --seed {wildcards.seed} "
-        "--corpus {input.corpus} {params.columns} {params.guides} --out {output} "
-        "--checkpoint-dir {params.checkpoints} --eval-protocol {params.protocol} "
-        "--threads {threads} {params.mirror} 2> {log}"
+        "python -m negcse train --run {params.run:q} --seed {wildcards.seed:q} "
+        "--corpus {input.corpus:q} {params.columns} {params.guides} --out {output:q} "
+        "--checkpoint-dir {params.checkpoints:q} --eval-protocol {params.protocol:q} "
+        "--threads {threads} {params.mirror} 2> {log:q}"

@@ -19,4 +19,4 @@ rule transfer_data:
     shell:
         "python -m negcse fetch-data --files 'senteval/MR/*' 'senteval/CR/*' 'senteval/SUBJ/*' "
         "'senteval/MPQA/*' 'senteval/SST/binary/*' 'senteval/TREC/*' 'senteval/MRPC/*' "
-        "--manifest {output} {params.mirror} 2> {log}"
+        "--manifest {output:q} {params.mirror} 2> {log:q}"

@@ -282,6 +282,27 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     assert rows[1] == "0\t[PAD]\tSPECIAL\t0" and rows[2] == "1\t[unused0]\tX\t1"
 
 
+@pytest.mark.mirror
+def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
+    splade_tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--source released`` that finds the table nowhere (offline, a mirror and cache without
+    it) fails with the places tried and writes nothing: a spaCy lexicon is never written under
+    the released one's name (the workflow plans ``spacy`` instead: specs/san.py)."""
+    from negcse.cli import main
+
+    monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "mirror").mkdir()
+    out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
+    assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
+                 str(out), "--stats", str(stats), "--mirror", str(tmp_path / "mirror")]) == 1
+    err = capsys.readouterr().err
+    assert "data file 'san/vocab_pos_end.txt' not found" in err
+    assert f"mirror: {tmp_path / 'mirror' / 'data' / 'san' / 'vocab_pos_end.txt'}" in err
+    assert not out.exists() and not stats.exists()
+
+
 # -- UNA's dev truncation ------------------------------------------------------------------------
 
 
@@ -331,14 +352,15 @@ def test_dev_sentences_cut_to_dev_max_seq_len(splade_tiny: Path, tmp_path: Path)
 def test_gcse_rows_train_the_released_loss(params: dict) -> None:
     """Every GCSE row of the grid trains the released form and width (alpha 0.17 logits =
     sigma 0.0085 at tau 0.05), except Figure 6's sigma variants (their sigma) and the labelled
-    literal-paper row; "w/o decay" differs only in the decay."""
+    literal-paper rows (the loss alone, and the paper's whole reading); "w/o decay" differs only
+    in the decay."""
     grid = params["grid"]["methods"]
     gcse_rows = [m for m in grid if params["methods"][m]["implementation"] == "gcse"]
     assert "gcse_paper_form" in gcse_rows and len(gcse_rows) >= 10
     for method in gcse_rows:
         for backbone in BACKBONES:
             p = resolve_method(params, method, backbone)["params"]
-            if method == "gcse_paper_form":
+            if method in ("gcse_paper_form", "gcse_paper"):
                 assert (p["form"], p["sigma"]) == ("paper", 0.01)
                 continue
             sigma = 0.32 if "sigma0.32" in method else 0.17 * 0.05

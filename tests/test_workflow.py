@@ -1,7 +1,7 @@
 """The workflow end to end, in a throwaway copy of the repository: the offline smoke grid (CI's
 selection, `ci_smoke_grid`) through `dvc repro`, its report, no-op reruns, params-driven reruns,
 a DVC round trip to a fresh clone, a killed training job that resumes, a DVC experiment and
-GCSE's overlay with a real LLM. (The lint and dry runs are in tests/workflow/test_dry_runs.py.)"""
+GCSE with a real LLM. (The lint and dry runs are in tests/workflow/test_dry_runs.py.)"""
 
 from __future__ import annotations
 
@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from negcse.workflow.config import deep_merge
+from negcse.workflow.config import deep_merge, load_config, method_seeds
 from workflow_copy import (
     CI_REDUCTIONS,
-    GCSE_CONFIGS,
     SMOKE,
     committed_copy,
     jobs_with_wildcards,
@@ -29,6 +28,8 @@ from workflow_copy import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 CI_METHODS = ["simcse", "una", "sncse", "osscse", "simcse_san", "sncse_san"]
+#: written by ci_smoke_grid: CI's grid plus GCSE, which `make smoke` runs in its grid
+CI_GCSE = "ci-gcse.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -40,26 +41,24 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ci_smoke_grid(ws: Path) -> None:
     """`dvc repro` runs the smoke profile, on CI's grid: the six papers' main methods
     (SimCSE, UNA, SNCSE, OssCSE, SimCSE+SAN, SNCSE+SAN: every generator kind and loss family)
-    at one seed, with CI's reductions (tests/smoke/ci.yaml: 3,200 sentences, SAN's masked-only
-    mode, TREC). README's `make smoke` runs all 14 smoke methods at two seeds on 6,400; the
-    ablation variants and the second seed run no workflow code these do not (their code paths
-    have unit tests). This shortens CI (issues 8 and 15, benchmarks/base.md)."""
+    at one seed, with CI's reductions (tests/smoke/ci.yaml: SAN's masked-only mode, TREC);
+    GCSE runs after it (gcse_run, `CI_GCSE`). README's `make smoke` runs all 19 smoke methods,
+    the 14 at two seeds; the ablation variants and the second seed run no workflow code these
+    do not (their code paths have unit tests), and RankCSE/RLRD's teacher chain is checked by
+    tests/methods/test_rank_workflow.py. This shortens CI (issues 8 and 15,
+    benchmarks/base.md)."""
     params = ws / "params.yaml"
     params.write_text(
         params.read_text().replace("profile: profiles/local", "profile: profiles/smoke")
     )
     smoke = ws / "tests/smoke/config.yaml"
     config = yaml.safe_load(smoke.read_text())
-    assert set(CI_METHODS) <= set(config["grid"]["methods"]), "tests/smoke/config.yaml changed"
+    assert {*CI_METHODS, "gcse"} <= set(config["grid"]["methods"]), f"{smoke} changed"
     config = deep_merge(config, yaml.safe_load((ws / CI_REDUCTIONS).read_text()))
     config["grid"] |= {"methods": CI_METHODS, "seeds": [1]}
     smoke.write_text(yaml.safe_dump(config, sort_keys=False))
-    # GCSE's overlay lists the smoke methods and its own (a list replaces, it does not merge)
-    gcse = ws / GCSE_CONFIGS[-1]
-    overlay = yaml.safe_load(gcse.read_text())
-    assert overlay["grid"]["methods"][-1] == "gcse", f"{gcse}: grid.methods changed"
-    overlay["grid"]["methods"] = [*CI_METHODS, "gcse"]
-    gcse.write_text(yaml.safe_dump(overlay, sort_keys=False))
+    # GCSE over CI's grid (a list replaces, it does not merge)
+    (ws / CI_GCSE).write_text(yaml.safe_dump({"grid": {"methods": [*CI_METHODS, "gcse"]}}))
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +133,9 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     assert sum(r == "train" for r, _ in per_model) == seeds
     assert sum(r == "evaluate_model" for r, _ in per_model) == seeds
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
-    # only the tables and figures that aggregate over methods are rebuilt.
+    # only the tables, figures and paper pages that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates), aggregates
     assert ("table", "wildcards: table=sts") in jobs
 
@@ -317,7 +316,7 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     assert sum(r == "train" for r, _ in per_model) == len(seeds)
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
@@ -351,47 +350,54 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     )
 
 
-# GCSE last: its overlay adds a method and its rows to this workspace's metrics and tables, which
-# every test above (the experiment's `dvc metrics diff` too) expects to hold the plain grid only.
-# Its stage 1 is then the experiment's simcse runs, as valid a stage 1 as any.
+# GCSE last: `make smoke` runs it in its grid, CI after the rest (CI_GCSE: CI's grid plus gcse),
+# since it adds a method and its rows to this workspace's metrics and tables, which every test
+# above (the experiment's `dvc metrics diff` too) expects to hold CI's grid only.
 @pytest.fixture(scope="module")
 def gcse_run(smoke_run: Path) -> Path:
-    """GCSE's overlay over the finished smoke grid: only the LLM synthesis, the denoising, the
-    stage-2 trainings and evaluations (and the tables) run; stage 1 is the grid's simcse."""
+    """GCSE over the finished CI grid: only stage 1 (gcse_stage1), the LLM synthesis, the
+    denoising, the stage-2 trainings and evaluations (and the tables) run."""
     start = time.perf_counter()
-    sh([*SMOKE, "--configfile", *GCSE_CONFIGS], smoke_run, timeout=3600)
+    sh([*SMOKE, "--configfile", "tests/smoke/config.yaml", CI_GCSE], smoke_run, timeout=3600)
     (smoke_run / "gcse_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
     return smoke_run
 
 
 def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path) -> None:
-    """The pinned SmolLM2 answered every prompt of the smoke's sources (one extraction, one
-    positive and one negative each), the report accounts for each completion, and stage 2 trained
-    on as many anchors as the denoising kept, starting from the stage-1 SimCSE run."""
+    """The pinned SmolLM2 answered every prompt of the smoke's sources (the released mode's two
+    extractions, a fill-in for the extension sentence, one positive and one negative each, and
+    the extension sentences' own), the report accounts for each completion, and stage 2 trained
+    on as many anchors as the denoising kept (the released rule adds a self-pair row per unused
+    candidate), starting from the stage-1 run (gcse_stage1)."""
     ws = gcse_run
-    sources = yaml.safe_load((ws / "tests/smoke/gcse.yaml").read_text())["generators"]["gcse"]
+    config = load_config(ws / "params.yaml", ws / "tests/smoke/config.yaml", ws / CI_GCSE)
+    sources = config["generators"]["gcse"]
     (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
     report = json.loads(report_path.read_text())
     assert "smollm2" in report["llm"]["model"].lower() and report["backend"] == "transformers"
     n = sources["max_sources"] - sum(report["skipped"].values())
-    assert sum(report["totals"].values()) == 3 * n  # every completion counted once
+    assert report["mode"] == "released"
+    # every completion counted once: per source two extractions, a fill-in and two synthesis
+    # prompts; per extension sentence two extractions and two synthesis prompts
+    e = report["extension_sentences"]
+    assert sum(report["totals"].values()) == 5 * n + 4 * e and 0 <= e <= n
     assert report["cache"]["misses"] == report["cache"]["calls"] > 0
     assert 0 <= report["fell_back"] <= report["totals"]["failed"]
-    seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
-    for seed in seeds:
+    for seed in method_seeds(config, "gcse", "splade-tiny"):
         (anchors,) = (ws / "results/gcse/triplets/wiki-smoke").glob(
             f"*/gcse_anchor/splade-tiny/seed{seed}.txt"
         )
         triplets = json.loads(
             next(anchors.parents[2].glob(f"report/splade-tiny/seed{seed}.json")).read_text()
         )
-        assert len(anchors.read_text().splitlines()) == triplets["triplets"] == n
+        kept = triplets["triplets"]
+        assert len(anchors.read_text().splitlines()) == kept and n + e <= kept <= 3 * (n + e)
         meta = json.loads(
             (ws / f"results/models/gcse/splade-tiny/seed{seed}/negcse.json").read_text()
         )
-        assert meta["corpus_sentences"] == n
+        assert meta["corpus_sentences"] == kept
         assert meta["guides"]["evaluation"].endswith(
-            f"results/models/simcse/splade-tiny/seed{seed}"
+            f"results/models/gcse_stage1/splade-tiny/seed{seed}"
         )
         # the LLM that wrote the data: in the model's metadata and its evaluation
         assert meta["llm"] == {"backend": "transformers", "model": sources["model"]}

@@ -11,15 +11,21 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = ["snakemake", "--profile", "profiles/smoke"]
-GCSE_CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/gcse.yaml")
-#: CI's reductions of the smoke grid (3,200 sentences, SAN masked-only, TREC), merged over it
+#: GCSE's domain setting: an overlay of the smoke grid, a grid of its own (results/grids/gcse-domain/)
+DOMAIN_CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/gcse-domain.yaml")
+#: CI's reductions of the smoke grid (SAN masked-only, TREC), merged over it
 CI_REDUCTIONS = "tests/smoke/ci.yaml"
 
 
 def sh(
-    cmd: list[str], cwd: Path, check: bool = True, timeout: int = 1800
+    cmd: list[str],
+    cwd: Path,
+    check: bool = True,
+    timeout: int = 1800,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    """Run ``cmd`` in ``cwd`` (in this environment, or ``env`` in its place)."""
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(
             f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"

@@ -29,9 +29,9 @@ rule gcse_synthesize:
         cache=GCSE_CACHE,
         slots=gcse_synthesis_prefix,
     shell:
-        "{params.slots} python -m negcse gcse-synthesize --input {input.corpus} "
-        "--output {output.candidates} --report {output.report} --cache {params.cache} "
-        "{params.settings} --threads {threads} 2> {log}"
+        "{params.slots} python -m negcse gcse-synthesize --input {input.corpus:q} "
+        "--output {output.candidates:q} --report {output.report:q} --cache {params.cache:q} "
+        "{params.settings} --threads {threads} 2> {log:q}"
 
 
 rule gcse_denoise:
@@ -60,7 +60,7 @@ rule gcse_denoise:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.workflow.gpu_slots -- "
-        "python -m negcse gcse-denoise --candidates {input.candidates} "
-        "--anchors {output.anchors} --positives {output.positives} "
-        "--negatives {output.negatives} --report {output.report} {params.settings} "
-        "--seed {wildcards.seed} --threads {threads} {params.mirror} 2> {log}"
+        "python -m negcse gcse-denoise --candidates {input.candidates:q} "
+        "--anchors {output.anchors:q} --positives {output.positives:q} "
+        "--negatives {output.negatives:q} --report {output.report:q} {params.settings} "
+        "--seed {wildcards.seed:q} --threads {threads} {params.mirror} 2> {log:q}"

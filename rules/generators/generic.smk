@@ -24,4 +24,4 @@ for _gen in command_generators():
         params:
             settings=variant_args(_gen.name, generator_variants(_gen.name)),
         shell:
-            _gen.command + " 2> {log}"
+            _gen.command + " 2> {log:q}"

@@ -103,7 +103,7 @@ def translation_args(wildcards):
 def candidate_args(wildcards, input):
     """``--candidates name=file ...`` for select-paraphrases (the rule's named inputs)."""
     names = input.keys()  # a Snakemake Namedlist iterates over its files, not its names
-    return " ".join(f"{name}={input[name]}" for name in names if name != "corpus")
+    return quoted(f"{name}={input[name]}" for name in names if name != "corpus")
 
 
 SAN_VARIANTS = generator_variants("san")

@@ -20,5 +20,5 @@ rule negation:
         style=negation_args,
         batch_size=NEGATION["batch_size"],
     shell:
-        "python -m negcse negate --input {input} --output {output} {params.style} "
-        "--n-process {threads} --batch-size {params.batch_size} --no-progress 2> {log}"
+        "python -m negcse negate --input {input:q} --output {output:q} {params.style} "
+        "--n-process {threads} --batch-size {params.batch_size:q} --no-progress 2> {log:q}"

@@ -31,11 +31,11 @@ rule back_translation:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.workflow.gpu_slots -- "
-        "python -m negcse back-translate --corpus {input} --output {output} "
-        "{params.models} --cache {params.cache} "
-        "--num-beams {params.num_beams} --max-length {params.max_length} "
-        "--batch-size {params.batch_size} --precision {params.precision} "
-        "--threads {threads} --no-progress {params.mirror} 2> {log}"
+        "python -m negcse back-translate --corpus {input:q} --output {output:q} "
+        "{params.models} --cache {params.cache:q} "
+        "--num-beams {params.num_beams:q} --max-length {params.max_length:q} "
+        "--batch-size {params.batch_size:q} --precision {params.precision:q} "
+        "--threads {threads} --no-progress {params.mirror} 2> {log:q}"
 
 
 rule surface_edits:
@@ -53,8 +53,8 @@ rule surface_edits:
         rate=OSSCSE_PARAPHRASE["edit_rate"],
         seed=OSSCSE_PARAPHRASE["seed"],
     shell:
-        "python -m negcse surface-edits --corpus {input} --output {output} "
-        "--rate {params.rate} --seed {params.seed} 2> {log}"
+        "python -m negcse surface-edits --corpus {input:q} --output {output:q} "
+        "--rate {params.rate:q} --seed {params.seed:q} 2> {log:q}"
 
 
 rule osscse_paraphrase:
@@ -76,7 +76,7 @@ rule osscse_paraphrase:
         mer_max=OSSCSE_PARAPHRASE["mer_max"],
         seed=OSSCSE_PARAPHRASE["seed"],
     shell:
-        "python -m negcse select-paraphrases --corpus {input.corpus} "
-        "--candidates {params.candidates} --output {output.paraphrases} "
-        "--stats {output.stats} --mer-min {params.mer_min} --mer-max {params.mer_max} "
-        "--seed {params.seed} --no-progress 2> {log}"
+        "python -m negcse select-paraphrases --corpus {input.corpus:q} "
+        "--candidates {params.candidates} --output {output.paraphrases:q} "
+        "--stats {output.stats:q} --mer-min {params.mer_min:q} --mer-max {params.mer_max:q} "
+        "--seed {params.seed:q} --no-progress 2> {log:q}"

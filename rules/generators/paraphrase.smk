@@ -27,8 +27,8 @@ rule paraphrase:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.workflow.gpu_slots -- "
-        "python -m negcse paraphrase --corpus {input} --output {output} "
-        "--cache {params.cache} --model {params.model:q} --num-beams {params.num_beams} "
-        "--max-length {params.max_length} --batch-size {params.batch_size} "
-        "--precision {params.precision} --threads {threads} --no-progress "
-        "{params.mirror} 2> {log}"
+        "python -m negcse paraphrase --corpus {input:q} --output {output:q} "
+        "--cache {params.cache:q} --model {params.model:q} --num-beams {params.num_beams:q} "
+        "--max-length {params.max_length:q} --batch-size {params.batch_size:q} "
+        "--precision {params.precision:q} --threads {threads} --no-progress "
+        "{params.mirror} 2> {log:q}"

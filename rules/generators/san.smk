@@ -19,8 +19,8 @@ rule pos_lexicon:
         mlm=lexicon_mlm_param,
         mirror=mirror_arg(),
     shell:
-        "python -m negcse pos-lexicon {params.mlm} --output {output.table} "
-        "--stats {output.stats} --no-progress {params.mirror} 2> {log}"
+        "python -m negcse pos-lexicon {params.mlm} --output {output.table:q} "
+        "--stats {output.stats:q} --no-progress {params.mirror} 2> {log:q}"
 
 
 rule san_negatives:
@@ -48,6 +48,6 @@ rule san_negatives:
         mirror=mirror_arg(),
     shell:
         "python -m negcse.workflow.gpu_slots -- "
-        "python -m negcse san-negatives --corpus {input.corpus} --lexicon {input.lexicon} "
-        "--output {output.samples} --stats {output.stats} --seed {wildcards.seed} "
-        "{params.settings} --threads {threads} --no-progress {params.mirror} 2> {log}"
+        "python -m negcse san-negatives --corpus {input.corpus:q} --lexicon {input.lexicon:q} "
+        "--output {output.samples:q} --stats {output.stats:q} --seed {wildcards.seed:q} "
+        "{params.settings} --threads {threads} --no-progress {params.mirror} 2> {log:q}"

@@ -16,7 +16,7 @@ rule tfidf:
     conda:
         "../../envs/negcse.yaml"
     shell:
-        "python -m negcse tfidf --input {input} --output {output} 2> {log}"
+        "python -m negcse tfidf --input {input:q} --output {output:q} 2> {log:q}"
 
 
 rule tfidf_with_paraphrases:
@@ -32,8 +32,8 @@ rule tfidf_with_paraphrases:
     conda:
         "../../envs/negcse.yaml"
     shell:
-        "python -m negcse tfidf --input {input.corpus} {input.paraphrases} --output {output} "
-        "2> {log}"
+        "python -m negcse tfidf --input {input.corpus:q} {input.paraphrases:q} --output {output:q} "
+        "2> {log:q}"
 
 
 rule una_negatives:
@@ -53,5 +53,5 @@ rule una_negatives:
     params:
         settings=variant_args("una", UNA_VARIANTS),
     shell:
-        "python -m negcse una-negatives --corpus {input.corpus} --tfidf {input.tfidf} "
-        "--output {output} --seed {wildcards.seed} {params.settings} 2> {log}"
+        "python -m negcse una-negatives --corpus {input.corpus:q} --tfidf {input.tfidf:q} "
+        "--output {output:q} --seed {wildcards.seed:q} {params.settings} 2> {log:q}"

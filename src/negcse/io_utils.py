@@ -3,7 +3,12 @@
 A temporary file or folder is made beside its target (``.<name>.tmp-<pid>-<random>``), with the
 modes a plain ``open`` or ``mkdir`` would give (the umask applies, not ``mkstemp``'s 0600), synced
 to disk and renamed into place only on success. Temporaries of the same target left by a killed
-process (its pid no longer running) are removed when the target is written again.
+process (its pid no longer running) are removed when the target is written again. An
+operating-system error while writing (a full disk: ENOSPC) names the target, not the temporary;
+so does a writer's own error (``torch.save``'s RuntimeError) when the disk is then full.
+
+JSON lines are written with ``ensure_ascii`` (U+2028, U+2029 and U+0085 become ``\\u`` escapes, so
+no reader that splits on Unicode line breaks can cut a row) and read on ``"\\n"`` only.
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
+
+from negcse.errors import UserError
 
 _TMP_MARK = ".tmp-"
 
@@ -56,6 +64,36 @@ def remove_stale_temporaries(dest: Path) -> list[Path]:
     return removed
 
 
+def umask_mode() -> int:
+    """The mode a plain ``open`` gives a new file under the current umask (0o666 & ~umask).
+    Read from /proc where it can be: setting the umask to read it is a race with other threads."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            line = next(ln for ln in fh if ln.startswith("Umask:"))
+        return 0o666 & ~int(line.split()[1], 8)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _naming(dest: Path, tmp: Path, exc: OSError) -> OSError:
+    """``exc`` naming the target instead of the temporary (``dest``, or the file under it), or
+    ``dest`` when it names no file (a failed write on a full disk names none)."""
+    name = None if exc.filename is None else str(exc.filename)
+    if name is not None and not name.startswith(str(tmp)):
+        return exc
+    target = str(dest) + ("" if name is None else name[len(str(tmp)) :])
+    return OSError(exc.errno, exc.strerror or str(exc), target)
+
+
+def _disk_full(folder: Path) -> bool:
+    """No block left for this user on ``folder``'s file system."""
+    try:
+        return os.statvfs(folder).f_bavail == 0
+    except OSError:
+        return False
+
+
 def _fsync_path(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -65,6 +103,18 @@ def _fsync_path(path: Path) -> None:
             raise
     finally:
         os.close(fd)
+
+
+def _open_modes(root: Path) -> None:
+    """Give every file under ``root`` at least the mode a plain ``open`` gives (writers such as
+    safetensors' ``save_file`` create theirs 0600, whatever the umask)."""
+    mode = umask_mode()
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = Path(folder) / name
+            current = path.lstat().st_mode
+            if stat.S_ISREG(current) and (current | mode) != current:
+                os.chmod(path, stat.S_IMODE(current) | mode)
 
 
 def _fsync_tree(root: Path) -> None:
@@ -88,6 +138,17 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         _fsync_path(tmp)
         os.replace(tmp, dest)
         _fsync_path(dest.parent)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise _naming(dest, tmp, exc) from exc
+    except Exception as exc:
+        full = _disk_full(dest.parent)  # before the temporary's space is freed
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if full:  # torch.save says "unexpected pos" or "file write failed", naming no file
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dest)) from exc
+        raise
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -115,6 +176,27 @@ def write_lines(path: str | os.PathLike[str], lines: list[str]) -> None:
             fh.write(line.replace("\n", " ") + "\n")
 
 
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
+    """One JSON value per line, ASCII only (see the module's note on line breaks)."""
+    with atomic_open(path) as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=True) + "\n")
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
+    """The values of a JSON-lines file, split on "\\n" only; a bad line raises
+    :class:`~negcse.errors.UserError` naming the file and the line."""
+    rows = []
+    for number, line in enumerate(read_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+    return rows
+
+
 def read_lines(path: str | os.PathLike[str]) -> list[str]:
     """Lines split on "\n" only (not on Unicode line breaks such as U+2028), "\r" dropped,
     so files written line by line stay aligned with each other."""
@@ -128,7 +210,8 @@ def read_lines(path: str | os.PathLike[str]) -> list[str]:
 
 @contextlib.contextmanager
 def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Build a folder under a temporary name; it replaces ``path`` only on success."""
+    """Build a folder under a temporary name; it replaces ``path`` only on success. Its files
+    get at least the umask's modes."""
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(dest)
@@ -136,11 +219,15 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     tmp.mkdir(mode=0o777)  # umask applies
     try:
         yield tmp
+        _open_modes(tmp)
         _fsync_tree(tmp)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
         _fsync_path(dest.parent)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _naming(dest, tmp, exc) from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -98,12 +98,16 @@ def tags(args: argparse.Namespace) -> dict[str, str]:
 
 
 def header(args: argparse.Namespace) -> dict[str, str]:
-    """What every evaluation JSON starts with: the tags, the model and the pooler used, and
-    the LLM that wrote the model's training data where its negcse.json records one (GCSE)."""
-    llm = (saved_meta(args.model).get("llm") or {}).get("model")
+    """What every evaluation JSON starts with: the tags, the model and the pooler used, the
+    LLM that wrote the model's training data where its negcse.json records one (GCSE), and
+    the resources substituted when it was planned (SAN's lexicon), which the table row shows."""
+    meta = saved_meta(args.model)
+    llm = (meta.get("llm") or {}).get("model")
+    substitutes = "; ".join(meta.get("substitutes") or [])
     return {
         **tags(args),
         "model": args.model,
         "pooler": args.pooler,
         **({"llm": str(llm)} if llm else {}),
+        **({"substitute": substitutes} if substitutes else {}),
     }

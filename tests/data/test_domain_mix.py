@@ -130,7 +130,7 @@ def test_build_reads_every_source_and_draws_three_general_lines_per_domain_line(
     tmp_path: Path,
 ) -> None:
     files = _sources(tmp_path)
-    lines, stats = build(SPEC, _resolver(files), offline=False)
+    lines, stats = build(SPEC, _resolver(files))
     domain = lines[: stats["domain_lines"]]
     # STS (s1 once), two of PAWS's three pairs (seeded, file order), SICK; labels dropped
     assert domain[:3] == ["s1", "s2", "s3"] and domain[-2:] == ["k1", "k2"]
@@ -145,38 +145,42 @@ def test_build_reads_every_source_and_draws_three_general_lines_per_domain_line(
     assert general == sorted(general, key=pool.index)
     assert [s["rows"] for s in stats["domain"]] == [2, 3, 1]
     assert stats["domain"][1]["rows_used"] == 2 and stats["skipped"] == []
-    assert build(SPEC, _resolver(files), offline=False) == (lines, stats)  # seeded
+    assert build(SPEC, _resolver(files)) == (lines, stats)  # seeded
 
 
-def test_build_skips_a_missing_domain_source_offline_only(
+def test_build_skips_a_domain_source_found_nowhere_without_network(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    from negcse.data.download import DownloadError
     from negcse.data.sources import ResolveError
 
     files = _sources(tmp_path)
     del files["paws"]
     with caplog.at_level("WARNING"):
-        lines, stats = build(SPEC, _resolver(files), offline=True)
+        lines, stats = build(SPEC, _resolver(files))
     assert stats["skipped"][0]["files"] == ["paws"] and "not found" in stats["skipped"][0]["reason"]
     assert "skipped offline: domain source paws" in caplog.text
     assert stats["domain_lines"] == 5 and len(lines) == 20
-    with pytest.raises(ResolveError):  # online, a missing file is an error, not a skip
-        build(SPEC, _resolver(files), offline=False)
+    def failed_download(name: str) -> Path:
+        raise DownloadError(f"data file '{name}' could not be downloaded from http://x: 404")
+
+    with pytest.raises(DownloadError):  # a network that answers: an error, not a skip
+        build(SPEC, failed_download)
     del files["nli"]  # the general part is never skipped: the mix would silently change
     with pytest.raises(ResolveError):
-        build(SPEC, _resolver(files), offline=True)
+        build(SPEC, _resolver(files))
 
 
 def test_build_without_general_or_domain_keeps_the_same_draw(tmp_path: Path) -> None:
     files = _sources(tmp_path)
-    full, _ = build(SPEC, _resolver(files), offline=False)
-    wo_general, stats = build({**SPEC, "use_general": False}, _resolver(files), offline=False)
+    full, _ = build(SPEC, _resolver(files))
+    wo_general, stats = build({**SPEC, "use_general": False}, _resolver(files))
     assert wo_general == full[:9] and stats["general"] is None
     del files["nli"]  # not read without general data
-    build({**SPEC, "use_general": False}, _resolver(files), offline=False)
+    build({**SPEC, "use_general": False}, _resolver(files))
     files = _sources(tmp_path)
-    wo_domain, stats = build({**SPEC, "use_domain": False}, _resolver(files), offline=False)
+    wo_domain, stats = build({**SPEC, "use_domain": False}, _resolver(files))
     assert wo_domain == full[9:] and stats["domain_lines"] == 0
-    capped, stats = build({**SPEC, "max_domain_lines": 4}, _resolver(files), offline=False)
+    capped, stats = build({**SPEC, "max_domain_lines": 4}, _resolver(files))
     assert stats["domain_lines"] == 4 and len(capped) == 16
     assert all(line in full[:9] for line in capped[:4])

@@ -4,13 +4,16 @@ error that names every place tried."""
 from __future__ import annotations
 
 import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
 
-from negcse.data import download
 from negcse.data import sources as resolve
-from negcse.data.download import DownloadError
 from negcse.data.sources import ChecksumError, ResolveError, registry, resolve_data, resolve_model
 
 pytestmark = pytest.mark.mirror
@@ -40,10 +43,8 @@ def test_registry_pins_sha256_from_the_mirror_manifest(mirror: Path) -> None:
         manifest[cols[0]] = cols[6]
     pinned = {k: v.sha256 for k, v in registry().items() if v.sha256}
     assert len(pinned) > 100
-    # pinned from its source repository's commit instead (not in the offline mirror)
-    not_mirrored = {"san/vocab_pos_end.txt"}
-    assert set(pinned) - set(manifest) == not_mirrored
-    assert all(manifest[k] == sha for k, sha in pinned.items() if k not in not_mirrored)
+    assert set(pinned) <= set(manifest)
+    assert all(manifest[k] == sha for k, sha in pinned.items())
 
 
 def test_mirror_hit_is_verified(isolated: Path, mirror: Path) -> None:
@@ -77,20 +78,90 @@ def test_missing_everywhere_names_file_and_every_place(isolated: Path) -> None:
     assert "network: https://" in msg
 
 
-def test_download_failure_is_reported_and_leaves_nothing(
-    isolated: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port bound but not listening: every connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture
+def online(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Not in offline mode, no proxy, an empty mirror, and no probe remembered from elsewhere."""
     monkeypatch.setenv("NEGCSE_OFFLINE", "0")
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(download, "RETRY_DELAY", 0.0)
-    entry = registry()[REL]
-    bad = resolve.DataFile(REL, entry.sha256, entry.lines, "http://127.0.0.1:9/nothing-here")
-    monkeypatch.setitem(registry(), REL, bad)
+    for name in ("HF_HUB_OFFLINE", *PROXY_VARS, "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    resolve._probe.cache_clear()
     (isolated / "empty").mkdir()
-    with pytest.raises(DownloadError, match="127.0.0.1:9") as err:
-        resolve_data(REL, isolated / "empty")
-    assert "\n" not in str(err.value) and entry.sha256 in str(err.value)
-    assert not [p for p in (isolated / "cache").rglob("*") if p.is_file()]
+    yield isolated / "empty"
+    resolve._probe.cache_clear()
+
+
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
+
+
+def test_unreachable_source_is_offline_with_one_logged_line(
+    online: Path,
+    closed_port: int,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A source whose host refuses the connection: no download attempts (no retries, nothing
+    in the cache), one warning, and the ResolveError that lists every place tried."""
+    entry = registry()[REL]
+    url = f"http://127.0.0.1:{closed_port}/{REL}"
+    monkeypatch.setitem(registry(), REL, resolve.DataFile(REL, entry.sha256, entry.lines, url))
+    start = time.monotonic()
+    with pytest.raises(ResolveError) as err:
+        resolve_data(REL, online)
+    assert time.monotonic() - start < resolve.CONNECT_TIMEOUT  # refused at once, not retried
+    msg = str(err.value)
+    assert f"mirror: {online / 'data' / REL}" in msg
+    assert f"network: {url} (http://127.0.0.1:{closed_port}/ unreachable:" in msg
+    assert "refused" in msg.lower()
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "treated as offline" in warnings[0].getMessage()
+    assert not (online.parent / "cache").exists()
+    assert "unreachable" in (resolve.data_unavailable(REL, online) or "")
+
+
+def test_unreachable_proxy_makes_every_https_source_unavailable(
+    online: Path, closed_port: int, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pinned https source through a proxy that refuses connections (as on a machine whose
+    only way out is down): unavailable, unless a copy lies in the mirror or the cache."""
+    for name in PROXY_VARS:
+        monkeypatch.setenv(name, f"http://127.0.0.1:{closed_port}")
+    reason = resolve.data_unavailable(REL, online)
+    host = registry()[REL].url.split("/")[2]
+    assert reason is not None and f"https://{host}/ unreachable:" in reason
+    assert str(online) in reason  # names the mirror it looked in
+    with pytest.raises(ResolveError, match="unreachable"):
+        resolve_data(REL, online)
+    assert resolve.data_unavailable(REL, mirror) is None  # the mirror's copy
+
+
+def test_a_host_that_answers_is_reachable(online: Path) -> None:
+    """Any HTTP answer, an error status too, means the network is there (a download then
+    reports its own error)."""
+
+    class NotFound(BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = HTTPServer(("127.0.0.1", 0), NotFound)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        assert resolve.unreachable(f"http://127.0.0.1:{httpd.server_address[1]}/a/b.txt") is None
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_unregistered_path_is_a_clear_error() -> None:
@@ -101,7 +172,6 @@ def test_unregistered_path_is_a_clear_error() -> None:
 def test_model_by_hub_id_and_by_name(isolated: Path, mirror: Path) -> None:
     hub_id = "sentence-transformers/all-MiniLM-L6-v2"
     assert resolve_model(hub_id, mirror) == str(mirror / "models" / hub_id)
-    assert resolve_model("google/splade-tiny", mirror) == str(mirror / "models" / "splade-tiny")
     local = mirror / "models" / "splade-tiny"
     assert resolve_model(str(local)) == str(local.resolve())
 

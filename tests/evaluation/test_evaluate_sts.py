@@ -133,8 +133,21 @@ def test_evaluate_sts_reports_every_task_and_dev() -> None:
             rows.append(v)
         return np.stack(rows)
 
-    res = evaluate_sts(encode)
+    res = evaluate_sts(encode, keep_pairs=True)
     tasks = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness"]
     assert res["avg"] == pytest.approx(np.mean([res[t] for t in tasks]))
     assert 0 < res["stsb_dev"] < 100
     assert all(20 < res[t] < 90 for t in tasks)
+    # each test task keeps its pairs (the verdict table's bootstrap): the cosines give its
+    # 'all' Spearman back, the gold scores are the data's, the subsets their sizes
+    for task in tasks:
+        pairs = res["details"][task]["pairs"]
+        data = load_sts(task)
+        assert pairs["gold"] == data.scores
+        assert pairs["subset_sizes"] == [s.stop - s.start for s in data.subsets.values()]
+        rho = 100 * spearmanr(pairs["cosine"], pairs["gold"]).statistic
+        assert rho == pytest.approx(res[task], abs=1e-9)
+    assert "pairs" not in res["details"]["STSBenchmark-dev"]
+    json.dumps(res)  # JSON-able as written
+    plain = evaluate_sts(encode, tasks=["STS16"], with_dev=False)  # pairs only when asked
+    assert "pairs" not in plain["details"]["STS16"] and plain["STS16"] == res["STS16"]

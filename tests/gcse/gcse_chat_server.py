@@ -2,8 +2,11 @@
 
 Not a mock of the client: the ``openai`` library makes real HTTP requests to it. It answers
 ``POST /v1/chat/completions`` with a deterministic completion (by default the prompt reversed,
-as JSON {"text": ...}; or ``respond(prompt)``), counts requests per prompt and the most in flight at once, records every
-Authorization header, and can answer the first ``fail_first`` requests with an HTTP error.
+as JSON {"text": ...}; or ``respond(prompt)``, None for ``content: null``), counts requests per
+prompt and the most in flight at once, records every Authorization header, and can answer the
+first ``fail_first`` requests with an HTTP error (with ``fail_headers``, e.g. Retry-After).
+``usage(text)``: the ``usage.completion_tokens`` to report; ``raw(prompt)``: a whole reply
+(status, body bytes, Content-Type) instead of a chat completion, for broken endpoints.
 """
 
 from __future__ import annotations
@@ -22,9 +25,16 @@ class ChatServer:
         delay_s: float = 0.0,
         fail_first: int = 0,
         fail_status: int = 429,
-        respond: Callable[[str], str] | None = None,
+        respond: Callable[[str], str | None] | None = None,
+        fail_headers: dict[str, str] | None = None,
+        usage: Callable[[str], int] | None = None,
+        raw: Callable[[str], tuple[int, bytes, str]] | None = None,
     ) -> None:
         self.respond = respond or (lambda prompt: json.dumps({"text": prompt[::-1]}))
+        self.fail_headers = fail_headers or {}
+        self.usage = usage
+        self.raw = raw
+        self.fail_times: list[float] = []  # when each failing request arrived (monotonic)
         self.delay_s = delay_s
         self.fail_first = fail_first
         self.fail_status = fail_status
@@ -52,36 +62,54 @@ class ChatServer:
                 try:
                     time.sleep(server.delay_s)
                     if failing:
-                        self._send(server.fail_status, {"error": {"message": "try later"}})
+                        server.fail_times.append(time.monotonic())
+                        error = {"error": {"message": "try later"}}
+                        self._send(server.fail_status, error, server.fail_headers)
                         return
                     with server._lock:
                         server.requests[prompt] += 1
+                    if server.raw is not None:
+                        status, data, content_type = server.raw(prompt)
+                        self._send_bytes(status, data, content_type, {})
+                        return
                     text = server.respond(prompt)
-                    self._send(
-                        200,
-                        {
-                            "id": "x",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": body["model"],
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": text},
-                                }
-                            ],
-                        },
-                    )
+                    reply: dict = {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": text},
+                            }
+                        ],
+                    }
+                    if server.usage is not None:
+                        used = server.usage(text or "")
+                        reply["usage"] = {
+                            "prompt_tokens": 1,
+                            "completion_tokens": used,
+                            "total_tokens": used + 1,
+                        }
+                    self._send(200, reply)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _send(self, status: int, payload: dict) -> None:
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode()
+                self._send_bytes(status, data, "application/json", headers or {})
+
+            def _send_bytes(
+                self, status: int, data: bytes, content_type: str, headers: dict[str, str]
+            ) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -86,8 +86,15 @@ def test_denoise_released_rule():
     assert first[1].anchor == first[1].positive == "n"  # unused candidate: extra self-pair row
     last = next(t for t in out if t.anchor == "a11")
     assert last.negative == "c" and last.positive == "a11"
-    with pytest.raises(ValueError, match="offset-6 fallback needs more than 6"):
-        denoise_released(anchors[:8], cands[:8], sims[:8])
+    # fewer than 12 anchors (released: KeyError): wraps around, never the anchor itself
+    small = denoise_released(anchors[:8], [["c"]] * 8, [[0.78]] * 8)  # neither role: offsets
+    rows = [t for t in small if t.anchor in anchors[:8]]
+    # by hand: i + 6 for i < 2, i - 6 for i >= 6, else (i + 6) % 8
+    assert [t.negative_from for t in rows] == [f"offset {k}" for k in (6, 7, 0, 1, 2, 3, 0, 1)]
+    two = denoise_released(["x", "y"], [["c"], ["d"]], [[0.9], [0.9]])
+    assert [(t.anchor, t.negative) for t in two] == [("x", "y"), ("y", "x")]
+    with pytest.raises(ValueError, match="at least 2 anchors"):
+        denoise_released(["x"], [["c"]], [[0.9]])
 
 
 def test_denoise_errors():
@@ -97,3 +104,41 @@ def test_denoise_errors():
         denoise(ANCHORS, CANDS, SIMS, alpha=0.7, beta=0.75)
     with pytest.raises(ValueError, match="at least 2 anchors"):
         denoise(["a"], [["x"]], [[0.8]])
+
+
+def test_candidate_order_roles_first_or_listed():
+    """A context-like positive-prompt candidate listed first and far from its anchor (0.50)
+    beside a negative-prompt candidate (0.60): by roles the negative-prompt one is the hard
+    negative; only in listed order (released) does the positive-prompt one take it by order.
+    The positive-prompt candidate is the negative by roles only when no negative-prompt one
+    qualifies (source 1: 0.80 is not <= 0.75)."""
+    anchors = ["a0", "a1"]
+    cands = [["ctx0", "neg0"], ["ctx1", "neg1"]]
+    roles = [["positive", "negative"], ["positive", "negative"]]
+    sims = [[0.50, 0.60], [0.50, 0.80]]
+    by_roles = denoise(anchors, cands, sims, 0.9, 0.75, roles=roles)
+    assert [(t.negative, t.negative_from) for t in by_roles] == [
+        ("neg0", "candidate 1"),
+        ("ctx1", "candidate 0"),
+    ]
+    listed = denoise(anchors, cands, sims, 0.9, 0.75, roles=roles, order="listed")
+    assert listed[0].negative == "ctx0"
+    assert denoise(anchors, cands, sims, 0.9, 0.75)[0].negative == "ctx0"  # no roles: listed
+    # the positive: a negative-prompt candidate listed first that scores >= alpha waits for a
+    # positive-prompt one that also qualifies
+    up = denoise(
+        ["a", "b"], [["n", "p"], []], [[0.95, 0.92], []], roles=[["negative", "positive"], []]
+    )
+    assert (up[0].positive, up[0].positive_from) == ("p", "candidate 1")
+    # the released rule, same order; the unused candidate becomes a self-pair row
+    many = [f"a{i}" for i in range(12)]
+    rcands = [["ctx", "neg"]] + [["c"]] * 11
+    rroles = [["positive", "negative"]] + [["negative"]] * 11
+    rsims = [[0.50, 0.60]] + [[0.5]] * 11
+    rel = denoise_released(many, rcands, rsims, roles=rroles)
+    assert (rel[0].positive, rel[0].negative) == ("a0", "neg")
+    assert (rel[1].anchor, rel[1].positive, rel[1].negative) == ("ctx", "ctx", "neg")
+    rel = denoise_released(many, rcands, rsims, roles=rroles, order="listed")
+    assert rel[0].negative == "ctx" and rel[1].anchor == "neg"
+    with pytest.raises(ValueError, match="one role per candidate"):
+        denoise(anchors, cands, sims, roles=[["positive"], ["positive", "negative"]])

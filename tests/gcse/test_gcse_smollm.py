@@ -75,6 +75,8 @@ def test_command_on_the_real_model(tmp_path):
         "48",
         "--threads",
         "1",
+        "--mode",
+        "paper",
     ]
     assert main(args) == 0
     report = json.loads((tmp_path / "report.json").read_text())

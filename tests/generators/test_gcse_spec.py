@@ -16,6 +16,7 @@ from negcse.generators.specs.gcse import (
     ANCHOR_COLUMN,
     NEGATIVE_COLUMN,
     POSITIVE_COLUMN,
+    denoise_args,
     stage1_models,
     synthesis_args,
     triplets_id,
@@ -45,8 +46,8 @@ def test_method_reads_the_specs_columns() -> None:
 def test_files_depend_on_settings_backbone_and_seed() -> None:
     config = _config(g={}, nofilter={"generators": {"gcse": {"filter": False}}})
     a = column_file(config, POSITIVE_COLUMN, "g", 1, "wiki", "b")
-    assert a.startswith("results/gcse/triplets/wiki/paper-transformers-org-llm_nall_")
-    assert a.endswith("__a0.9_b0.75_first/gcse_positive/b/seed1.txt")
+    assert a.startswith("results/gcse/triplets/wiki/released-transformers-org-llm_n64000_")
+    assert a.endswith("__a0.8_b0.75_first/gcse_positive/b/seed1.txt")
     assert column_file(config, ANCHOR_COLUMN, "g", 1, "wiki", "b") == a.replace(
         "gcse_positive", "gcse_anchor"
     )
@@ -58,11 +59,46 @@ def test_files_depend_on_settings_backbone_and_seed() -> None:
         column_file(config, POSITIVE_COLUMN, "g", 1, "wiki")
 
 
-def test_released_mode_uses_its_thresholds_and_own_candidates() -> None:
-    config = _config(g={}, r={"generators": {"gcse": {"mode": "released"}}})
-    paper, released = settings(config, "gcse", "g"), settings(config, "gcse", "r")
+def test_paper_mode_and_released_bugs_have_their_own_files_and_args() -> None:
+    bugs = {
+        "released_bugs": [
+            "subject_key",
+            "identity_revision",
+            "keep_unparsed",
+            "sampled_extraction",
+            "listed_order",
+            "anchor_augmentation",
+        ]
+    }
+    config = _config(
+        g={},
+        p={"generators": {"gcse": {"mode": "paper"}}},
+        r={"generators": {"gcse": bugs}},
+        o={"generators": {"gcse": {"released_bugs": ["listed_order"]}}},
+    )
+    released, paper = settings(config, "gcse", "g"), settings(config, "gcse", "p")
+    buggy, listed = settings(config, "gcse", "r"), settings(config, "gcse", "o")
     assert triplets_id(released).endswith("__a0.8_b0.75_first")
+    assert triplets_id(paper).endswith("__a0.9_b0.75_first")
     assert triplets_id(paper).split("__")[0] != triplets_id(released).split("__")[0]
+    # the denoising bug changes the triplets, not the candidates
+    assert triplets_id(listed) == triplets_id(released) + "_listed"
+    assert "--order listed" in denoise_args(listed) and "--order roles" in denoise_args(released)
+    assert triplets_id(buggy).split("__")[0] != triplets_id(released).split("__")[0]
+    args = synthesis_args(buggy)
+    assert "--released-bug identity_revision --released-bug keep_unparsed" in args
+    assert "--released-bug sampled_extraction" in args
+    assert "--released-bug subject_key" in args and "listed_order" not in args
+    assert "anchor_augmentation" not in args  # a denoising bug: the same candidates
+    assert "--released-bug" not in synthesis_args(released)
+    assert triplets_id(buggy).endswith("_listed_aug") and "--augment-anchors" in denoise_args(buggy)
+    assert "--augment-anchors" not in denoise_args(released)
+    assert "--extension" in synthesis_args(released)
+    config["methods"]["p"]["generators"]["gcse"]["extension"] = False
+    assert "--extension" not in synthesis_args(settings(config, "gcse", "p"))
+    config["methods"]["o"]["generators"]["gcse"]["released_bugs"] = ["suject"]
+    with pytest.raises(ValueError, match="methods.o.generators.gcse.released_bugs.0: 'suject'"):
+        settings(config, "gcse", "o")
 
 
 def test_openai_backend_passes_the_key_variable_name_only() -> None:
@@ -111,7 +147,9 @@ def test_params_yaml_gcse_variants() -> None:
     config = yaml.safe_load((REPO / "params.yaml").read_text())
     ids = {m: triplets_id(settings(config, "gcse", m)) for m in config["methods"] if "gcse" in m}
     assert ids["gcse"] == ids["gcse_wo_decay"] == ids["gcse_paper_form"]  # only the loss differs
-    assert len({ids["gcse"], ids["gcse_wo_filtering"], ids["gcse_released"]}) == 3
+    assert (
+        len({ids["gcse"], ids["gcse_wo_filtering"], ids["gcse_released"], ids["gcse_paper"]}) == 4
+    )
     assert config["methods"]["gcse_wo_decay"]["params"]["decay"] is False
     # Figure 6's sigma variants share their training set's triplets; w randomly asks no prompt
     assert ids["gcse_sigma0.32"] == ids["gcse"]
@@ -174,7 +212,7 @@ def _outputs(tmp_path: Path) -> list[str]:
 def test_denoise_without_filter_keeps_the_first_candidate_of_each_role(tmp_path: Path) -> None:
     _candidates(tmp_path / "c.jsonl")
     args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", "unused"]
-    assert main([*args, *_outputs(tmp_path), "--no-filter", "--seed", "3"]) == 0
+    assert main([*args, *_outputs(tmp_path), "--no-filter", "--seed", "3", "--mode", "paper"]) == 0
     read = lambda k: (tmp_path / f"{k}.txt").read_text().splitlines()  # noqa: E731
     assert read("anchors") == ["a cat sits on the mat", "two dogs run in a park"]
     assert read("positives") == ["a cat is sitting on a mat", "dogs are running"]
@@ -201,6 +239,7 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     _candidates(tmp_path / "c.jsonl")
     args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", str(stage1)]
     args += [*_outputs(tmp_path), "--alpha", "-1", "--beta", "-1.5", "--threads", "1"]
+    args += ["--mode", "paper", "--max-seq-len", "64"]
     assert main(args) == 0
     positives = (tmp_path / "positives.txt").read_text().splitlines()
     assert positives == ["a cat is sitting on a mat", "dogs are running"]
@@ -215,3 +254,24 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     sims = [out[1] @ out[0], out[3] @ out[2], out[4] @ out[2]]
     assert report["similarity"]["min"] == pytest.approx(min(sims), abs=1e-4)
     assert report["similarity"]["max"] == pytest.approx(max(sims), abs=1e-4)
+
+
+def test_denoise_augments_anchors_only_when_asked(tmp_path: Path) -> None:
+    """Released bug 12: the anchors written repeat some of their words (seeded by the training
+    seed), the positives and negatives do not change."""
+    _candidates(tmp_path / "c.jsonl")
+    args = ["gcse-denoise", "--candidates", str(tmp_path / "c.jsonl"), "--model", "unused"]
+    args += [*_outputs(tmp_path), "--no-filter", "--mode", "paper"]
+    read = lambda k: (tmp_path / f"{k}.txt").read_text().splitlines()  # noqa: E731
+    assert main([*args, "--seed", "3"]) == 0
+    plain = {k: read(k) for k in ("anchors", "positives", "negatives")}
+    seen = set()
+    for seed in range(8):
+        assert main([*args, "--seed", str(seed), "--augment-anchors"]) == 0
+        assert read("positives") == plain["positives"] and read("negatives") == plain["negatives"]
+        for got, want in zip(read("anchors"), plain["anchors"], strict=True):
+            words = got.split(" ")
+            undoubled = [w for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
+            assert undoubled == want.split(" ") and len(words) - len(want.split(" ")) <= 1
+            seen.add(got != want)
+    assert seen == {True, False}  # 6-word anchors: one word doubled about half the time

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from negcse.generators.registry import column_file, config_models, producer, settings, specs
+from negcse.generators.registry import (
+    column_file,
+    config_models,
+    producer,
+    provenance,
+    settings,
+    specs,
+)
 from negcse.methods.registry import METHODS, method_class
 from negcse.workflow.config import ConfigError, check_generators, validate_schema
 
@@ -45,6 +52,42 @@ def test_column_file_layers_generator_and_method_settings() -> None:
     )
     assert "_s30_" in column_file(config, "san", "b", 2, "wiki")
     assert settings(config, "san")["scale"] == 10  # the method layer only for its method
+
+
+@pytest.mark.mirror
+def test_released_lexicon_is_planned_as_spacy_where_it_cannot_be_had(
+    mirror: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``lexicon: released`` with the table in the mirror: the released lexicon and its names.
+    Offline with a mirror and cache that lack it: the spaCy lexicon's file and variant, logged,
+    and the provenance (merged into the run spec, so negcse.json) records the substitute."""
+    from negcse.generators.specs import san
+
+    monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))  # an empty cache
+    san.released_table_unavailable.cache_clear()
+    config = {
+        "mirror": str(mirror),
+        "generators": {"san": {"mlm": "org/mlm", "lexicon": "released"}},
+        "methods": {"m": {"implementation": "simcse_san"}},
+    }
+    assert column_file(config, "san", "m", 1, "wiki").endswith("_c2048_rel/seed1.txt")
+    assert provenance(config, "m") == {"san_lexicon": "released"}
+    assert not caplog.records
+    lacking = tmp_path / "mirror"
+    (lacking / "data").mkdir(parents=True)
+    config["mirror"] = str(lacking)
+    planned = settings(config, "san", "m")
+    assert planned["lexicon"] == "spacy"
+    assert column_file(config, "san", "m", 1, "wiki").endswith("_c2048/seed1.txt")
+    assert provenance(config, "m") == {
+        "san_lexicon": "spacy (released table unavailable)",
+        "substitutes": ["SAN lexicon: spacy (released table unavailable)"],
+    }
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1  # once per process, however often the settings are read
+    assert "san/vocab_pos_end.txt" in warnings[0] and str(lacking) in warnings[0]
+    assert "offline" in warnings[0]
+    san.released_table_unavailable.cache_clear()
 
 
 def test_prefetch_models_read_the_specs() -> None:

@@ -90,20 +90,25 @@ def test_killed_run_resumes_without_asking_again_and_key_never_written(server, t
     server.wait_idle()  # requests in flight at the kill finish on the server (unanswered here)
     cached, before = _cached(db), server.tasks()
     assert before >= cached >= 5
-    # 2. restarted: only what is not cached is asked, each once
+    # 2. restarted: only what is not cached is asked, each once; answers that do not parse are
+    # not stored (cache.failed)
     second = _synthesize(out, server.url, out / "run2.log")
     assert second.wait(timeout=600) == 0, (out / "run2.log").read_text()
     report = json.loads((out / "report.json").read_text())
     asked = server.tasks() - before
     total = _cached(db)
-    assert asked == total - cached == report["cache"]["calls"] > 0
+    failed = sum(report["cache"]["failed"].values())
+    assert asked == report["cache"]["calls"] == report["cache"]["misses"] > 0
+    assert total - cached == asked - failed  # each stored answer a new one
     assert report["cache"]["hits"] >= cached
     assert report["sources"] == len(SOURCES) and report["llm"]["model"] == "smollm2"
-    # 3. a rerun with unchanged settings asks the server nothing
+    # 3. a rerun with unchanged settings asks the server only what was not stored, and no
+    # stored prompt again (it would not add a row)
     third = _synthesize(out, server.url, out / "run3.log")
     assert third.wait(timeout=600) == 0, (out / "run3.log").read_text()
-    assert server.tasks() - before == asked
-    assert json.loads((out / "report.json").read_text())["cache"]["calls"] == 0
+    rerun = json.loads((out / "report.json").read_text())["cache"]
+    assert server.tasks() - before - asked == rerun["calls"] == rerun["misses"]
+    assert _cached(db) - total == rerun["calls"] - sum(rerun["failed"].values())
     # the key did its job (the server refuses a request without it) ...
     request = urllib.request.Request(
         f"{server.url}/chat/completions",

@@ -40,9 +40,9 @@ def test_params_and_declarations() -> None:
         "epochs": 2,
         "eval_steps": 125,
     }
-    with pytest.raises(ValueError, match="form must be one of"):
+    with pytest.raises(ValueError, match="form: must be one of paper, released"):
         build_method("gcse", {"form": "cosine"}, "b")
-    with pytest.raises(ValueError, match="sigma must be > 0"):
+    with pytest.raises(ValueError, match="sigma: must be > 0, got 0"):
         build_method("gcse", {"sigma": 0}, "b")
     with pytest.raises(KeyError, match="unknown parameter"):
         build_method("gcse", {"alpha": 0.17}, "b")
@@ -105,7 +105,7 @@ def test_train_command_step0_loss_is_eq_12_13(
             stage1.mlp.dense.weight.shape, generator=torch.Generator().manual_seed(0)
         )
         stage1.mlp.dense.weight.add_(0.005 * noise)
-    stage1.save(tmp_path / "stage1", get_pooler("cls"), 64, {})
+    stage1.save(tmp_path / "stage1", get_pooler("cls"), {})
     seen: dict[str, object] = {}
     original = GCSE.loss
 
@@ -194,7 +194,7 @@ def test_stage2_starts_as_a_copy_of_the_stage1_model(
     with torch.no_grad():
         words.add_(0.01 * torch.randn(words.shape, generator=torch.Generator().manual_seed(1)))
     stage1_words = words.detach().clone()
-    stage1.save(tmp_path / "stage1", get_pooler("cls"), 64, {})
+    stage1.save(tmp_path / "stage1", get_pooler("cls"), {})
     head = {k: v.detach().clone() for k, v in stage1.mlp.dense.state_dict().items()}
     seen: dict[str, object] = {}
     original = GCSE.loss

@@ -162,7 +162,7 @@ def test_rlrd_teachers_encode_the_released_prompt_inputs(splade_tiny: Path) -> N
             assert torch.allclose(emb[key][0], hidden[at], atol=1e-5)
     bare = build_method("rlrd_san", {"teacher_inputs": "sentence"}, "splade-tiny").guides()
     assert all(g.inputs == () and g.columns == ("sentence", "san") for g in bare)
-    with pytest.raises(ValueError, match="teacher_inputs must be one of"):
+    with pytest.raises(ValueError, match="teacher_inputs: must be one of prompts, sentence"):
         build_method("rlrd", {"teacher_inputs": "prompt"}, "splade-tiny")
 
 
@@ -195,7 +195,7 @@ def test_params_follow_the_released_scripts_and_table6() -> None:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"distillation": "listnte"}, "listmle or listnet"),
+        ({"distillation": "listnte"}, "distillation: must be one of listmle, listnet"),
         ({"teacher_weight": 0.0}, "teacher_weight"),
         ({"tau2": 0.0}, "tau2"),
         ({"p2": 1.5}, "p2"),

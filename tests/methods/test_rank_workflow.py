@@ -1,6 +1,7 @@
-"""The smoke grid's rank-distillation methods in the workflow: a dry run trains each teacher
-upstream of its students and passes its folder as ``--guide``; after a run, a changed teacher
-setting reruns exactly the teacher, its students, their evaluations and the aggregate tables.
+"""The smoke grid's rank-distillation methods (tests/smoke/config.yaml) in the workflow: a dry
+run trains each teacher upstream of its students and passes its folder as ``--guide``; after a
+run, a changed teacher setting reruns exactly the teacher, its students, their evaluations and
+the aggregate tables.
 
 The run is a real Snakemake run of the smoke grid in a throwaway copy of the repository whose
 ``python`` only writes each job's declared outputs (no training): Snakemake records every job's
@@ -21,12 +22,12 @@ from typing import Any
 import pytest
 import yaml
 
-from negcse.workflow.config import deep_merge
+from negcse.workflow.config import load_config, method_seeds
+from negcse.workflow.guide_config import guide_args
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[2]
-CONFIGS = ("tests/smoke/config.yaml", "tests/smoke/rank.yaml")
-SMOKE = ["snakemake", "--profile", "profiles/smoke", "--configfile", *CONFIGS]
+SMOKE = ["snakemake", "--profile", "profiles/smoke"]  # its grid: tests/smoke/config.yaml
 BACKBONE = "splade-tiny"
 STUDENTS = ["rankcse", "rankcse_san", "rlrd", "rlrd_san"]
 
@@ -75,11 +76,12 @@ def dry_run_jobs(output: str) -> list[dict[str, Any]]:
 
 
 def smoke_config(ws: Path) -> dict[str, Any]:
-    """The smoke grid with the rank-distillation overlay, merged as Snakemake merges them."""
-    merged: dict[str, Any] = {}
-    for name in CONFIGS:
-        merged = deep_merge(merged, yaml.safe_load((ws / name).read_text()))
-    return merged
+    """The smoke grid merged over params.yaml, as Snakemake merges them."""
+    return load_config(ws / "params.yaml", ws / "tests/smoke/config.yaml")
+
+
+def seeds(ws: Path, method: str) -> list[str]:
+    return [str(s) for s in method_seeds(smoke_config(ws), method, BACKBONE)]
 
 
 def guide_entries(ws: Path, method: str) -> dict[str, dict[str, Any]]:
@@ -108,19 +110,23 @@ def test_teachers_train_before_their_students(
     order = [(j["wildcards"]["method"], j["wildcards"]["seed"]) for j in trains]
     grid = smoke_config(workspace)["grid"]
     assert set(STUDENTS) <= set(grid["methods"])
-    assert sorted(order) == sorted((m, str(s)) for m in grid["methods"] for s in grid["seeds"])
+    assert sorted(order) == sorted((m, s) for m in grid["methods"] for s in seeds(workspace, m))
     for student in STUDENTS:
         teachers = {e["method"] for e in guide_entries(workspace, student).values()}
         assert teachers and not teachers & set(STUDENTS)  # the suite's own runs, no chains
-        for seed in grid["seeds"]:
-            job = trains[order.index((student, str(seed)))]
+        for seed in seeds(workspace, student):
+            job = trains[order.index((student, seed))]
             for guide, entry in guide_entries(workspace, student).items():
                 # seed-matched: the teacher run of the same seed, trained before the student
-                assert order.index((entry["method"], str(seed))) < order.index((student, str(seed)))
+                assert order.index((entry["method"], seed)) < order.index((student, seed))
                 folder = f"results/models/{entry['method']}/{BACKBONE}/seed{seed}"
                 assert f"--guide {guide}={folder}" in job["shell"]
-    for job in trains:
-        if job["wildcards"]["method"] not in STUDENTS:
+    config = smoke_config(workspace)
+    for job in trains:  # of the others only GCSE has a guide, its stage-1 model
+        method, seed = job["wildcards"]["method"], job["wildcards"]["seed"]
+        if method == "gcse":
+            assert guide_args(config, method, BACKBONE, seed) in job["shell"]
+        elif method not in STUDENTS:
             assert "--guide" not in job["shell"]
 
 
@@ -173,10 +179,9 @@ def test_a_changed_teacher_reruns_the_teacher_its_students_and_the_tables(
 ) -> None:
     for student in students:  # the students are this teacher's, by the smoke config
         assert teacher in {e["method"] for e in guide_entries(smoke_run, student).values()}
-    seeds = {str(s) for s in smoke_config(smoke_run)["grid"]["seeds"]}
     jobs = rerun_after_change(smoke_run, teacher, key, value)
     per_model = [j for j in jobs if "method" in j["wildcards"]]
-    expected = {(m, s) for m in {teacher, *students} for s in seeds}
+    expected = {(m, s) for m in {teacher, *students} for s in seeds(smoke_run, m)}
     for rule in ("train", "evaluate_model"):
         got = {
             (j["wildcards"]["method"], j["wildcards"]["seed"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from csv import DictReader
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,16 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     assert json.loads(out["json"].read_text()) == {"a_1/bb": 62.0, "b/bb": 61.0}
 
 
+def _two_evals(tmp_path: Path, head: dict[str, str]) -> list[str]:
+    """Evaluation JSONs of the toy table: one under ``head``, one of a plain method b."""
+    evals = []
+    for extra in (head, {"method": "b", "backbone": "bb"}):
+        path = tmp_path / f"{extra['method']}.json"
+        path.write_text(json.dumps({**extra, "seed": "1", "score": 60.0, "error": 0.1}))
+        evals.append(str(path))
+    return evals
+
+
 def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_path: Path) -> None:
     """A model whose negcse.json records an LLM (GCSE) is evaluated with it in the JSON
     header; its table row reads ``method (llm)`` and the CSV carries an llm column."""
@@ -73,11 +84,7 @@ def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_pat
     head = header(args)
     assert head["llm"] == "deepseek-chat"
     assert "llm" not in header(argparse.Namespace(model=str(tmp_path), pooler="cls", tag=[]))
-    evals = []
-    for name, extra in (("g", head), ("b", {"method": "b", "backbone": "bb"})):
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps({**extra, "seed": "1", "score": 60.0, "error": 0.1}))
-        evals.append(str(path))
+    evals = _two_evals(tmp_path, head)
     out = {ext: tmp_path / f"toy.{ext}" for ext in ("tex", "csv", "md")}
     args = ["table", "toy", "--evals", *evals, "--tex", str(out["tex"]), "--csv", str(out["csv"])]
     assert main([*args, "--md", str(out["md"])]) == 0
@@ -86,6 +93,35 @@ def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_pat
     csv = out["csv"].read_text().splitlines()
     assert csv[0].endswith(",seeds,llm,trained") and csv[1].endswith(",1,deepseek-chat,True")
     assert csv[2].endswith(",1,,True")
+
+
+def test_a_substituted_resource_names_the_row(toy_table: TableSpec, tmp_path: Path) -> None:
+    """A model trained on data made with a planned substitute (negcse.json ``substitutes``: SAN's
+    spaCy lexicon for the released one) carries it into its evaluation and its row's name."""
+    import argparse
+
+    from negcse.cli import main
+    from negcse.model_cli import header
+
+    model = tmp_path / "model"
+    model.mkdir()
+    note = "SAN lexicon: spacy (released table unavailable)"
+    meta = {"eval_pooler": "cls", "san_lexicon": "spacy (released table unavailable)",
+            "substitutes": [note]}  # fmt: skip
+    (model / "negcse.json").write_text(json.dumps(meta))
+    head = header(argparse.Namespace(model=str(model), pooler="cls", tag=["method=s", "backbone=bb"]))
+    assert head["substitute"] == note and "llm" not in head
+    released = {**meta, "san_lexicon": "released"}
+    del released["substitutes"]
+    (model / "negcse.json").write_text(json.dumps(released))
+    assert "substitute" not in header(argparse.Namespace(model=str(model), pooler="cls", tag=[]))
+    evals = _two_evals(tmp_path, head)
+    md = tmp_path / "toy.md"
+    csv = tmp_path / "toy.csv"
+    assert main(["table", "toy", "--evals", *evals, "--md", str(md), "--csv", str(csv)]) == 0
+    assert f"| s ({note}) | bb |" in md.read_text() and "| b | bb |" in md.read_text()
+    rows = list(DictReader(csv.open()))
+    assert (rows[0]["seeds"], rows[0]["substitute"]) == ("1", note)
 
 
 def test_unknown_table_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:

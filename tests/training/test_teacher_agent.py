@@ -259,7 +259,7 @@ def test_rlrd_loss_at_fixed_and_agent_weights() -> None:
 
 
 def test_bad_agent_params_are_named() -> None:
-    with pytest.raises(ValueError, match="weighting must be agent or fixed"):
+    with pytest.raises(ValueError, match="weighting: must be one of agent, fixed"):
         build_method("rlrd", {"weighting": "rl"}, "bert-base-uncased")
     with pytest.raises(ValueError, match="teacher_weight 1 keeps one"):
         build_method("rlrd_san", {"teacher_weight": 1.0}, "bert-base-uncased")

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from negcse.workflow.config import ConfigError, check_config, load_config, resolve_method
+from negcse.workflow.config import (
+    ConfigError,
+    check_config,
+    grid_output,
+    grid_runs,
+    load_config,
+    method_seeds,
+    resolve_method,
+)
+from negcse.workflow.guide_config import guide_models, guide_outputs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,12 +31,58 @@ def test_shipped_configs_are_valid() -> None:
     load_config(REPO / "params.yaml")
     load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
     smoke = REPO / "tests" / "smoke"
-    domain = load_config(
-        REPO / "params.yaml", smoke / "config.yaml", smoke / "gcse.yaml", smoke / "gcse-domain.yaml"
-    )["corpora"]["gcse-domain"]
+    overlay = load_config(REPO / "params.yaml", smoke / "config.yaml", smoke / "gcse-domain.yaml")
+    domain = overlay["corpora"]["gcse-domain"]
     # the overlay replaces the general source only: the domain sources are params.yaml's
     assert domain["general"]["files"] == ["unlabeled/wiki1m/wiki1m_random10k.txt"]
     assert [s["reader"] for s in domain["domain"]] == ["sts_pairs", "paws_pairs", "sick_pairs"]
+    # a grid of its own: its tables never land on the default smoke grid's
+    assert overlay["grid"]["name"] == "gcse-domain"
+    for name in ("simcse-only", "main-methods", "three-seeds"):
+        assert load_config(REPO / "params.yaml", REPO / "config" / f"{name}.yaml")["grid"][
+            "name"
+        ] == name
+
+
+def test_the_smoke_grid_holds_all_six_systems_with_their_teachers_and_stage_1() -> None:
+    """`make smoke`'s grid (issue 23): the 14 methods at two seeds, RankCSE, RankCSE+SAN, RLRD,
+    RLRD+SAN and GCSE at seed 1, each guide a run of the grid at the same seed."""
+    config = load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
+    grid = config["grid"]
+    added = ["rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse"]
+    assert grid["methods"][-5:] == added and len(grid["methods"]) == 19
+    assert "name" not in grid  # the default grid: results/tables
+    runs = {f"results/models/{m}/{b}/seed{s}" for m, b, s in grid_runs(config)}
+    for method in grid["methods"]:
+        seeds = method_seeds(config, method, "splade-tiny")
+        assert seeds == ([1] if method in added else [1, 2]), method
+        for seed in seeds:
+            guides = guide_models(config, method, "splade-tiny", seed)
+            assert bool(guides) == (method in added), method
+            # every guide a run of this grid at the student's seed, trained by it first
+            assert guides == guide_outputs(config, method, "splade-tiny", seed)
+            assert all(folder.endswith(f"/seed{seed}") for folder in guides.values())
+            assert set(guides.values()) <= runs, (method, guides)
+    assert config["generators"]["gcse"]["model"] == "smollm2-135m-instruct-q4_1"
+
+
+def test_a_named_grid_writes_its_grid_wide_outputs_in_its_own_folder() -> None:
+    default = {"grid": {"methods": ["simcse"]}}
+    named = {"grid": {"methods": ["simcse"], "name": "gcse-domain"}}
+    assert grid_output(default, "results/tables/{table}.md") == "results/tables/{table}.md"
+    assert grid_output(named, "results/tables/{table}.md") == (
+        "results/grids/gcse-domain/tables/{table}.md"
+    )
+    assert grid_output(named, "logs/tables/sts.log") == "logs/grids/gcse-domain/tables/sts.log"
+    with pytest.raises(ValueError, match="not under results/ or logs/"):
+        grid_output(named, "benchmarks/x.tsv")
+
+
+@pytest.mark.parametrize("name", ["../up", "a/b", "", "-x", "a b"])
+def test_a_grid_name_that_is_no_folder_name_is_refused(config: dict, name: str) -> None:
+    config["grid"]["name"] = name
+    with pytest.raises(ConfigError, match="grid.name"):
+        check_config(config)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +107,7 @@ def test_misspelt_key_is_named(config: dict, path: tuple[str, ...], key: str) ->
 
 def test_unknown_method_parameter_is_named(config: dict) -> None:
     config["methods"]["simcse"]["params"]["temprature"] = 0.1
-    with pytest.raises(ConfigError, match="methods.simcse.params: unknown parameter.*'temprature'"):
+    with pytest.raises(ConfigError, match="methods.simcse.params.temprature: unknown parameter"):
         check_config(config)
 
 
@@ -110,7 +165,7 @@ def test_seeds_are_the_papers_run_counts_and_a_method_can_have_its_own(config: d
     assert method_seeds(config, "una_both", "bert-base-uncased") == list(range(42, 52))
     assert method_seeds(config, "una_both", "roberta-base") == [42]
     runs = grid_runs(config)
-    assert len(runs) == len(set(runs)) == 57 * 4 + 2 * 9
+    assert len(runs) == len(set(runs)) == 58 * 4 + 2 * 9
     config["methods"]["osscse"]["seeds"] = [7, 8]  # the method's own, on every backbone
     config["methods"]["osscse"]["backbones"] = {"roberta-base": {"seeds": [9]}}
     assert method_seeds(config, "osscse", "bert-base-uncased") == [7, 8]

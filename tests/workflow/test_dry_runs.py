@@ -4,9 +4,13 @@ order. (tests/test_workflow.py runs the smoke grid; these run beside it in CI.)"
 
 from __future__ import annotations
 
+import csv
 import re
+import socket
 import subprocess
 import sys
+import threading
+from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,7 @@ import yaml
 
 from workflow_copy import (
     CI_REDUCTIONS,
-    GCSE_CONFIGS,
+    DOMAIN_CONFIGS,
     SMOKE,
     committed_copy,
     job_counts,
@@ -63,25 +67,32 @@ def test_the_parse_reads_every_method_without_importing_torch(
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (57: 38 + RankCSE, RankCSE+SAN and its three
-    lambda variants, RLRD, RLRD+SAN + GCSE, its released mode, its literal paper form (sharing
-    GCSE's data) and, in the domain setting, GCSE,
-    its stage-1 model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o
-    domain and two sigma variants) x 4 backbones at the papers' run counts (seed 42; UNA's
-    Table D7: ten seeds of una_baseline and una_both on BERT-base), with the GPU generators
-    behind it, and the dry run prints the GPU-hours estimate. Its time is a benchmark figure
+    """The default grid is every configured method (58: 38 + RankCSE, RankCSE+SAN and its three
+    lambda variants, RLRD, RLRD+SAN + GCSE, its released run, its paper reading (data and loss),
+    its literal paper form (sharing GCSE's data) and, in the domain setting, GCSE, its stage-1
+    model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o domain and two
+    sigma variants) x 4 backbones at the papers' run counts (seed 42; UNA's Table D7: ten seeds
+    of una_baseline and una_both on BERT-base), with the GPU generators behind it, and the dry
+    run prints the GPU-hours estimate. Run as `make paper-dry-run` runs it: a summary
+    (estimate, jobs per rule) without every job's block. Its time is a benchmark figure
     (benchmarks/base.md), not asserted here."""
     config = yaml.safe_load((workspace / "params.yaml").read_text())
-    out = sh(["snakemake", "-n", "--profile", "profiles/local"], workspace)
+    recipe = (workspace / "Makefile").read_text().split("\npaper-dry-run:")[1].splitlines()[1]
+    command = recipe.split("&& ", 1)[1].split()
+    assert command[:4] == ["snakemake", "-n", "--quiet", "rules"]
+    out = sh(command, workspace)
+    assert len(out.stdout + out.stderr) < 30_000  # 2.8 MB with every job's block
+    assert not jobs_with_wildcards(out.stdout)  # no "rule train:" blocks
     counts = job_counts(out.stdout)
     grid = config["grid"]
-    # every configured method but the stage-1 runs of "w/o general" / "w/o domain" (guides only)
-    guides_only = {"gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
+    # every configured method but the stage-1 runs of the default setting, "w/o general" and
+    # "w/o domain" (guides only)
+    guides_only = {"gcse_stage1", "gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
     assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
     assert len(grid["backbones"]) == 4 and grid["seeds"] == [42]
-    assert len(grid["methods"]) == 57
+    assert len(grid["methods"]) == 58
     d7 = 2 * 9  # una_baseline and una_both: nine more seeds each on BERT-base
-    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 254
+    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 262
     assert counts["evaluate_model"] == len(grid["methods"]) * 4 + d7
     # SAN samples (seed 42): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
     # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
@@ -90,12 +101,13 @@ def test_paper_grid_dry_run_lists_every_train_job(
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
     # the three mixed corpora of the domain setting (full, w/o general, w/o domain)
     assert counts["mixed_corpus"] == 3 and counts["corpus"] == 1
-    # GCSE: one synthesis per corpus and mode: Wikipedia paper and released; the domain mix's
-    # paper and w randomly (no prompt, no LLM); w/o general's and w/o domain's. Denoised
-    # triplets per stage-1 model (backbone x seed) for each of those plus the domain setting's
-    # w/o filtering (w/o decay and the sigma variants share paper's or w/o filtering's)
-    assert counts["gcse_synthesize"] == 6
-    assert counts["gcse_denoise"] == 7 * 4
+    # GCSE: one synthesis per corpus and data settings: Wikipedia's default (the released
+    # pipeline, bugs fixed), released with its bugs and paper; the domain mix's default and w
+    # randomly (no prompt, no LLM); w/o general's and w/o domain's. Denoised triplets per
+    # stage-1 model (backbone x seed) for each of those plus the domain setting's w/o filtering
+    # (w/o decay and the sigma variants share the default's or w/o filtering's)
+    assert counts["gcse_synthesize"] == 7
+    assert counts["gcse_denoise"] == 8 * 4
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -127,20 +139,62 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
     assert job_counts(out.stdout)["train"] == 4  # one run (seed 42) per backbone
 
 
+def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: Path) -> None:
+    """`make smoke`'s grid (tests/smoke/config.yaml): every method's trainings and evaluations
+    (the 14 at two seeds, RankCSE, RankCSE+SAN, RLRD, RLRD+SAN and GCSE at seed 1; their
+    teachers and GCSE's stage 1 are runs of the grid), GCSE's LLM synthesis and its denoising,
+    one set of tables for all of them, in the number of jobs the README gives."""
+    out = sh([*SMOKE, "-n", "--forceall"], workspace).stdout
+    counts = job_counts(out)
+    assert counts["train"] == 14 * 2 + 5 + 1  # + gcse_stage1, a guide (no table row)
+    assert counts["evaluate_model"] == 14 * 2 + 5
+    assert counts["gcse_synthesize"] == counts["gcse_denoise"] == 1
+    # sts, transfer, splits, probe, analysis, verdicts, checkpoints; a page per paper
+    assert counts["table"] == 7 and counts["case_study_table"] == 1
+    assert counts["paper_report"] == 5
+    trains = {wc for rule, wc in jobs_with_wildcards(out) if rule == "train"}
+    for method in ("rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse", "gcse_stage1"):
+        assert f"wildcards: method={method}, backbone=splade-tiny, seed=1" in trains
+    readme = (workspace / "README.md").read_text()
+    (stated,) = re.findall(r"(\d+) jobs in all", readme)
+    assert sum(counts.values()) == int(stated)
+
+
+def test_a_named_grid_overlay_writes_its_own_folder_only(workspace: Path) -> None:
+    """GCSE's domain setting (grid.name gcse-domain): every table, metric, figure and the
+    curves' data of its dry run lie under results/grids/gcse-domain/, none on the default
+    smoke grid's results/tables, results/metrics, results/figures or results/plots."""
+    out = sh([*SMOKE, "-n", "--forceall", "--configfile", *DOMAIN_CONFIGS], workspace).stdout
+    outputs = [
+        path
+        for line in out.splitlines()
+        if line.startswith("    output: ")
+        for path in line.removeprefix("    output: ").split(", ")
+    ]
+    default_grid = ("results/tables/", "results/metrics/", "results/figures/", "results/plots/")
+    assert not [p for p in outputs if p.startswith(default_grid)]
+    own = "results/grids/gcse-domain/"
+    for path in ("tables/sts.md", "metrics/sts.json", "plots/training_curves.csv"):
+        assert own + path in outputs, path
+    assert any(p.startswith(own + "figures/splade-tiny/") for p in outputs)
+    logs = re.findall(r"^    log: (\S+)", out, flags=re.M)
+    assert "logs/grids/gcse-domain/tables/sts.log" in logs and "logs/tables/sts.log" not in logs
+
+
 def test_gcse_stage1_simcse_runs_before_synthesis_denoising_and_stage2(workspace: Path) -> None:
-    """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model,
-    no second trainer) feed the denoising job, whose anchors are stage 2's training corpus."""
+    """A GCSE model's dry run: the LLM synthesis and SimCSE's own train job (the stage-1 model
+    gcse_stage1, no second trainer) feed the denoising job, whose anchors are stage 2's
+    training corpus."""
     target = "results/models/gcse/splade-tiny/seed1"
-    overlay = ["--configfile", *GCSE_CONFIGS]
-    out = sh([*SMOKE, *overlay, "-n", "--forceall", target], workspace)
+    out = sh([*SMOKE, "-n", "--forceall", target], workspace)
     jobs = jobs_with_wildcards(out.stdout)
     order = [rule if rule != "train" else f"train {wc}" for rule, wc in jobs]
-    stage1 = order.index("train wildcards: method=simcse, backbone=splade-tiny, seed=1")
+    stage1 = order.index("train wildcards: method=gcse_stage1, backbone=splade-tiny, seed=1")
     stage2 = order.index("train wildcards: method=gcse, backbone=splade-tiny, seed=1")
     assert order.index("gcse_denoise") > max(stage1, order.index("gcse_synthesize"))
     assert stage2 == len(order) - 1  # the target comes last
     assert job_counts(out.stdout)["train"] == 2
-    dag = sh([*SMOKE, *overlay, "--dag", "--forceall", target], workspace).stdout
+    dag = sh([*SMOKE, "--dag", "--forceall", target], workspace).stdout
     labels = dict(re.findall(r"\t(\d+)\[label = \"(\w+)", dag))
     edges = {(labels[a], labels[b]) for a, b in re.findall(r"\t(\d+) -> (\d+)", dag)}
     assert {("train", "gcse_denoise"), ("gcse_synthesize", "gcse_denoise")} <= edges
@@ -156,7 +210,7 @@ def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
     denoising uses that stage-1 model, stage 2 (gcse_domain) trains on its triplets."""
     import json
 
-    overlay = ["--configfile", *GCSE_CONFIGS, "tests/smoke/gcse-domain.yaml"]
+    overlay = ["--configfile", *DOMAIN_CONFIGS]
     corpus = "results/data/corpus/gcse-domain.txt"
     sh([*SMOKE, corpus, *overlay], workspace)  # (--configfile takes every word after it)
     stats = json.loads((workspace / "results/data/corpus/gcse-domain.stats.json").read_text())
@@ -180,14 +234,14 @@ def test_gcse_domain_setting_mixes_mirror_data_then_trains_stage1_on_it(
     synth = next(i for i, j in enumerate(order) if j.startswith("gcse_synthesize"))
     denoise = next(i for i, j in enumerate(order) if j.startswith("gcse_denoise"))
     assert "corpus=gcse-domain" in order[synth] and "corpus=gcse-domain" in order[denoise]
-    assert denoise > max(stage1, synth) and order[-1].startswith("train wildcards: method=gcse_domain")
+    assert denoise > max(stage1, synth) and order[-1].startswith(
+        "train wildcards: method=gcse_domain"
+    )
     assert all(rule != "mixed_corpus" for rule, _ in jobs)  # built above, not again
     assert "--model results/models/gcse_wo_stage2/splade-tiny/seed1" in out.stdout
 
 
-def test_a_released_checkpoint_is_evaluated_as_its_own_row(
-    workspace: Path, tmp_path: Path
-) -> None:
+def test_a_released_checkpoint_is_evaluated_as_its_own_row(workspace: Path, tmp_path: Path) -> None:
     """params.yaml `released`: a checkpoint evaluated with its own pooler, tagged as its row.
     Here the "released" checkpoint is the mirror's splade-tiny itself with the untrained rows'
     pooler, so its STS numbers must equal the untrained baseline's (independent truth: the same
@@ -215,20 +269,50 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(
        workspace)  # fmt: skip
     rows = [line for line in md.read_text().splitlines() if line.startswith("| toy_checkpoint")]
     assert len(rows) == 1 and f"{base['avg']:.2f}" in rows[0]
+    # the verdicts' paired bootstrap on the real files: the same model twice differs by exactly 0
+    verdicts = tmp_path / "verdicts.csv"
+    sh(["python", "-m", "negcse", "table", "verdicts", "--evals", ours, untrained, "--csv",
+        str(verdicts), "--baselines", "toy_checkpoint=untrained"], workspace)  # fmt: skip
+    row = next(r for r in csv.DictReader(verdicts.open()) if r["method"] == "toy_checkpoint")
+    assert (row["vs_baseline"], row["vs_baseline_ci"]) == ("0.0000", "[+0.00, +0.00]")
 
 
-def test_offline_the_paper_grid_leaves_out_released_checkpoints_it_cannot_find(
+def test_without_network_the_paper_grid_leaves_out_released_checkpoints_it_cannot_find(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = sh(["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md"],
-             workspace)  # fmt: skip
-    log = out.stdout + out.stderr
-    for model in ("GCSE-BERT-base", "GCSE-BERT-large", "GCSE-RoBERTa-base", "GCSE-RoBERTa-large"):
-        assert f"released checkpoint aleversn/{model} (gcse_checkpoint" in log
-    assert "evaluate_released" not in job_counts(out.stdout)
-    # online (a networked box) the four are evaluation jobs of the STS table
+    """Offline, or online with a hub that does not answer, the nine released checkpoints (in no
+    mirror or cache) are left out, each with a logged line; with a hub that answers (a
+    loopback server standing in for huggingface.co) they are the STS table's jobs."""
+    # the table forced: its committed copy must not hide which evaluations it reads (the copy's
+    # files share one mtime; alone, this test found "Nothing to be done")
+    dry = ["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md",
+           "--forcerun", "table"]  # fmt: skip
+    gcse = ("GCSE-BERT-base", "GCSE-BERT-large", "GCSE-RoBERTa-base", "GCSE-RoBERTa-large")
+    simcse = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
+
+    def left_out(reason: str) -> None:
+        out = sh(dry, workspace)
+        log = out.stdout + out.stderr
+        for model in gcse:
+            assert f"released checkpoint aleversn/{model} (gcse_checkpoint" in log
+        for model in simcse:
+            assert f"princeton-nlp/unsup-simcse-{model} (simcse_checkpoint" in log
+        assert "perceptiveshawty/rankcse-listmle-bert-base-uncased (rankcse_community" in log
+        assert f"skipped: {reason}" in log
+        assert "evaluate_released" not in job_counts(out.stdout)
+
+    left_out("offline")
     monkeypatch.setenv("NEGCSE_OFFLINE", "0")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    out = sh(["snakemake", "-n", "--profile", "profiles/local", "results/tables/sts.md"],
-             workspace)  # fmt: skip
-    assert job_counts(out.stdout)["evaluate_released"] == 4
+    with socket.socket() as closed:  # bound, not listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{closed.getsockname()[1]}")
+        left_out(f"http://127.0.0.1:{closed.getsockname()[1]}/ unreachable")
+    hub = HTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    threading.Thread(target=hub.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{hub.server_address[1]}")
+        assert job_counts(sh(dry, workspace).stdout)["evaluate_released"] == 9
+    finally:
+        hub.shutdown()
+        hub.server_close()

@@ -119,7 +119,11 @@ def test_default_grid_is_every_configured_method_and_configfiles_select() -> Non
         if "method" in g
     }
     assert grid == [m for m in config["methods"] if m in grid or m not in guided]
-    assert set(config["methods"]) - set(grid) == {"gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
+    assert set(config["methods"]) - set(grid) == {
+        "gcse_stage1",
+        "gcse_stage1_wo_general",
+        "gcse_stage1_wo_domain",
+    }
     assert len(config["grid"]["backbones"]) == 4
     for name in ("simcse-only", "main-methods"):
         small = load_config(REPO / "params.yaml", REPO / "config" / f"{name}.yaml")

@@ -4,8 +4,8 @@ stage-1 model (eq. 10-11), written as three aligned text columns."""
 from __future__ import annotations
 
 import argparse
-import json
 import logging
+import random
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,20 +30,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--mode",
         choices=("paper", "released"),
-        default="paper",
+        default="released",
         help="paper: eq. 10-11; released: the released rule (offset fallback, self-pair rows)",
     )
     p.add_argument("--alpha", type=float, default=None, help="positive threshold (mode's)")
     p.add_argument("--beta", type=float, default=None, help="negative threshold (mode's)")
     p.add_argument("--choice", choices=("first", "random"), default="first")
     p.add_argument(
+        "--order",
+        choices=("roles", "listed"),
+        default="roles",
+        help="roles: the negative is looked for among negative-prompt candidates first (and "
+        "the positive among positive-prompt ones); listed: in listed order (released)",
+    )
+    p.add_argument(
         "--no-filter",
         action="store_true",
         help="Table 4 'w/o filtering': the first positive-prompt and negative-prompt candidates "
         "unscored (eq. 10-11's fallbacks only where a role has none)",
     )
+    p.add_argument(
+        "--augment-anchors",
+        action="store_true",
+        help="released bug 12: each anchor repeats a few of its words (seeded by --seed)",
+    )
     p.add_argument("--seed", type=int, default=0, help="fallback and 'random' draws")
-    p.add_argument("--max-seq-len", type=int, default=64)
+    p.add_argument(
+        "--max-seq-len", type=int, default=32, help="scorer truncation (released 32 tokens)"
+    )
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--mirror", default=None)
@@ -52,14 +66,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _roles(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
     """Anchors and their usable positive- and negative-prompt candidates (skipped sources and
     fallen-back completions left out)."""
+    from negcse.gcse.denoise import usable
+
     anchors, pos, neg = [], [], []
     for row in rows:
         if row.get("skipped"):
             continue
-        usable = [c for c in row["candidates"] if c.get("fallback") is None and c["text"]]
+        kept = [c for c in row["candidates"] if usable(c)]
         anchors.append(row["anchor"])
-        pos.append([c["text"] for c in usable if c["role"] == "positive"])
-        neg.append([c["text"] for c in usable if c["role"] == "negative"])
+        pos.append([c["text"] for c in kept if c["role"] == "positive"])
+        neg.append([c["text"] for c in kept if c["role"] == "negative"])
     return anchors, pos, neg
 
 
@@ -67,8 +83,6 @@ def unfiltered(
     anchors: list[str], pos: list[list[str]], neg: list[list[str]], seed: int
 ) -> list[Triplet]:
     """The first candidate of each role, no scores; eq. 10-11's fallbacks where none."""
-    import random
-
     from negcse.gcse.denoise import Triplet
 
     rng = random.Random(seed)
@@ -89,14 +103,16 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from negcse.evaluation.embedder import Embedder
-    from negcse.gcse.denoise import denoise, denoise_released, denoising_inputs
+    from negcse.gcse.denoise import candidate_roles, denoise, denoise_released, denoising_inputs
+    from negcse.gcse.released import augment_anchor
     from negcse.generators.specs.gcse import THRESHOLDS
-    from negcse.io_utils import write_json, write_lines
+    from negcse.io_utils import read_jsonl, write_json, write_lines
     from negcse.training.model import torch_threads
 
     torch_threads(args.threads)
-    rows = [json.loads(line) for line in args.candidates.read_text("utf-8").splitlines() if line]
+    rows = read_jsonl(args.candidates)
     anchors, candidates = denoising_inputs(rows)
+    roles = candidate_roles(rows)
     if len(anchors) < 2:
         logger.error(
             "%s: %d usable sources; denoising needs at least 2", args.candidates, len(anchors)
@@ -121,10 +137,20 @@ def run(args: argparse.Namespace) -> int:
             sims[i] = [float(x) for x in c[start : start + len(cands)] @ a[i]]
             start += len(cands)
         if args.mode == "paper":
-            triplets = denoise(anchors, candidates, sims, alpha, beta, args.seed, args.choice)
+            triplets = denoise(
+                anchors, candidates, sims, alpha, beta, args.seed, args.choice, roles, args.order
+            )
         else:
-            triplets = denoise_released(anchors, candidates, sims, alpha, beta)
-    write_lines(args.anchors, [t.anchor for t in triplets])
+            triplets = denoise_released(
+                anchors, candidates, sims, alpha, beta, roles=roles, order=args.order
+            )
+    anchors_out = [t.anchor for t in triplets]
+    if args.augment_anchors:  # once per training seed (released: at every fetch)
+        anchors_out = [
+            augment_anchor(a, random.Random(f"{args.seed}:augment:{j}"))
+            for j, a in enumerate(anchors_out)
+        ]
+    write_lines(args.anchors, anchors_out)
     write_lines(args.positives, [t.positive for t in triplets])
     write_lines(args.negatives, [t.negative for t in triplets])
     pos_from = Counter(t.positive_from.split()[0] for t in triplets)
@@ -135,6 +161,9 @@ def run(args: argparse.Namespace) -> int:
         "model": args.model,
         "mode": args.mode,
         "filter": not args.no_filter,
+        "order": args.order,
+        "augmented_anchors": args.augment_anchors,
+        "max_seq_len": args.max_seq_len,
         "alpha": alpha,
         "beta": beta,
         "sources": len(rows),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 from pathlib import Path
 
@@ -25,7 +24,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cache", type=Path, default=None, help="SQLite response cache (default: none)")
     p.add_argument(
-        "--mode", choices=("paper", "released"), default="paper", help="pipeline (default paper)"
+        "--mode",
+        choices=("paper", "released"),
+        default="released",
+        help="released: the released pipeline's prompts and shares (default); paper: the "
+        "paper's Figure 8-9 prompts",
+    )
+    p.add_argument(
+        "--extension",
+        action="store_true",
+        help="also make extension sentences (Rewriting Prompt 4, released steps 5-6) and "
+        "synthesize for them as extra sources",
+    )
+    p.add_argument(
+        "--released-bug",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="reproduce a released bug (repeatable): subject_key, identity_revision, "
+        "keep_unparsed, sampled_extraction (negcse.gcse.released)",
     )
     p.add_argument(
         "--positives", type=int, default=1, help="positive prompts per source (default 1)"
@@ -109,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
     from negcse.commands.negate import InputError, read_sentences
     from negcse.gcse.pipeline import run_pipeline
     from negcse.gcse.prompts import load_prompts
-    from negcse.io_utils import atomic_open, write_json
+    from negcse.gcse.released import check_bugs
+    from negcse.io_utils import write_json, write_jsonl
     from negcse.llm.backend import GenerationSettings, LLMError
     from negcse.llm.cache import CachedLLM, CacheStats
 
@@ -118,8 +136,11 @@ def run(args: argparse.Namespace) -> int:
         synthesis = GenerationSettings(
             args.max_new_tokens, args.temperature, args.top_p, True, args.seed
         )
+        bugs = check_bugs(args.released_bug)
+        # released steps 1-2 ask for greedy decoding, which vLLM ignores (bug 8)
+        sampled = "sampled_extraction" in bugs
         extraction = GenerationSettings(
-            args.max_new_tokens, args.temperature, args.top_p, False, args.seed
+            args.max_new_tokens, args.temperature, args.top_p, sampled, args.seed
         )
         # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
         backend = make_backend(args) if args.positives + args.negatives else None
@@ -140,14 +161,14 @@ def run(args: argparse.Namespace) -> int:
                 args.max_chars,
                 synthesis_settings=synthesis,
                 extraction_settings=extraction,
+                released_bugs=bugs,
+                extension=args.extension,
             )
             stats = CacheStats() if llm is None else llm.stats
     except (LLMError, ValueError) as err:
         logger.error("%s", err)
         return 1
-    with atomic_open(args.output) as fh:
-        for source in result.sources:
-            fh.write(json.dumps(source.to_json(), ensure_ascii=False) + "\n")
+    write_jsonl(args.output, (source.to_json() for source in result.sources))
     fallbacks = sum(c.fallback is not None for s in result.sources for c in s.candidates)
     write_json(
         args.report,
@@ -156,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
             "backend": None if backend is None else backend.name,
             "llm": None if backend is None else backend.identity(),
             "mode": args.mode,
+            "released_bugs": sorted(bugs),
+            "extension_sentences": sum(s.extension_of is not None for s in result.sources),
             "sources": len(sentences),
             "skipped": {
                 k: sum(s.skipped == k for s in result.sources) for k in ("empty", "too long")
@@ -164,12 +187,18 @@ def run(args: argparse.Namespace) -> int:
             "legend": "per prompt: parsed (strict JSON), repaired (json_repair or a plain one-line "
             "answer), failed (nothing usable): a failed synthesis completion fell back to eq. "
             "10-11 (anchor as positive, another source as negative), a failed extraction gives "
-            "no knowledge for that sentence",
+            "no knowledge for that sentence; cache.failed: answers not cached, by kind (empty, "
+            "too long for max_new_tokens, holds the API key, unparsable), asked again next run",
             "totals": result.report.totals(),
             "fell_back": fallbacks,
             "plan_notes": dict(result.notes),
             "kg": result.kg.summary(),
-            "cache": {"hits": stats.hits, "misses": stats.misses, "calls": stats.calls},
+            "cache": {
+                "hits": stats.hits,
+                "misses": stats.misses,
+                "calls": stats.calls,
+                "failed": dict(sorted(stats.failed.items())),
+            },
         },
     )
     totals = result.report.totals()

@@ -8,7 +8,7 @@ import json
 import logging
 
 from negcse.data import domain_mix
-from negcse.data.sources import offline, resolve_data
+from negcse.data.sources import resolve_data
 from negcse.io_utils import write_json, write_lines
 
 NAME = "mix-corpus"
@@ -25,9 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = json.loads(args.spec)
-    lines, stats = domain_mix.build(
-        spec, lambda name: resolve_data(name, args.mirror), offline=offline()
-    )
+    lines, stats = domain_mix.build(spec, lambda name: resolve_data(name, args.mirror))
     write_lines(args.out, lines)
     write_json(args.stats, stats)
     logger.info(

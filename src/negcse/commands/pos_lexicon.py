@@ -28,8 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=("spacy", "released"),
         default="spacy",
         help="released: SAN's vocab_pos_end.txt (registered data file; BERT-uncased vocabulary "
-        "only); when it cannot be found (offline, not in the mirror or cache) the spaCy tagging "
-        "is used instead, logged and recorded in --stats",
+        "only), an error naming every place tried when it cannot be found (the workflow plans "
+        "the spaCy lexicon instead where the table is in no mirror or cache and the network is "
+        "off or unreachable)",
     )
     p.add_argument("--mirror", default=None)
     p.add_argument("--no-progress", action="store_true")
@@ -38,30 +39,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoTokenizer
 
-    from negcse.data.sources import ResolveError, resolve_data, resolve_model
-    from negcse.generators.pos_lexicon import (
-        RELEASED_TABLE,
-        build_lexicon,
-        log_distribution,
-        read_released_table,
-    )
+    from negcse.data.sources import resolve_data, resolve_model
+    from negcse.generators.pos_lexicon import build_lexicon, log_distribution, read_released_table
+    from negcse.generators.specs.san import RELEASED_TABLE
 
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(args.mlm, args.mirror))
-    source = args.source
-    lexicon = None
-    if source == "released":
-        try:
-            lexicon = read_released_table(resolve_data(RELEASED_TABLE, args.mirror), tokenizer)
-        except ResolveError as err:
-            logger.warning(
-                "the released SAN lexicon (%s) is not available, so the spaCy tagging is used "
-                "instead: %s",
-                RELEASED_TABLE,
-                err,
-            )
-            source = "spacy (released table unavailable)"
-    if lexicon is None:
+    if args.source == "released":  # never a substitute under this name (ResolveError: places)
+        lexicon = read_released_table(resolve_data(RELEASED_TABLE, args.mirror), tokenizer)
+    else:
         lexicon = build_lexicon(tokenizer, progress=not args.no_progress)
     lexicon.write_tsv(args.output)
     log_distribution(lexicon, args.scale)
@@ -70,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             args.stats,
             {
                 "mlm": args.mlm,
-                "source": source,
+                "source": args.source,
                 "vocabulary": len(lexicon),
                 "distribution": lexicon.distribution(),
                 "mean_mask_probability": {

@@ -19,6 +19,7 @@ from negcse.methods.base import Column
 from negcse.methods.registry import build_method
 from negcse.seed import seed_everything
 from negcse.training.columns import read_column
+from negcse.training.fingerprint import run_fingerprint
 from negcse.training.guides import guide_paths
 from negcse.training.model import SentenceEncoder, torch_threads
 from negcse.training.trainer import TrainData, Trainer
@@ -92,11 +93,11 @@ def run(args: argparse.Namespace) -> int:
         columns[name], sources[name] = read_column(path), path
     data = TrainData(columns, sources)
     guides = guide_paths(method.guides(), _pairs(args.guide, "--guide", "NAME=PATH"), args.mirror)
+    backbone_path = None if method.init_guide else resolve_model(spec["backbone"], args.mirror)
+    fingerprint = run_fingerprint(spec, args.seed, sources, guides, backbone_path)
     seed_everything(args.seed)  # the MLP head's initialisation draws from the seeded RNG
-    if method.init_guide is None:
-        model = SentenceEncoder.from_pretrained(
-            resolve_model(spec["backbone"], args.mirror), settings.dropout
-        )
+    if backbone_path is not None:
+        model = SentenceEncoder.from_pretrained(backbone_path, settings.dropout)
     else:  # a copy of a guide's model, its MLP head included (GCSE stage 2)
         model = SentenceEncoder.from_pretrained(guides[method.init_guide], settings.dropout)
         model.load_saved_head()
@@ -111,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.checkpoint_dir),
         progress=not args.no_progress,
         guides=guides,
+        fingerprint=fingerprint,
     )
     logger.info(
         "%s on %s, seed %d: %d sentences, %d steps",

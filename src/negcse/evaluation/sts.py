@@ -1,7 +1,10 @@
 """STS evaluation: cosine similarity against gold scores by Spearman, x100.
 
 STS12-16 report SentEval's three aggregates: ``all`` (subsets concatenated; the headline number,
-as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets).
+as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets). With ``--sts-pairs``
+(the workflow's evaluations) each test task's record also keeps its pairs (``pairs``: cosine,
+gold score, subset sizes), which the verdicts table's paired bootstrap resamples
+(:mod:`negcse.analysis.bootstrap`).
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
     return float(spearmanr(pred, gold).statistic * 100.0)
 
 
-def score_task(data: STSData, encode: EncodeFn) -> dict[str, Any]:
-    """Spearman of one task; unique sentences are encoded once."""
+def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:
+    """Spearman of one task; unique sentences are encoded once. ``keep_pairs`` adds ``pairs``:
+    every pair's cosine and gold score, and the subset sizes in order."""
     unique = list(dict.fromkeys([*data.sent1, *data.sent2]))
     index = {s: i for i, s in enumerate(unique)}
     emb = encode(unique)
@@ -46,13 +50,20 @@ def score_task(data: STSData, encode: EncodeFn) -> dict[str, Any]:
     per_subset = {name: spearman100(sims[sl], gold[sl]) for name, sl in data.subsets.items()}
     sizes = np.array([sl.stop - sl.start for sl in data.subsets.values()], dtype=np.float64)
     values = np.array(list(per_subset.values()))
-    return {
+    scores: dict[str, Any] = {
         "all": spearman100(sims, gold),
         "mean": float(values.mean()),
         "wmean": float((values * sizes).sum() / sizes.sum()),
         "subsets": per_subset,
         "n": len(data),
     }
+    if keep_pairs:
+        scores["pairs"] = {
+            "cosine": sims.tolist(),  # full precision: rounding would tie near-equal pairs
+            "gold": gold.tolist(),
+            "subset_sizes": sizes.astype(int).tolist(),
+        }
+    return scores
 
 
 def evaluate_sts(
@@ -61,8 +72,10 @@ def evaluate_sts(
     protocol: str = "senteval",
     mirror: str | None = None,
     with_dev: bool = True,
+    keep_pairs: bool = False,
 ) -> dict[str, Any]:
-    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``.
+    """One number per task (the ``all`` aggregate) plus ``avg``; details under ``details``
+    (with ``keep_pairs``, each test task's pairs: :func:`score_task`).
 
     ``stsb_dev`` (STS-B dev, the model-selection set) is recorded beside the average.
     """
@@ -70,7 +83,7 @@ def evaluate_sts(
     result: dict[str, Any] = {}
     details: dict[str, Any] = {}
     for task in tasks:
-        scores = score_task(load_sts(task, protocol, mirror), encode)
+        scores = score_task(load_sts(task, protocol, mirror), encode, keep_pairs)
         result[task] = scores["all"]
         details[task] = scores
         logger.info("%s: %.2f (n=%d)", task, scores["all"], scores["n"])
@@ -108,11 +121,19 @@ class STS(Evaluation):
             "help": "senteval: SimCSE's processed files (default); mteb: raw text as MTEB",
         },
         "tasks": {"nargs": "+", "default": list(STS_TASKS), "choices": STS_TASKS},
+        "pairs": {
+            "action": "store_true",
+            "help": "keep every test pair's cosine and gold score (the verdicts' bootstrap)",
+        },
     }
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         return evaluate_sts(
-            encoder, settings["tasks"], settings["protocol"], settings["mirror"]
+            encoder,
+            settings["tasks"],
+            settings["protocol"],
+            settings["mirror"],
+            keep_pairs=settings["pairs"],
         )
 
     def summary(self, result: dict[str, Any]) -> str:

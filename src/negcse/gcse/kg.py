@@ -32,6 +32,12 @@ class Knowledge:
     states: tuple[str, ...] = ()
     entities: tuple[Node, ...] = ()
 
+    def parts(self, kind: str) -> tuple[str, ...]:
+        """The main parts of one kind ("subject", "action" or "state"), in order."""
+        if kind == "subject":
+            return tuple(s.text for s in self.subjects)
+        return {"action": self.actions, "state": self.states}[kind]
+
     def nodes(self) -> list[Node]:
         """Subjects, then entities, without repeats of (text, type)."""
         seen: set[tuple[str, str]] = set()
@@ -173,3 +179,47 @@ class EntityKG:
             "quantity_edges": sum(len(q) for q in self.quantities.values()),
             "soft_edges": sum(len(s) for s in self.soft.values()),
         }
+
+
+MAIN_PART_KINDS = ("subject", "action", "state")
+
+
+@dataclass
+class MainPartKG:
+    """The released main-part pools (step 4): each main-part text once, under the kind and
+    theme categories of its first occurrence (across kinds, as the released KG keys nodes by
+    text alone)."""
+
+    by_kind: dict[str, list[str]] = field(default_factory=dict)
+    themes: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_knowledge(cls, knowledge: Iterable[Knowledge]) -> MainPartKG:
+        kg = cls({k: [] for k in MAIN_PART_KINDS})
+        for k in knowledge:
+            for kind in MAIN_PART_KINDS:
+                for text in k.parts(kind):
+                    if text and text not in kg.themes:
+                        kg.themes[text] = frozenset(_key(c) for c in k.cls)
+                        kg.by_kind[kind].append(text)
+        return kg
+
+    def in_theme(self, theme: str, kind: str | None = None) -> list[str]:
+        """Parts (of ``kind``, or of every kind) whose sentence has the theme category."""
+        t = _key(theme)
+        kinds = MAIN_PART_KINDS if kind is None else (kind,)
+        return [p for k in kinds for p in self.by_kind.get(k, []) if t in self.themes[p]]
+
+    def random(self, kind: str, rng: random.Random) -> str | None:
+        """The released negative's draw: any part of the kind, the original included."""
+        pool = self.by_kind.get(kind, [])
+        return rng.choice(pool) if pool else None
+
+    def related(self, text: str, kind: str, rng: random.Random) -> str | None:
+        """A part of the same kind other than ``text`` from a sentence sharing a theme category
+        (cls) with it, else any other part of the kind; None if there is none."""
+        others = [t for t in self.by_kind.get(kind, []) if t != text]
+        mine = self.themes.get(text, frozenset())
+        near = [t for t in others if mine & self.themes[t]]
+        pool = near or others
+        return rng.choice(pool) if pool else None

@@ -1,8 +1,12 @@
-"""Extraction -> knowledge graph -> synthesis -> parsing, over one list of source sentences.
+"""Extraction -> knowledge graph -> extension sentences (optional) -> synthesis -> parsing,
+over one list of source sentences.
 
-Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`. A completion that does not
-parse, even after repair, takes the paper's fallback (eq. 10-11): the anchor itself for a
-positive, a seeded random other source sentence for a negative; it never stops the run.
+Every LLM call goes through :class:`~negcse.llm.cache.CachedLLM`, which keeps only completions
+that parse for their prompt. A completion that does not parse, even after repair, takes the
+paper's fallback (eq. 10-11): the anchor itself for a positive, a seeded random other source
+sentence for a negative; it never stops the run. With the released bug ``keep_unparsed``
+(negcse.gcse.released) such a completion, or an empty one, stays a candidate instead
+(``fallback`` "kept"), as the released step 8 keeps it.
 """
 
 from __future__ import annotations
@@ -10,13 +14,16 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from negcse.gcse.kg import EntityKG, Knowledge, knowledge_from_json
+import json_repair
+
+from negcse.gcse.extension import extension_sentence, masked_template
+from negcse.gcse.kg import EntityKG, Knowledge, MainPartKG, knowledge_from_json
 from negcse.gcse.prompts import Prompt
-from negcse.gcse.synthesis import Mode, Neighbour, plan_synthesis
+from negcse.gcse.synthesis import Mode, Neighbour, Request, plan_synthesis
 from negcse.llm.backend import GenerationSettings
 from negcse.llm.cache import CachedLLM
 from negcse.llm.parsing import ParseReport, ParseResult, Status, parse_completion
@@ -33,7 +40,8 @@ class Candidate:
     prompt: str
     text: str
     status: str  # parsed / repaired / failed
-    fallback: str | None = None  # "anchor", "in-batch <k>" or "none" when status is failed
+    # "anchor", "in-batch <k>" or "none" when status is failed; "kept": released bug 10
+    fallback: str | None = None
     detail: dict[str, str] = field(default_factory=dict)
 
 
@@ -44,6 +52,8 @@ class SourceResult:
     skipped: str | None = None  # "empty" or "too long"
     knowledge: Knowledge = field(default_factory=Knowledge)
     candidates: list[Candidate] = field(default_factory=list)
+    extension_of: int | None = None  # an extension sentence: the source it was made from
+    template: str | None = None  # ... and its masked template
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,7 +62,11 @@ class SourceResult:
             "skipped": self.skipped,
             "knowledge": asdict(self.knowledge),
             "candidates": [asdict(c) for c in self.candidates],
-        }
+        } | (
+            {}
+            if self.extension_of is None
+            else {"extension_of": self.extension_of, "template": self.template}
+        )
 
 
 @dataclass
@@ -63,9 +77,23 @@ class RunResult:
     notes: Counter[str]
 
 
-def _parse(prompt: Prompt, text: str, mode: Mode) -> ParseResult:
-    aliases = {"suject": "subject"} if mode == "paper" else {}
+def _parse(prompt: Prompt, text: str, bugs: Collection[str] = ()) -> ParseResult:
+    """The completion's value; the released main-part prompt's key ``suject`` is read as
+    ``subject`` unless the released bug ``subject_key`` is asked for."""
+    aliases = {} if "subject_key" in bugs else {"suject": "subject"}
     return parse_completion(text, prompt.required, aliases, prompt.text_field, prompt.as_list)
+
+
+def released_text(completion: str) -> str:
+    """What the released step 8 makes of a completion: json_repair's value's ``text``, else
+    ``str`` of that value (often "")."""
+    value = json_repair.loads(completion)
+    return str(value["text"]) if isinstance(value, dict) and "text" in value else str(value)
+
+
+def _parses(prompts: Sequence[Prompt], bugs: Collection[str] = ()) -> Callable[[int, str], bool]:
+    """Whether answer i parses for ``prompts[i]``: the cache keeps only those."""
+    return lambda i, text: _parse(prompts[i], text, bugs).status is not Status.FAILED
 
 
 def extract_knowledge(
@@ -76,14 +104,16 @@ def extract_knowledge(
     mode: Mode,
     report: ParseReport,
     settings: GenerationSettings = EXTRACTION_SETTINGS,
+    bugs: Collection[str] = (),
 ) -> dict[int, Knowledge]:
     """Knowledge per active source: the paper's one extraction prompt, or the released two."""
     names = ["extract"] if mode == "paper" else ["extract_main_parts", "extract_entities"]
     parsed: dict[str, list[dict[str, Any] | None]] = {}
     for name in names:
         prompt = prompts[name]
-        texts = llm.generate([prompt.render(input_text=sentences[i]) for i in active], settings)
-        results = [_parse(prompt, t, mode) for t in texts]
+        asked = [prompt.render(input_text=sentences[i]) for i in active]
+        texts = llm.generate(asked, settings, _parses([prompt] * len(asked), bugs))
+        results = [_parse(prompt, t, bugs) for t in texts]
         for r in results:
             report.add(name, r.status)
         parsed[name] = [r.value for r in results]
@@ -94,9 +124,52 @@ def extract_knowledge(
         else:
             ents = parsed["extract_entities"][pos]
             out[i] = knowledge_from_json(
-                parsed["extract_main_parts"][pos],
-                (ents or {}).get("items", []),
-                subject_key="suject",
+                parsed["extract_main_parts"][pos], (ents or {}).get("items", [])
+            )
+    return out
+
+
+def _kg(mode: Mode, knowledge: Iterable[Knowledge]) -> EntityKG:
+    """Released: the entity KG holds the entity extraction's nodes (steps 1 and 3; subjects are
+    main parts, step 4); paper: one KG of subjects and entities (eq. 1-8)."""
+    return EntityKG.from_sentences(
+        k.entities if mode == "released" else k.nodes() for k in knowledge
+    )
+
+
+def extend(
+    results: list[SourceResult],
+    active: Sequence[int],
+    kg: EntityKG,
+    llm: CachedLLM,
+    prompts: dict[str, Prompt],
+    mode: Mode,
+    report: ParseReport,
+    seed: int,
+    settings: GenerationSettings,
+    bugs: Collection[str] = (),
+) -> list[SourceResult]:
+    """The extension sentences of the active sources (one masked template each, filled by the
+    LLM), as new unextracted sources appended after ``results``; a completion without a usable
+    ``polish`` gives none."""
+    parts = MainPartKG.from_knowledge(results[i].knowledge for i in active)
+    templates = [
+        masked_template(
+            results[i].anchor, results[i].knowledge, parts, kg, random.Random(f"{seed}:ext:{i}")
+        )
+        for i in active
+    ]
+    prompt = prompts["fill_in" if mode == "paper" else "fill_in_released"]
+    asked = [prompt.render(input_text=t) for t in templates]
+    texts = llm.generate(asked, settings, _parses([prompt] * len(asked), bugs))
+    out: list[SourceResult] = []
+    for i, template, text in zip(active, templates, texts, strict=True):
+        parsed = _parse(prompt, text, bugs)
+        report.add(prompt.name, parsed.status)
+        polish = "" if parsed.value is None else extension_sentence(str(parsed.value["polish"]))
+        if polish:
+            out.append(
+                SourceResult(len(results) + len(out), polish, extension_of=i, template=template)
             )
     return out
 
@@ -114,7 +187,11 @@ def run_pipeline(
     neighbour: Neighbour | None = None,
     synthesis_settings: GenerationSettings = SYNTHESIS_SETTINGS,
     extraction_settings: GenerationSettings = EXTRACTION_SETTINGS,
+    released_bugs: frozenset[str] = frozenset(),
+    extension: bool = False,
 ) -> RunResult:
+    """Extraction -> KG -> (extension sentences, re-extracted with their own KG, as released
+    steps 5-6 and the README's second pass over them) -> synthesis -> parsed candidates."""
     results = [SourceResult(i, s) for i, s in enumerate(sentences)]
     for r in results:
         if not r.anchor.strip():
@@ -126,42 +203,77 @@ def run_pipeline(
     if skipped:
         logger.warning("skipped source lines: %s (max %d characters)", dict(skipped), max_chars)
     report = ParseReport()
-    knowledge: dict[int, Knowledge] = {}
-    if positives + negatives:  # none: Table 4's "w randomly" (eq. 10-11 only), no LLM call
-        if llm is None:
-            raise ValueError("synthesis prompts need an LLM")
-        knowledge = extract_knowledge(
-            sentences, active, llm, prompts, mode, report, extraction_settings
-        )
-    for i, k in knowledge.items():
-        results[i].knowledge = k
-    kg = EntityKG.from_sentences(k.nodes() for k in knowledge.values())
+    prompted = positives + negatives > 0  # none: Table 4's "w randomly", no LLM call
+    if prompted and llm is None:
+        raise ValueError("synthesis prompts need an LLM")
+    settings = (extraction_settings, released_bugs)
+    if prompted and llm is not None:
+        for i, k in extract_knowledge(
+            sentences, active, llm, prompts, mode, report, *settings
+        ).items():
+            results[i].knowledge = k
+    kg = _kg(mode, (results[i].knowledge for i in active))
     logger.info("entity KG: %s", kg.summary())
-    plan = plan_synthesis(
-        sentences,
-        [r.knowledge for r in results],
-        kg,
-        prompts,
-        mode,
-        positives,
-        negatives,
-        seed,
-        prefer_related,
-        neighbour,
-        skip=[r.skipped is not None for r in results],
+    n = len(results)
+    kgs = [(kg, range(n))]
+    if extension and prompted and llm is not None:
+        ext = extend(
+            results, active, kg, llm, prompts, mode, report, seed, synthesis_settings, released_bugs
+        )
+        if ext:  # their own extraction and KG (the released second pass over _ext.txt)
+            results += ext
+            anchors = [r.anchor for r in results]
+            ext_active = [r.index for r in ext]
+            for i, k in extract_knowledge(
+                anchors, ext_active, llm, prompts, mode, report, *settings
+            ).items():
+                results[i].knowledge = k
+            kgs.append((_kg(mode, (r.knowledge for r in ext)), range(n, len(results))))
+        logger.info("extension: %d sentences from %d sources", len(ext), len(active))
+    anchors = [r.anchor for r in results]
+    requests: list[Request] = []
+    notes: Counter[str] = Counter()
+    for graph, own in kgs:  # each pass plans its own sources with its own KG
+        plan = plan_synthesis(
+            anchors,
+            [r.knowledge if r.index in own else Knowledge() for r in results],
+            graph,
+            prompts,
+            mode,
+            positives,
+            negatives,
+            seed,
+            prefer_related,
+            neighbour,
+            skip=[r.skipped is not None or r.index not in own for r in results],
+            released_bugs=released_bugs,
+        )
+        requests += plan.requests
+        notes += plan.notes
+    all_active = [r.index for r in results if r.skipped is None]
+    accept = _parses([prompts[q.prompt] for q in requests], released_bugs)
+    texts = (
+        llm.generate([q.text for q in requests], synthesis_settings, accept)
+        if requests and llm
+        else []
     )
-    requests = [q.text for q in plan.requests]
-    texts = llm.generate(requests, synthesis_settings) if requests and llm is not None else []
-    for q, text in zip(plan.requests, texts, strict=True):
-        parsed = _parse(prompts[q.prompt], text, mode)
+    for q, text in zip(requests, texts, strict=True):
+        parsed = _parse(prompts[q.prompt], text, released_bugs)
         report.add(q.prompt, parsed.status)
-        if parsed.value is not None:
-            value = str(parsed.value[prompts[q.prompt].text_field or "text"]).strip()
+        value = (
+            ""
+            if parsed.value is None
+            else str(parsed.value[prompts[q.prompt].text_field or "text"]).strip()
+        )
+        if "keep_unparsed" in released_bugs and not value:
+            kept = value if parsed.value is not None else released_text(text)
+            cand = Candidate(q.role, q.prompt, kept, parsed.status.value, "kept", q.detail)
+        elif parsed.value is not None:
             cand = Candidate(q.role, q.prompt, value, parsed.status.value, None, q.detail)
         else:
-            cand = _fallback(q.role, q.prompt, q.detail, q.source, active, sentences, seed)
+            cand = _fallback(q.role, q.prompt, q.detail, q.source, all_active, anchors, seed)
         results[q.source].candidates.append(cand)
-    return RunResult(results, report, kg, plan.notes)
+    return RunResult(results, report, kg, notes)
 
 
 def _fallback(

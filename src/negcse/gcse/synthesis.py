@@ -10,10 +10,16 @@ not depend on the other sources.
   T(t) (eq. 8) other than itself; quantity revision gives the first subject a new number. When
   the sentence has no entity with a replacement (or no subject), the draw falls back to an
   antisense prompt, counted in :attr:`Plan.notes`.
-- ``released`` mode reproduces ``7_generate_samples.py``: a uniformly random same-type
-  replacement that may equal the original, "A man" when the sentence has no subject, and, for
-  positive revisions, the related neighbour given by ``neighbour`` (the frozen model's; without
-  one, the original text, as the released KG gives for pools under 1,024 nodes).
+- ``released`` mode reproduces ``7_generate_samples.py``: half of the revisions start from a
+  main part (a random kind of subject / action / state, the sentence's first one, "A man" when
+  it has none), half from a random entity of the sentence ("A man" / person when it has none);
+  "A man" is also the quantity revision's subject when the sentence has none. A negative
+  revision takes a uniformly random part of the same kind or entity of the same type from the
+  whole corpus, which may equal the original (the original when the pool is empty). A positive
+  revision takes a related replacement: ``neighbour``'s when given, else the KG's (an entity
+  from T_p, eq. 7, or else T_r, other than itself; a main part of the same kind sharing a theme
+  category), else the original. With the released bug ``identity_revision`` it is always the
+  original (the released KG gives no neighbours to pools under 1,024 nodes).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from negcse.gcse.kg import EntityKG, Knowledge, Node
+from negcse.gcse.kg import MAIN_PART_KINDS, EntityKG, Knowledge, MainPartKG, Node
 from negcse.gcse.prompts import Prompt, prompts_for
 
 Mode = Literal["paper", "released"]
@@ -63,42 +69,64 @@ def _fill(
     return prompt.render(input_text=sentence, **detail), detail
 
 
-def _revision_values(
-    prompt: Prompt,
-    knowledge: Knowledge,
-    kg: EntityKG,
-    rng: random.Random,
-    mode: Mode,
-    prefer_related: bool,
-    neighbour: Neighbour | None,
+def _paper_revision(
+    prompt: Prompt, knowledge: Knowledge, kg: EntityKG, rng: random.Random, prefer_related: bool
 ) -> dict[str, str] | None:
     """Template values of an entity or quantity revision, or None if the sentence lacks them."""
     if prompt.kind == "quantity_revision":
-        if knowledge.subjects:
-            subject = knowledge.subjects[0]
-        elif mode == "released":
-            subject = Node("A man", "person", 1)
-        else:
+        if not knowledge.subjects:
             return None
+        subject = knowledge.subjects[0]
         n = quantity_draw(rng)
-        while mode == "paper" and n == subject.quantity:
+        while n == subject.quantity:
             n = quantity_draw(rng)
         return {"subject_text": subject.text, "new_number": str(n)}
     nodes = knowledge.nodes()
-    if mode == "paper":
-        rng.shuffle(nodes)
-        for node in nodes:
-            repl = kg.replacement(node.text, node.type, rng, prefer_related)
-            if repl is not None:
-                return {"ori_entities": f'"{node.text}"', "replace_entities": f'"{repl}"'}
-        return None
-    node = rng.choice(nodes) if nodes else Node("A man", "person")
-    if prompt.role == "positive":
-        repl = (neighbour(node) if neighbour else None) or node.text
+    rng.shuffle(nodes)
+    for node in nodes:
+        repl = kg.replacement(node.text, node.type, rng, prefer_related)
+        if repl is not None:
+            return {"ori_entities": f'"{node.text}"', "replace_entities": f'"{repl}"'}
+    return None
+
+
+def _released_revision(
+    prompt: Prompt,
+    knowledge: Knowledge,
+    kg: EntityKG,
+    parts: MainPartKG,
+    rng: random.Random,
+    identity: bool,
+    neighbour: Neighbour | None,
+) -> dict[str, str]:
+    """Template values of a revision as ``7_generate_samples.py`` draws them."""
+    if prompt.kind == "quantity_revision":
+        subject = knowledge.subjects[0].text if knowledge.subjects else "A man"
+        return {"subject_text": subject, "new_number": str(quantity_draw(rng))}
+    positive = prompt.role == "positive"
+    if rng.random() < 0.5:  # a main part (released: randint(1, 10) <= 5)
+        kind = rng.choice(MAIN_PART_KINDS)
+        found = knowledge.parts(kind)
+        node = Node(found[0] if found else "A man", kind)
+        if not positive:
+            repl = parts.random(kind, rng)
+        elif identity:
+            repl = None
+        else:
+            repl = neighbour(node) if neighbour else parts.related(node.text, kind, rng)
     else:
-        same_type = sorted(kg.t_r(node.text, node.type))
-        repl = kg.surface[rng.choice(same_type)] if same_type else "man"
-    return {"ori_entities": f'"{node.text}"', "replace_entities": f'"{repl}"'}
+        ents = knowledge.entities
+        node = rng.choice(ents) if ents else Node("A man", "person")
+        if not positive:
+            same_type = sorted(kg.t_r(node.text, node.type))
+            repl = kg.surface[rng.choice(same_type)] if same_type else None
+        elif identity:
+            repl = None
+        elif neighbour:
+            repl = neighbour(node)
+        else:
+            repl = kg.replacement(node.text, node.type, rng, prefer_related=True)
+    return {"ori_entities": f'"{node.text}"', "replace_entities": f'"{repl or node.text}"'}
 
 
 def plan_synthesis(
@@ -113,13 +141,18 @@ def plan_synthesis(
     prefer_related: bool = False,
     neighbour: Neighbour | None = None,
     skip: Sequence[bool] | None = None,
+    released_bugs: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The synthesis requests for every source (``skip[i]`` True: none for source i)."""
+    """The synthesis requests for every source (``skip[i]`` True: none for source i).
+    ``released_bugs`` (negcse.gcse.released): "identity_revision" makes every released-mode
+    positive revision an identity."""
     if len(knowledge) != len(sentences):
         raise ValueError(f"{len(sentences)} sentences but {len(knowledge)} knowledge records")
     plan = Plan()
     by_role = {role: prompts_for(prompts, role, mode) for role in ("positive", "negative")}
     antisense = [p for p in by_role["negative"] if p.kind == "antisense"]
+    parts = MainPartKG.from_knowledge(knowledge)
+    identity = "identity_revision" in released_bugs
     if not by_role["positive"] or not antisense:
         raise ValueError(f"the prompts file has no positive or no antisense prompt for mode {mode}")
     for i, sentence in enumerate(sentences):
@@ -130,10 +163,12 @@ def plan_synthesis(
             for _ in range(count):
                 prompt = _weighted(by_role[role], rng)
                 values: dict[str, str] | None = {}
-                if prompt.kind in ("entity_revision", "quantity_revision"):
-                    values = _revision_values(
-                        prompt, knowledge[i], kg, rng, mode, prefer_related, neighbour
+                if prompt.kind in ("entity_revision", "quantity_revision") and mode == "released":
+                    values = _released_revision(
+                        prompt, knowledge[i], kg, parts, rng, identity, neighbour
                     )
+                elif prompt.kind in ("entity_revision", "quantity_revision"):
+                    values = _paper_revision(prompt, knowledge[i], kg, rng, prefer_related)
                     if values is None:
                         plan.notes[f"{prompt.name} -> antisense (nothing to revise)"] += 1
                         prompt, values = _weighted(antisense, rng), {}

@@ -237,8 +237,6 @@ def build_lexicon(
     return PosLexicon(tuple(tokens), tuple(pos), scores)
 
 
-#: the released SAN table (bcai01/SAN corpus-handle/vocab_pos_end.txt), a registered data file
-RELEASED_TABLE = "san/vocab_pos_end.txt"
 _RELEASED_SPECIAL = frozenset({"PAD", "CLS", "SEP"})  # score 0 in PosContributionCalculator
 
 

@@ -23,6 +23,20 @@ import jsonschema
 
 Settings = dict[str, Any]
 
+#: a setting that becomes part of a path (config.schema.yaml's ``$defs/name``)
+NAME = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*(?!\n)$",  # (?!\n): not "name\n"
+    "description": "a name used in paths: letters, digits and _ . + -, a letter or digit first",
+}
+#: a model (hub id or folder) whose name becomes part of a file name (SAN's MLM): no spaces,
+#: quotes or shell characters
+MODEL_IN_PATH = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*(?!\n)$",
+    "description": "a model whose name is used in paths: letters, digits and _ . / ~ + -",
+}
+
 
 def _no_check(settings: Settings) -> None:
     return None
@@ -40,6 +54,10 @@ def _no_gpu(settings: Settings) -> str | None:
     return None
 
 
+def _as_configured(settings: Settings, mirror: str | None) -> Settings:
+    return settings
+
+
 @dataclass(frozen=True)
 class GeneratorSpec:
     """One generator: the columns it produces and everything the workflow needs to make them.
@@ -47,9 +65,11 @@ class GeneratorSpec:
     ``output`` is the pattern of a column's file, with ``{corpus}`` and, where the generator
     has them, ``{variant}`` (``variant(settings, column)`` names it), ``{seed}`` (one file per
     training seed) and ``{backbone}`` (one per backbone: GCSE's denoising by a trained model). A generator with no rule file of its own gives ``command``: a shell template
-    (``{input.corpus}``, ``{output}``, ``{wildcards.seed}``, ``{threads}``, ``{params.settings}``:
-    ``args`` of the variant's settings) run by the rule ``rules/generators/generic.smk`` makes
-    for it, with ``threads``, ``resources`` and the conda env ``envs/<conda>.yaml``."""
+    (``{input.corpus:q}``, ``{output:q}``, ``{wildcards.seed}``, ``{threads}``,
+    ``{params.settings}``: ``args`` of the variant's settings, each value ``shlex.quote``-d by
+    ``args``) run by the rule ``rules/generators/generic.smk`` makes for it, with ``threads``,
+    ``resources`` and the conda env ``envs/<conda>.yaml``. ``args`` quotes every free-text
+    value; names that become paths are constrained by the schema (:data:`NAME`)."""
 
     name: str
     columns: tuple[str, ...]
@@ -67,6 +87,11 @@ class GeneratorSpec:
     #: what a model trained on the columns records of how they were made (its run spec, so its
     #: negcse.json, evaluations and table rows): e.g. GCSE's LLM; {} for nothing
     provenance: Callable[[Settings], dict[str, Any]] = lambda _settings: {}
+    #: the settings this machine can make (given the config's mirror): a resource found nowhere
+    #: here (no mirror or cache copy, offline or unreachable) replaced by its documented fallback
+    #: when the workflow is planned, logged, so every file name and record says what was used;
+    #: the provenance then lists it under ``substitutes``
+    plan: Callable[[Settings, str | None], Settings] = _as_configured
     command: str | None = None
     threads: int = 1
     resources: Mapping[str, int] = field(default_factory=dict)  # gpu, mem_mb, runtime
@@ -148,7 +173,7 @@ def settings(config: Mapping[str, Any], name: str, method: str | None = None) ->
     except ValueError as err:
         where = " < ".join(w for w, values in layers if values) or f"generators.{name}"
         raise ValueError(f"{where}: {err}") from None
-    return out
+    return gen.plan(out, config.get("mirror") or None)
 
 
 def methods_reading(config: Mapping[str, Any], columns: Iterable[str]) -> list[str]:
@@ -168,7 +193,7 @@ def methods_reading(config: Mapping[str, Any], columns: Iterable[str]) -> list[s
 
 def provenance(config: Mapping[str, Any], method: str) -> dict[str, Any]:
     """What the generators of ``method``'s columns record of how they made them (merged over
-    the generators it reads, in registration order)."""
+    the generators it reads, in registration order; their ``substitutes`` lists joined)."""
     from negcse.methods.registry import method_class
 
     reads = set(method_class(config["methods"][method]["implementation"]).columns)
@@ -176,7 +201,9 @@ def provenance(config: Mapping[str, Any], method: str) -> dict[str, Any]:
     for gen in specs().values():
         if reads & set(gen.columns):
             found = settings(config, gen.name, method if gen.per_method else None)
-            out.update(gen.provenance(found))
+            record = gen.provenance(found)
+            substitutes = out.get("substitutes", []) + record.pop("substitutes", [])
+            out.update(record, **({"substitutes": substitutes} if substitutes else {}))
     return out
 
 

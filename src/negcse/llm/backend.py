@@ -1,4 +1,5 @@
-"""What every generation backend offers, and the settings that identify a completion."""
+"""What every generation backend offers, the settings that identify a completion, and the rule
+for answers that must be neither used nor cached (:func:`answer_problem`)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from negcse.errors import UserError
 
-class LLMError(RuntimeError):
-    """A backend that cannot produce completions (unreachable, misconfigured, over budget)."""
+
+class LLMError(UserError, RuntimeError):
+    """A backend that cannot produce completions (unreachable, misconfigured, over budget,
+    answering something that is no chat completion): one line naming the endpoint or setting."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,37 @@ class GenerationSettings:
         return asdict(self)
 
 
+#: The most UTF-8 bytes one generated token is taken to decode to, for answers whose token count
+#: is not reported. Text averages about 4 bytes a token and the longest tokens of common BPE
+#: vocabularies are runs of spaces or symbols well under 64 bytes, so an answer over
+#: ``max_new_tokens * 64`` bytes cannot be the requested completion (a 32-token request: 2 KiB).
+MAX_BYTES_PER_TOKEN = 64
+
+
+@dataclass(frozen=True)
+class BadAnswer:
+    """A completion that came back but is neither used nor cached: ``kind`` (``empty``, ``too
+    long``, ``holds the API key``) counts it in the run's report, ``detail`` says more."""
+
+    kind: str
+    detail: str = ""
+
+
+def answer_problem(text: str, settings: GenerationSettings) -> BadAnswer | None:
+    """Why ``text`` cannot be the answer to a request with ``settings``: empty (or blank), or
+    longer than ``max_new_tokens`` tokens can be (:data:`MAX_BYTES_PER_TOKEN`); else None."""
+    if not text.strip():
+        return BadAnswer("empty", "the answer has no text")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    limit = settings.max_new_tokens * MAX_BYTES_PER_TOKEN
+    if size > limit:
+        return BadAnswer(
+            "too long",
+            f"{size} bytes, over the {limit} that {settings.max_new_tokens} tokens allow",
+        )
+    return None
+
+
 class Backend(Protocol):
     """A source of chat completions: one user turn per prompt."""
 
@@ -52,6 +87,7 @@ class Backend(Protocol):
 
     def stream(
         self, prompts: Sequence[str], settings: GenerationSettings
-    ) -> Iterator[tuple[int, str]]:
-        """Yield (index into ``prompts``, completion) as each completion arrives, in any order."""
+    ) -> Iterator[tuple[int, str | BadAnswer]]:
+        """Yield (index into ``prompts``, completion) as each completion arrives, in any order;
+        a :class:`BadAnswer` for one that came back unusable."""
         ...

@@ -1,8 +1,17 @@
 """SQLite cache of completions keyed by backend, model, prompt and generation settings.
 
 Every completion is committed as it arrives, so a killed run resumes without asking again, and
-a rerun with unchanged settings makes no call. The key never holds a secret: backends give an
+a rerun with unchanged settings asks only what was not stored (below). The key never holds a secret: backends give an
 ``identity()`` without their API key.
+
+Only answers that respect the request and parse for their prompt are stored. An empty answer,
+one longer than the request's ``max_new_tokens`` allows
+(:func:`~negcse.llm.backend.answer_problem`) or one the backend refused
+(:class:`~negcse.llm.backend.BadAnswer`: the API key echoed back, a token count over the limit)
+is returned as ``""`` (which parses as failed, so the caller takes its fallback); one the
+caller's ``accept`` rejects (it does not parse) is returned as it is. Neither is stored: both
+are counted in :attr:`CacheStats.failed` by kind and asked again on the next run. A stored
+answer that breaks these rules (a cache written before them) is asked again too.
 """
 
 from __future__ import annotations
@@ -12,12 +21,13 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from negcse.llm.backend import Backend, GenerationSettings
+from negcse.llm.backend import Backend, BadAnswer, GenerationSettings, answer_problem
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +65,7 @@ class CacheStats:
     hits: int = 0
     misses: int = 0
     calls: int = 0  # completions asked of the backend
+    failed: Counter[str] = field(default_factory=Counter)  # answers not cached, by kind
 
 
 class CachedLLM:
@@ -86,13 +97,15 @@ class CachedLLM:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _lookup(self, key: str) -> str | None:
+    def _lookup(self, key: str, settings: GenerationSettings) -> str | None:
         if self._db is None:
             return None
         row = self._db.execute(
             "SELECT completion FROM completions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else str(row[0])
+        if row is None or answer_problem(str(row[0]), settings) is not None:
+            return None
+        return str(row[0])
 
     def _store(
         self, key: str, identity: str, settings: GenerationSettings, prompt: str, text: str
@@ -113,12 +126,21 @@ class CachedLLM:
         )
         self._db.commit()
 
-    def generate(self, prompts: Sequence[str], settings: GenerationSettings) -> list[str]:
-        """One completion per prompt, in order; cached ones are not asked again."""
+    def generate(
+        self,
+        prompts: Sequence[str],
+        settings: GenerationSettings,
+        accept: Callable[[int, str], bool] | None = None,
+    ) -> list[str]:
+        """One completion per prompt, in order; cached ones are not asked again. ``accept(i,
+        answer)``: whether an answer to ``prompts[i]`` parses for its prompt; one that does not
+        is returned but not cached (counted ``unparsable``), so the next run asks again."""
         identity = self.backend.identity()
         identity_json = json.dumps(identity, sort_keys=True)
         keys = [cache_key(self.backend.name, identity, settings, p) for p in prompts]
-        out: list[str | None] = [self._lookup(k) for k in keys]
+        out: list[str | None] = [self._lookup(k, settings) for k in keys]
+        if accept is not None:  # a cache written before answers were checked
+            out = [t if t is None or accept(i, t) else None for i, t in enumerate(out)]
         todo: dict[str, list[int]] = {}
         for i, (k, got) in enumerate(zip(keys, out, strict=True)):
             if got is None:
@@ -138,12 +160,30 @@ class CachedLLM:
             unique = list(todo)
             first = [todo[k][0] for k in unique]
             asked = [prompts[i] for i in first]
-            for j, text in self.backend.stream(asked, settings):
+            failed: Counter[str] = Counter()
+            for j, answer in self.backend.stream(asked, settings):
                 self.stats.calls += 1
                 key = unique[j]
-                self._store(key, identity_json, settings, asked[j], text)
+                bad = answer if isinstance(answer, BadAnswer) else answer_problem(answer, settings)
+                if bad is not None:
+                    failed[bad.kind] += 1
+                    logger.debug("prompt %d: bad answer (%s: %s)", first[j], bad.kind, bad.detail)
+                    answer = ""
+                elif accept is not None and not accept(first[j], str(answer)):
+                    failed["unparsable"] += 1
+                else:
+                    self._store(key, identity_json, settings, asked[j], str(answer))
                 for i in todo[key]:
-                    out[i] = text
+                    out[i] = str(answer)
+            if failed:
+                self.stats.failed.update(failed)
+                logger.warning(
+                    "%d answers of %s not cached (%s); they fall back now and are asked again "
+                    "on the next run",
+                    sum(failed.values()),
+                    self.backend.name,
+                    ", ".join(f"{kind}: {n}" for kind, n in sorted(failed.items())),
+                )
         missing = [i for i, t in enumerate(out) if t is None]
         if missing:
             raise RuntimeError(

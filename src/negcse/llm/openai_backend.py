@@ -1,12 +1,20 @@
 """Any OpenAI-compatible chat endpoint (vLLM, llama.cpp's server, OpenAI, DeepSeek) through the
-``openai`` client: requests in flight at once, exponential backoff on 429 / 5xx / timeouts, a
-request budget per run. The API key is read from the environment variable that the settings
-name; it never enters a log, a cache key or an error message (:func:`redact`).
+``openai`` client: requests in flight at once, exponential backoff on 429 / 5xx / timeouts (or
+the wait a ``Retry-After`` header asks, capped at ``backoff_max_s``), a request budget per run.
+The API key is read from the environment variable that the settings name; it never enters a
+log, a cache key or an error message (:func:`redact`).
+
+An answer that echoes the key, or whose reported ``usage.completion_tokens`` exceeds the
+request's ``max_tokens``, comes back as a :class:`~negcse.llm.backend.BadAnswer` (never cached);
+so does ``content: null``. A body that is not a chat completion (invalid JSON, not UTF-8,
+``choices: []``) stops the run with one line naming the endpoint.
 """
 
 from __future__ import annotations
 
+import email.utils
 import logging
+import math
 import os
 import random
 import re
@@ -18,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from negcse.llm.backend import GenerationSettings, LLMError
+from negcse.llm.backend import BadAnswer, GenerationSettings, LLMError
 
 logger = logging.getLogger(__name__)
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -96,6 +104,24 @@ class RequestBudgetExceeded(LLMError):
     pass
 
 
+def retry_after_s(value: str | None, now: float | None = None) -> float | None:
+    """The wait a ``Retry-After`` header asks: delta-seconds (``"120"``) or an HTTP-date
+    (``"Wed, 21 Oct 2015 07:28:00 GMT"``, relative to ``now``); None when absent or unreadable."""
+    if not value or not value.strip():
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None  # an HTTP-date is always GMT; a date without a zone is not one
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
 class OpenAIBackend:
     name = "openai"
 
@@ -127,13 +153,17 @@ class OpenAIBackend:
                 )
             self.requests += 1
 
-    def _fail(self, what: str, err: BaseException) -> LLMError:
+    def _fail(self, what: str, err: BaseException | str) -> LLMError:
+        """One line naming the endpoint and its setting (an error body's text cut to 300
+        characters, its line breaks flattened)."""
         s = self.settings
-        msg = f"{what} at {s.base_url} (setting {s.setting('base_url')}, model {s.model}): {err}"
+        detail = " ".join(redact(str(err), self._key).split())[:300]  # no key cut in two
+        msg = f"{what} at {s.base_url} (setting {s.setting('base_url')}, model {s.model}): {detail}"
         return LLMError(redact(msg, self._key))
 
-    def complete(self, prompt: str, settings: GenerationSettings) -> str:
-        """One chat completion, retried with exponential backoff on 429, 5xx and timeouts."""
+    def complete(self, prompt: str, settings: GenerationSettings) -> str | BadAnswer:
+        """One chat completion, retried with exponential backoff (or as ``Retry-After`` asks)
+        on 429, 5xx and timeouts."""
         import openai
 
         kwargs: dict[str, Any] = {"max_tokens": settings.max_new_tokens, "seed": settings.seed}
@@ -150,7 +180,6 @@ class OpenAIBackend:
                     messages=[{"role": "user", "content": prompt}],
                     **kwargs,
                 )
-                return reply.choices[0].message.content or ""
             except (
                 openai.RateLimitError,
                 openai.InternalServerError,
@@ -158,21 +187,59 @@ class OpenAIBackend:
             ) as err:
                 if attempt >= self.settings.max_retries:
                     raise self._fail(f"gave up after {attempt + 1} attempts", err) from None
-                delay = min(self.settings.backoff_max_s, self.settings.backoff_s * 2**attempt)
-                delay *= 0.5 + random.random() / 2
-                logger.warning("%s; retry %d in %.1f s", type(err).__name__, attempt + 1, delay)
-                time.sleep(delay)
+                time.sleep(self._delay(err, attempt))
                 attempt += 1
             except openai.APIConnectionError as err:
                 raise self._fail("cannot reach the OpenAI-compatible endpoint", err) from None
             except openai.APIStatusError as err:
                 raise self._fail(f"the endpoint answered HTTP {err.status_code}", err) from None
+            except ValueError as err:  # the client's JSON decoding of the body (or UTF-8)
+                what = f"{type(err).__name__}: {err}"
+                raise self._fail("the endpoint's answer is not JSON in UTF-8", what) from None
+            else:
+                return self._answer(reply, settings.max_new_tokens)
+
+    def _delay(self, err: Exception, attempt: int) -> float:
+        """Seconds before retry ``attempt + 1``: the header's ``Retry-After`` if any, else
+        exponential backoff with jitter; both capped at ``backoff_max_s``."""
+        response = getattr(err, "response", None)
+        asked = retry_after_s(response.headers.get("retry-after")) if response is not None else None
+        cap = self.settings.backoff_max_s
+        if asked is not None:
+            delay = min(cap, asked)
+            logger.warning(
+                "%s; the endpoint asks to wait %.1f s; retry %d in %.1f s (capped at %.0f s)",
+                type(err).__name__, asked, attempt + 1, delay, cap,
+            )  # fmt: skip
+            return delay
+        delay = min(cap, self.settings.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
+        logger.warning("%s; retry %d in %.1f s", type(err).__name__, attempt + 1, delay)
+        return delay
+
+    def _answer(self, reply: Any, max_tokens: int) -> str | BadAnswer:
+        """The completion's text, a :class:`BadAnswer`, or an error for a body that is no chat
+        completion."""
+        choices = getattr(reply, "choices", None)
+        if not isinstance(choices, list):
+            raise self._fail("the endpoint's answer is not a chat completion", type(reply).__name__)
+        if not choices:
+            raise self._fail("the endpoint's answer has no choices", "choices: []")
+        text = getattr(getattr(choices[0], "message", None), "content", None)
+        if not isinstance(text, str) or not text:
+            return BadAnswer("empty", f"content {text!r:.20}")
+        usage = getattr(reply, "usage", None)
+        used = getattr(usage, "completion_tokens", None)
+        if isinstance(used, int) and used > max_tokens:
+            return BadAnswer("too long", f"{used} completion tokens, max_tokens {max_tokens}")
+        if self._key != NO_KEY and self._key in text:
+            return BadAnswer("holds the API key", "the answer echoes the key")
+        return text
 
     def stream(
         self, prompts: Sequence[str], settings: GenerationSettings
-    ) -> Iterator[tuple[int, str]]:
+    ) -> Iterator[tuple[int, str | BadAnswer]]:
         """Completions as they arrive, at most ``max_in_flight`` requests at once."""
-        pending: dict[Future[str], int] = {}
+        pending: dict[Future[str | BadAnswer], int] = {}
         todo = iter(range(len(prompts)))
         with ThreadPoolExecutor(max_workers=self.settings.max_in_flight) as pool:
             try:
@@ -191,3 +258,4 @@ class OpenAIBackend:
             finally:
                 for fut in pending:
                     fut.cancel()
+

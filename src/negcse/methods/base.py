@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar
 import numpy as np
 
 from negcse.lazy import torch
+from negcse.methods.params import ParamError, bounded, check_params
 from negcse.poolers import Pooler, get_pooler
 
 if TYPE_CHECKING:
@@ -53,12 +54,14 @@ BatchColumn: TypeAlias = "list[str] | Tensor"
 
 @dataclass(frozen=True)
 class View:
-    """One encoding of a batch: ``column`` feeds ``pooler``; ``dropout`` overrides the model's."""
+    """One encoding of a batch: ``column`` feeds ``pooler``; ``dropout`` overrides the model's;
+    ``token_type`` fills the batch's token_type_ids (for models that take them)."""
 
     name: str
     column: str = "sentence"
     pooler: str = "train"
     dropout: float | None = None
+    token_type: int = 0
 
 
 @dataclass(frozen=True)
@@ -133,20 +136,31 @@ P = TypeVar("P", bound="MethodParams")
 
 @dataclass(frozen=True)
 class MethodParams:
-    """Base for a method's hyperparameters; subclasses add fields (all with defaults)."""
+    """Base for a method's hyperparameters; subclasses add fields (all with defaults), typed
+    and bounded (:mod:`negcse.methods.params`). A subclass with checks across fields overrides
+    ``__post_init__``, calls ``super().__post_init__()`` first and raises ``ParamError``."""
 
-    temperature: float = 0.05
+    temperature: float = bounded(0.05, gt=0)
+
+    def __post_init__(self) -> None:
+        check_params(self)
 
     @classmethod
     def from_dict(cls: type[PT], values: dict[str, Any], where: str) -> PT:
+        """The params of ``values``; an unknown key is a KeyError, a value of the wrong type or
+        out of bounds a :class:`ParamError`, each naming ``where`` and the key."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
+            keys = ", ".join(f"{where}.{key}" for key in unknown)
             raise KeyError(
-                f"{where}: unknown parameter(s) {', '.join(map(repr, unknown))} for "
-                f"{cls.__name__}; known: {', '.join(sorted(known))}"
+                f"{keys}: unknown parameter(s) of {cls.__name__}; known: "
+                f"{', '.join(sorted(known))}"
             )
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ParamError as exc:
+            raise exc.at(where) from None
 
 
 class Method(ABC, Generic[P]):

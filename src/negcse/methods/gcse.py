@@ -23,10 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from negcse.gcse.loss import FORMS, RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
+from negcse.gcse.loss import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
 from negcse.lazy import F, torch
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
 if TYPE_CHECKING:
@@ -49,20 +50,16 @@ class GCSEParams(MethodParams):
     """``sigma``: eq. 13's width in cosine units (released alpha 0.17 x tau = 0.0085; paper
     0.01); ``form``: "released" (detached change) or "paper" (gradient through G); ``decay``:
     False replaces G by s (Table 4's "w/o decay");
-    ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head)."""
+    ``guide_pooler``: how the frozen model embeds ("cls": [CLS] + its saved head);
+    ``token_type``: 1 gives the positives and negatives token type 1 as the released trainer."""
 
-    sigma: float = RELEASED_SIGMA
+    sigma: float = bounded(RELEASED_SIGMA, gt=0)
     form: DecayForm = "released"
     decay: bool = True  # False: Table 4's "w/o decay" (G = s: the plain hard-negative logit)
     guide_pooler: str = "cls"
-
-    def __post_init__(self) -> None:
-        if self.form not in FORMS:
-            raise ValueError(f"form must be one of {FORMS}, got {self.form!r}")
-        if not self.sigma > 0:
-            raise ValueError(f"sigma must be > 0, got {self.sigma}")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+    #: token type of the positive and negative views (released cl_loader: 1, bug 13; the
+    #: evaluation's inputs stay type 0); models without token types ignore it
+    token_type: int = bounded(0, ge=0, le=1)
 
 
 @register
@@ -75,10 +72,11 @@ class GCSE(Method[GCSEParams]):
     init_guide = GUIDE
 
     def views(self, step: int) -> list[View]:
+        t = self.params.token_type
         return [
             View("anchor"),
-            View("positive", POSITIVE_COLUMN),
-            View("negative", NEGATIVE_COLUMN),
+            View("positive", POSITIVE_COLUMN, token_type=t),
+            View("negative", NEGATIVE_COLUMN, token_type=t),
         ]
 
     def guides(self) -> tuple[Guide, ...]:

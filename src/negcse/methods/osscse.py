@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from negcse.methods.base import (
     View,
     identical_prompt_pairs,
 )
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
 if TYPE_CHECKING:
@@ -57,19 +58,12 @@ POSITIVE_PROMPT = "prompt_osscse_positive"
 class OssCSEParams(MethodParams):
     alpha: float = 0.05  # lower margin: sim(h, h_p) - sim(h, h_n) >= alpha
     beta: float = 0.2  # upper margin: sim(h, h_p) - sim(h, h_n) <= beta
-    margin_weight: float = 1e-3  # lambda
-    recall_weight: float = 2e-3  # gamma
-    truncate: str = "sentence"  # sentence (PromptBERT) or prompt (whole prompt in max_seq_len)
+    margin_weight: float = bounded(1e-3, ge=0)  # lambda
+    recall_weight: float = bounded(2e-3, ge=0)  # gamma
+    #: sentence (PromptBERT) or prompt (whole prompt in max_seq_len)
+    truncate: Literal["sentence", "prompt"] = "sentence"
     mask_fallback: bool = False  # drop rows whose paraphrase is the sentence itself from l_m
-    recall: str = "loss"  # loss (eq. 4, through Adam) or decoupled (RecAdam's update)
-
-    def __post_init__(self) -> None:
-        if self.truncate not in ("sentence", "prompt"):
-            raise ValueError(f"truncate must be sentence or prompt, got {self.truncate!r}")
-        if self.recall not in ("loss", "decoupled"):
-            raise ValueError(f"recall must be loss or decoupled, got {self.recall!r}")
-        if not isinstance(self.mask_fallback, bool):
-            raise ValueError(f"mask_fallback must be true or false, got {self.mask_fallback!r}")
+    recall: Literal["loss", "decoupled"] = "loss"  # loss (eq. 4, Adam) or RecAdam's update
 
 
 @register

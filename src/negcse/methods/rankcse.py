@@ -28,7 +28,7 @@ Defaults are the released BERT-base scripts (RankCSE+SAN 4184, RLRD+SAN 20101) a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from negcse.lazy import LazyModule
 from negcse.losses import cosine_matrix
@@ -47,8 +47,9 @@ from negcse.methods.base import (
     StepContext,
     View,
 )
+from negcse.methods.params import ParamError, bounded
 from negcse.methods.registry import register
-from negcse.methods.san import SAN_COLUMN, SAN_PROMPT, _check
+from negcse.methods.san import SAN_COLUMN, SAN_PROMPT
 from negcse.methods.sncse import ANCHOR_PROMPT, POSITIVE_PROMPT, SNCSEParams, _SNCSEBase
 
 if TYPE_CHECKING:
@@ -60,50 +61,32 @@ else:  # its torch networks would load with the method registry (the Snakefile's
     teacher_agent = LazyModule("negcse.training.teacher_agent")
 
 TEACHERS = ("teacher1", "teacher2")
-#: what RLRD's teachers encode: the student's prompt-wrapped inputs (released) or the sentence
-TEACHER_INPUTS = ("prompts", "sentence")
 #: the released temperature of the teachers' SAN lists (``z1_z3_tau2`` / ``z1_z4_tau2``)
 SAN_TEACHER_TEMPERATURE = 0.05
 
 
 @dataclass(frozen=True)
 class DistillParams(MethodParams):
-    rank_temperature: float = 0.05  # released --tau2: the student lists' temperature
-    distillation: str = "listmle"  # or "listnet"
-    consistency_weight: float = 1.0  # beta (RankCSE's consistency)
-    distillation_weight: float = 1.0  # gamma
-    teacher_weight: float = 0.33  # alpha: teacher1's weight; teacher2 gets 1 - alpha
+    rank_temperature: float = bounded(0.05, gt=0)  # released --tau2: the student lists'
+    distillation: Literal["listmle", "listnet"] = "listmle"
+    consistency_weight: float = bounded(1.0, ge=0)  # beta (RankCSE's consistency)
+    distillation_weight: float = bounded(1.0, ge=0)  # gamma
+    teacher_weight: float = bounded(0.33, gt=0, le=1)  # alpha: teacher1's; teacher2: 1 - alpha
     teacher1_pooler: str = "cls_before_pooler"
     teacher2_pooler: str = "cls_before_pooler"
     reference_quirks: bool = False  # the released consistency term (an entropy; see docs)
-    listmle_epsilon: float = LISTMLE_EPSILON  # released log(cumsum + 1e-7); 0: exact ListMLE
+    listmle_epsilon: float = bounded(LISTMLE_EPSILON, ge=0)  # released log(cumsum + 1e-7); 0: exact
 
-    def __post_init__(self) -> None:
-        if self.listmle_epsilon < 0:
-            raise ValueError(f"listmle_epsilon must be >= 0, got {self.listmle_epsilon}")
-        if self.distillation not in ("listmle", "listnet"):
-            raise ValueError(f"distillation must be listmle or listnet, got {self.distillation!r}")
-        if not 0 < self.teacher_weight <= 1:
-            raise ValueError(f"teacher_weight must be in (0, 1], got {self.teacher_weight}")
-        if not self.rank_temperature > 0:
-            raise ValueError(f"rank_temperature must be > 0, got {self.rank_temperature}")
 
 
 @dataclass(frozen=True)
 class SanDistillParams(DistillParams):
-    tau2: float = 0.05  # HiNCE's SAN temperature (Table 6: RankCSE 0.05, RLRD 0.1)
-    p2: float | None = 0.2  # dropout of the SAN pass
-    san_rank_weight: float = 0.4  # lambda of ListMLE+SAN (Table 6: RankCSE 0.4, RLRD 0.2)
-    san_rank_temperature: float | None = None  # tau3 (eq. 5); None: tau2, as released
+    tau2: float = bounded(0.05, gt=0)  # HiNCE's SAN temperature (Table 6: RankCSE 0.05, RLRD 0.1)
+    p2: float | None = bounded(0.2, ge=0, lt=1)  # dropout of the SAN pass
+    san_rank_weight: float = bounded(0.4, ge=0)  # lambda of ListMLE+SAN (Table 6: 0.4, RLRD 0.2)
+    san_rank_temperature: float | None = bounded(None, gt=0)  # tau3 (eq. 5); None: tau2
     # ListNet's teacher SAN list (released 0.05 for every script); None: the student's tau3
-    san_teacher_temperature: float | None = SAN_TEACHER_TEMPERATURE
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check(self.tau2, self.p2)
-        t = self.san_teacher_temperature
-        if t is not None and not t > 0:
-            raise ValueError(f"san_teacher_temperature must be > 0 or null, got {t}")
+    san_teacher_temperature: float | None = bounded(SAN_TEACHER_TEMPERATURE, gt=0)
 
 
 @dataclass(frozen=True)
@@ -112,28 +95,19 @@ class RLRDParams(DistillParams, SNCSEParams):
     distillation_weight: float = 1.0e-3  # released t_lmb
     teacher_weight: float = 0.5  # released --alpha_ 0.5: teacher1's weight with weighting fixed
     teacher1_pooler: str = ANCHOR_PROMPT  # the released SNCSE-prompt teacher, pooled at [MASK]
-    weighting: str = "agent"  # the released RL agent's per-step weights, or "fixed"
+    #: the released RL agent's per-step weights, or "fixed"
+    weighting: Literal["agent", "fixed"] = "agent"
     agent_quirks: bool = False  # true: the released agent's bugs (docs/fidelity-san.md)
-    agent_update_steps: int = 125  # PPO every N steps (released PSEUDO_EPISODE_LENGTH)
-    agent_lr: float = 1.0e-4  # the policies' Adam (new at every update, as released)
-    critic_lr: float = 3.0e-4  # the critics' Adam
-    teacher_inputs: str = "prompts"  # released: the student's prompt-wrapped inputs
+    agent_update_steps: int = bounded(125, ge=1)  # PPO every N steps (PSEUDO_EPISODE_LENGTH)
+    agent_lr: float = bounded(1.0e-4, gt=0)  # the policies' Adam (new at every update)
+    critic_lr: float = bounded(3.0e-4, gt=0)  # the critics' Adam
+    #: what the teachers encode: the student's prompt-wrapped inputs (released) or the sentence
+    teacher_inputs: Literal["prompts", "sentence"] = "prompts"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.teacher_inputs not in TEACHER_INPUTS:
-            raise ValueError(
-                f"teacher_inputs must be one of {TEACHER_INPUTS}, got {self.teacher_inputs!r}"
-            )
-        if self.weighting not in ("agent", "fixed"):
-            raise ValueError(f"weighting must be agent or fixed, got {self.weighting!r}")
         if self.weighting == "agent" and self.teacher_weight == 1:
-            raise ValueError("weighting: agent weighs two teachers; teacher_weight 1 keeps one")
-        if self.agent_update_steps < 1:
-            raise ValueError(f"agent_update_steps must be >= 1, got {self.agent_update_steps}")
-        for name in ("agent_lr", "critic_lr"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+            raise ParamError("weighting", "agent weighs two teachers; teacher_weight 1 keeps one")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ def _load_all() -> None:
     import negcse.methods as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in ("base", "registry"):
+        if info.name not in ("base", "params", "registry"):
             importlib.import_module(f"negcse.methods.{info.name}")
     _loaded = True
 

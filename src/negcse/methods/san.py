@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from negcse.generators.specs.san import COLUMN as SAN_COLUMN
 from negcse.losses import bidirectional_margin_loss, hierarchical_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 from negcse.methods.sncse import POSITIVE_PROMPT, SNCSE, SNCSEParams
 from negcse.poolers import POOLERS, PROMPTS, PromptPooler, register_pooler
@@ -42,29 +43,16 @@ if SAN_PROMPT not in POOLERS:
     )
 
 
-def _check(tau2: float, p2: float | None) -> None:
-    if tau2 <= 0:
-        raise ValueError(f"tau2 must be > 0, got {tau2}")
-    if p2 is not None and not 0 <= p2 < 1:
-        raise ValueError(f"p2 must be in [0, 1), got {p2}")
-
-
 @dataclass(frozen=True)
 class HiNCEParams(MethodParams):
-    tau2: float = 0.08  # temperature of the SAN logits (tau1 is ``temperature``)
-    p2: float | None = 0.2  # dropout of the SAN forward pass; None: the model's dropout
-
-    def __post_init__(self) -> None:
-        _check(self.tau2, self.p2)
+    tau2: float = bounded(0.08, gt=0)  # temperature of the SAN logits (tau1 is ``temperature``)
+    p2: float | None = bounded(0.2, ge=0, lt=1)  # the SAN pass's dropout; None: the model's
 
 
 @dataclass(frozen=True)
 class SNCSESanParams(SNCSEParams):
-    tau2: float = 0.1
-    p2: float | None = 0.2
-
-    def __post_init__(self) -> None:
-        _check(self.tau2, self.p2)
+    tau2: float = bounded(0.1, gt=0)
+    p2: float | None = bounded(0.2, ge=0, lt=1)
 
 
 @register

@@ -29,6 +29,7 @@ from negcse.methods.base import (
     View,
     identical_prompt_pairs,
 )
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ POSITIVE_PROMPT = "prompt_sncse_positive"
 class SNCSEParams(MethodParams):
     alpha: float = 0.1  # lower bound of cos(h, h+) - cos(h, h#)
     beta: float = 0.3  # upper bound
-    bml_weight: float = 1e-3  # lambda: 1e-3 for BERT, 5e-4 for RoBERTa (per backbone in params)
+    #: lambda: 1e-3 for BERT, 5e-4 for RoBERTa (per backbone in params)
+    bml_weight: float = bounded(1e-3, ge=0)
 
 
 #: SNCSE's params or a subclass of them (SNCSE + SAN)

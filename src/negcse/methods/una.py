@@ -31,6 +31,7 @@ from negcse.generators.specs.una import COLUMN as NEGATIVE_COLUMN
 from negcse.lazy import torch
 from negcse.losses import info_nce, symmetric_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 Objective = Literal["symmetric", "infonce"]
-OBJECTIVES: tuple[str, ...] = ("symmetric", "infonce")
 
 
 @dataclass(frozen=True)
@@ -48,23 +48,12 @@ class ParaphraseParams(MethodParams):
 
     objective: Objective = "symmetric"
 
-    def __post_init__(self) -> None:
-        if self.objective not in OBJECTIVES:
-            raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if not self.temperature > 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
-
 
 @dataclass(frozen=True)
 class UnaParams(ParaphraseParams):
     """``alpha``: negatives every alpha steps (paper Table C4: 5 best; 0 = never)."""
 
-    alpha: int = 5
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if int(self.alpha) != self.alpha or self.alpha < 0:
-            raise ValueError(f"alpha must be an integer >= 0, got {self.alpha}")
+    alpha: int = bounded(5, ge=0)
 
 
 #: the family's params: positives only, or with negatives (``UnaParams``)

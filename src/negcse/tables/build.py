@@ -30,6 +30,7 @@ from negcse.tables.published import (
 )
 from negcse.tables.render import (
     PAPER_DIFF,
+    ROW_NOTES,
     Column,
     add_baseline_delta,
     collect,
@@ -78,6 +79,40 @@ def _read(path: str | os.PathLike[str]) -> dict:
         return json.load(fh)
 
 
+def check_evaluations(paths: Sequence[str | os.PathLike[str]], group: str | None = None) -> None:
+    """A table averages one evaluation per (method, backbone, seed), all of a row under one STS
+    protocol (``protocol``: SentEval's processed files or MTEB's raw text); two files of one run,
+    or a row that mixes protocols, is an error naming both files. ``group``: only the files of
+    that MTEB group."""
+    runs: dict[tuple[str, str, str], str] = {}
+    protocols: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for path in paths:
+        result = _read(path)
+        if group is not None and result.get("group") != group:
+            continue
+        method, backbone = str(result.get("method")), str(result.get("backbone"))
+        seed = str(result.get("seed", ""))
+        run = (method, backbone, seed)
+        if run in runs:
+            raise TableInputError(
+                f"{runs[run]} and {path}: two evaluations of {method} on {backbone}, "
+                f"{f'seed {seed}' if seed else 'no seed'}; a row averages one per seed "
+                "(remove one)"
+            )
+        runs[run] = str(path)
+        protocol = result.get("protocol")
+        if protocol is not None:
+            row = protocols[(method, backbone)]
+            row.setdefault(str(protocol), str(path))
+            if len(row) > 1:
+                (p1, f1), (p2, f2) = list(row.items())[:2]
+                raise TableInputError(
+                    f"{f1} ({p1} protocol) and {f2} ({p2} protocol): the row {method} on "
+                    f"{backbone} mixes STS protocols; evaluate every seed under one "
+                    "(evaluation.protocol)"
+                )
+
+
 def _with_published(summary: pd.DataFrame, published: Sequence[PaperColumn]) -> pd.DataFrame:
     """Rows for published models we do not train (seeds 0), and a ``paper_{metric}`` column
     per :class:`PaperColumn`."""
@@ -104,6 +139,7 @@ def _with_published(summary: pd.DataFrame, published: Sequence[PaperColumn]) -> 
 
 def summarize_spec(spec: TableSpec, evals: Sequence[str], options: Options) -> pd.DataFrame:
     """Mean/std/seeds of the spec's mean columns, then its published and baseline columns."""
+    check_evaluations(evals)
     means = [c for c in spec.columns if c.kind == "mean"]
     keys = [c.key for c in means]
     long = collect(evals, [c.source or c.key for c in means])
@@ -269,10 +305,10 @@ def collect_mteb(paths: Sequence[str | os.PathLike[str]], group: str) -> pd.Data
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": value,
-                    "llm": result.get("llm", ""),
+                    **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
-    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", "llm"])
+    return pd.DataFrame(rows, columns=["method", "backbone", "seed", "metric", "value", *ROW_NOTES])
 
 
 def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
@@ -282,6 +318,7 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
     latex, markdown, dvc = [], [], {}
     for group in GROUPS:
         keys, shown, _ = mteb_keys(group)
+        check_evaluations(evals, group)
         long = collect_mteb(evals, group)
         if long.empty:
             continue
@@ -357,6 +394,7 @@ def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) ->
     from negcse.analysis.latex import case_comparison_table
     from negcse.analysis.run import GCSE_CASES
 
+    check_evaluations(evals)
     per_method: dict[str, list[dict]] = defaultdict(list)
     backbones = set()
     for path in evals:

@@ -121,9 +121,15 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
 
 
 # A released checkpoint's row (params.yaml `released`) -> the printed row it reproduces
-# (paper, method, label): GCSE's aleversn/GCSE-* model cards match Table 2's Deepseek-V3 rows.
-CHECKPOINT_ROWS: dict[str, tuple[str, str, str]] = {
+# (paper, method, label; None: the method's headline row in that paper), the method being the
+# one of our grid it is a checkpoint of. GCSE's aleversn/GCSE-* model cards match Table 2's
+# Deepseek-V3 rows; SimCSE's princeton-nlp/unsup-simcse-* are SimCSE's own numbers (quoted in
+# sncse Table 2); the community RankCSE checkpoint (perceptiveshawty, ListMLE) is compared with
+# the original RankCSE number (quoted in san-hince Table 9; no official checkpoint exists).
+CHECKPOINT_ROWS: dict[str, tuple[str, str, str | None]] = {
     "gcse_checkpoint": ("gcse", "gcse", "GCSE (Deepseek-V3-0324)"),
+    "simcse_checkpoint": ("sncse", "simcse", None),
+    "rankcse_community": ("san-hince", "rankcse", "RankCSE"),
 }
 
 
@@ -135,7 +141,8 @@ def published_rows(method: str, backbone: str, paper: str | None = None) -> pd.D
     if method in CHECKPOINT_ROWS:
         own, method, label = CHECKPOINT_ROWS[method]
         paper = paper or own
-        frame = frame[frame["label"] == label]
+        if label is not None:
+            frame = frame[frame["label"] == label]
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
     paper = paper or OWN_PAPER.get(method)

@@ -33,6 +33,9 @@ _ESCAPES = {
 }
 
 CellKind = Literal["mean", "number", "signed", "text", "count"]
+#: evaluation JSON keys shown in a row's name: the LLM that wrote the model's data (GCSE), a
+#: resource substituted where the run was planned (SAN's lexicon); a CSV column each where set
+ROW_NOTES = ("llm", "substitute")
 
 #: The method name of an untrained backbone's evaluation (rules/common.smk evaluation_args).
 UNTRAINED = "untrained"
@@ -121,7 +124,7 @@ def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.
                     "seed": result.get("seed", ""),
                     "metric": key,
                     "value": float(result[key]),
-                    "llm": result.get("llm", ""),
+                    **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
     return pd.DataFrame(rows)
@@ -148,13 +151,13 @@ def summarize(
         out[f"{key}_std"] = wide[("std", key)]
     out["seeds"] = wide[("n", keys[-1])].astype(int)
     out = out.reset_index()
-    if "llm" in long.columns and long["llm"].astype(bool).any():
-        # the LLM(s) that wrote a model's training data (GCSE), shown in the row's name
-        llms = long.groupby(["method", "backbone"], sort=False)["llm"].agg(
-            lambda v: ", ".join(sorted({str(x) for x in v if x}))
-        )
-        out["llm"] = [llms.get((m, b), "") for m, b in zip(out["method"], out["backbone"],
-                                                           strict=True)]
+    for note in ROW_NOTES:  # over the seeds, shown in the row's name
+        if note in long.columns and long[note].astype(bool).any():
+            notes = long.groupby(["method", "backbone"], sort=False)[note].agg(
+                lambda v: ", ".join(sorted({str(x) for x in v if x}))
+            )
+            out[note] = [notes.get((m, b), "") for m, b in zip(out["method"], out["backbone"],
+                                                               strict=True)]
     if paper_value is not None:
         out["paper"] = [paper_value(m, b) for m, b in zip(out["method"], out["backbone"], strict=True)]
         out["paper"] = out["paper"].astype(float)
@@ -242,8 +245,8 @@ def cells(
         best = {col.key: _best(summary, col) for col in columns}
     out = []
     for _, row in summary.iterrows():
-        llm = row.get("llm")
-        method = f"{row['method']} ({llm})" if isinstance(llm, str) and llm else str(row["method"])
+        notes = [n for n in (row.get(key) for key in ROW_NOTES) if isinstance(n, str) and n]
+        method = f"{row['method']} ({'; '.join(notes)})" if notes else str(row["method"])
         names = [method, str(row["backbone"])]
         backbone = str(row["backbone"])
         out.append(

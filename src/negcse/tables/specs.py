@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.tables import build
+from negcse.tables import build, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
@@ -260,6 +260,52 @@ def _tables() -> dict[str, TableSpec]:
             category="OssCSE splits and probe",
             subcategory="Paraphrase / negation probe (Appendix B)",
             build=build.summary_table,
+        ),
+        TableSpec(
+            name="verdicts",
+            **_eval("sts"),
+            columns=verdicts.VERDICT_COLUMNS,
+            metric=None,  # verdicts.verdict_table: Δ base per method/backbone
+            caption=(
+                "Does each claim reproduce? 7-task STS average (Spearman $\\times$100, SentEval "
+                "``all''): $\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared "
+                "with (params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
+                "({resamples} resamples of the test pairs of each task, within each subset, the "
+                "same pairs for both models; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: "
+                "the paper's own difference (from another backbone, named, where it prints none "
+                "on this one: its sign is the claim). Verdict: reproduced (interval excludes 0 on "
+                "the claim's side), not significant (contains 0), reversed (excludes 0 on the "
+                "other side). $\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average, with "
+                "its interval."
+            ),
+            summary=(
+                "Verdicts: each method's STS-average difference to its paper's baseline with a "
+                "95% paired-bootstrap interval, the paper's own difference, and whether the claim "
+                "reproduced."
+            ),
+            category="STS",
+            subcategory="Verdicts",
+            build=verdicts.verdict_table,
+        ),
+        TableSpec(
+            name="checkpoints",
+            **_eval("sts"),
+            columns=verdicts.CHECKPOINT_COLUMNS,
+            metric=None,  # verdicts.checkpoint_table: the training gap
+            caption=(
+                "The authors' released checkpoints (params.yaml released) through our evaluator: "
+                "7-task STS average (Spearman $\\times$100); Paper: the published number the "
+                "checkpoint reproduces; Ours: our training of the same method (mean over seeds); "
+                "evaluation gap = released $-$ paper, training gap = ours $-$ released, each with "
+                "its 95\\% paired-bootstrap interval ({resamples} resamples; docs/statistics.md)."
+            ),
+            summary=(
+                "Released checkpoints: the paper's number, the checkpoint through our evaluator, "
+                "our training, and the evaluation and training gaps with 95% intervals."
+            ),
+            category="STS",
+            subcategory="Released checkpoints",
+            build=verdicts.checkpoint_table,
         ),
     ]
     return {spec.name: spec for spec in specs}

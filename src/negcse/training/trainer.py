@@ -7,8 +7,9 @@ models (:mod:`negcse.training.guides`; the contract is in :mod:`negcse.methods.b
 scored every ``eval_steps`` and the best weights are kept. Every ``checkpoint_steps`` the full
 state (weights, optimizer, scheduler, grad scaler, every RNG, the method's own state
 (``Method.state_dict``), best score, curve) is written
-atomically, so a killed run restarted with the same arguments resumes and ends with the same
-metrics.
+atomically with the run's fingerprint (:mod:`negcse.training.fingerprint`), so a killed run
+restarted with the same arguments resumes and ends with the same metrics, and one restarted under
+anything else (params, settings, data, guides, lock) starts from scratch, logging what changed.
 
 Speed (the numerics on CPU are those of the plain per-step loop): every (column, pooler) is
 tokenized once (:mod:`negcse.training.batching`); nothing in a step waits for the GPU (the loss reaches
@@ -28,17 +29,19 @@ changes the shape they are drawn for: other, equally distributed draws.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
 import pickle
+import re
 import shutil
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
+from negcse.errors import ModelFilesError
 from negcse.evaluation.cache import EncodeFn
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
@@ -55,6 +59,7 @@ from negcse.pretrained import default_device
 from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.training.columns import check_aligned
+from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.workflow.config import TrainSettings
@@ -88,34 +93,90 @@ class TrainState:
     curve: list[dict[str, float]] = field(default_factory=list)
 
 
+class _Unloadable(Exception):
+    def __init__(self, reason: str, why: str) -> None:
+        super().__init__(reason, why)
+        self.reason, self.why = reason, why
+
+
+_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
+
+
+def _load_plain(path: Path) -> Any:
+    """``torch.load`` of tensors and plain data only; :class:`_Unloadable` says why not, in
+    one line (never torch's advice to load with ``weights_only=False``)."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = _GLOBAL.search(str(exc))
+        what = f" (it would call {found.group(1)})" if found else ""
+        why = f"it holds objects other than tensors and plain data{what}"
+        raise _Unloadable("refused", why) from None
+    except Exception as exc:  # torch raises several unrelated types for a damaged archive
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise _Unloadable("corrupt", f"{type(exc).__name__}: {first}") from None
+
+
+def _set_aside(path: Path, exc: _Unloadable, tag: str = "") -> None:
+    """Move an unloadable checkpoint file beside its folder (``<folder>.<tag><reason>.pt``)."""
+    aside = path.parent.with_name(f"{path.parent.name}.{tag}{exc.reason}.pt")
+    os.replace(path, aside)
+    logger.error(
+        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
+        path,
+        exc.reason,
+        exc.why,
+        aside,
+    )
+
+
 def load_checkpoint(path: Path) -> dict[str, Any] | None:
     """The resumable state in ``path`` (tensors and plain data only: never unpickles an object,
     so a checkpoint received through DVC cannot run code). A file that is corrupt, or that holds
     anything else, is reported and moved aside (``<checkpoint folder>.<reason>.pt``); None is
     returned and training starts from scratch."""
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        payload = _load_plain(path)
         if not isinstance(payload, dict) or not {"settings", "seed", "rng"} <= payload.keys():
-            raise ValueError("not a negcse training state")
+            raise _Unloadable("corrupt", "ValueError: not a negcse training state")
         return payload
-    except pickle.UnpicklingError as exc:
-        reason, why = "refused", f"it holds objects other than tensors and plain data ({exc})"
-    except Exception as exc:  # torch raises several unrelated types for a damaged archive
-        reason, why = "corrupt", f"{type(exc).__name__}: {exc}"
-    aside = path.parent.with_name(f"{path.parent.name}.{reason}.pt")
-    os.replace(path, aside)
-    logger.error(
-        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
-        path,
-        reason,
-        why.splitlines()[0][:300],
-        aside,
-    )
-    return None
+    except _Unloadable as exc:
+        _set_aside(path, exc)
+        return None
+
+
+def best_weights_usable(path: Path, expected: set[str]) -> bool:
+    """Whether the best weights ``path`` of a resumed state load as a state dict with the
+    ``expected`` keys. If not (tampered, damaged, missing) the run cannot re-derive them: the
+    file is moved aside (``<checkpoint folder>.best-<reason>.pt``) and training restarts."""
+    if not path.is_file():
+        logger.error("checkpoint %s is missing; training starts from scratch", path)
+        return False
+    try:
+        weights = _load_plain(path)
+        if not isinstance(weights, dict) or set(weights) != expected:
+            raise _Unloadable("corrupt", "not the state dict of this model")
+        return True
+    except _Unloadable as exc:
+        _set_aside(path, exc, "best-")
+        return False
 
 
 def _is_text(data: TrainData, column: str) -> bool:
     return not isinstance(data.columns[column], np.ndarray)
+
+
+def make_scheduler(
+    optimizer: torch.optim.Optimizer, settings: TrainSettings, total_steps: int
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """Warmup (``warmup_steps``, else ``warmup_ratio`` of the run), then linear decay to 0 at
+    ``schedule_horizon`` (else the run's last step), or constant."""
+    s = settings
+    warmup = s.warmup_steps if s.warmup_steps is not None else int(s.warmup_ratio * total_steps)
+    if s.scheduler == "linear":
+        horizon = s.schedule_horizon if s.schedule_horizon is not None else total_steps
+        return get_linear_schedule_with_warmup(optimizer, warmup, horizon)
+    return get_constant_schedule_with_warmup(optimizer, warmup)
 
 
 def _precision(name: str, device: torch.device) -> torch.dtype | None:
@@ -153,9 +214,13 @@ class Trainer:
         device: torch.device | None = None,
         progress: bool = True,
         guides: dict[str, str] | None = None,
+        fingerprint: Mapping[str, Any] | None = None,
     ) -> None:
         """``guides``: guide name -> local model folder, for each guide the method declares
-        (:func:`negcse.training.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults)."""
+        (:func:`negcse.training.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults).
+        ``fingerprint``: what else changes the result (:func:`negcse.training.fingerprint.
+        run_fingerprint`: the run spec, data and guide checksums, the lock), merged over the
+        method, its params, the settings and the seed; a checkpoint resumes only under the same."""
         guide_specs = method.guides()
         needed = [*method.columns, *(c for g in guide_specs for c in g.columns)]
         missing = [c for c in dict.fromkeys(needed) if c not in data.columns]
@@ -195,6 +260,14 @@ class Trainer:
         self._eval_batches: dict[tuple[str, ...], list[tuple[np.ndarray, dict[str, Any]]]] = {}
         self.data_stats: dict[str, float] = {}
         self.dev_max_len = settings.dev_max_seq_len or 512
+        own = {
+            "implementation": method.name,
+            "params": asdict(method.params),
+            "train": settings.to_dict(),
+            "seed": seed,
+        }
+        #: recorded in the resumable state (plain JSON data), compared on resume
+        self.fingerprint = json.loads(json.dumps({**own, **(fingerprint or {})}))
         #: one padded width per view group (static shapes for CUDA graphs); ``compile: auto``
         #: turns it on where it compiles (CUDA)
         self.static_padding = settings.static_padding or (
@@ -239,17 +312,20 @@ class Trainer:
         return self.token_rows[key]
 
     def encode_views(self, views: Sequence[View], idx: np.ndarray) -> dict[str, torch.Tensor]:
-        groups: dict[tuple[str, float | None], list[View]] = defaultdict(list)
+        groups: dict[tuple[str, float | None, int], list[View]] = defaultdict(list)
         for view in views:
-            groups[(view.pooler, view.dropout)].append(view)
+            groups[(view.pooler, view.dropout, view.token_type)].append(view)
         out: dict[str, torch.Tensor] = {}
         embed = getattr(self, "_embed", None) or self.model.embed_batch
         square = self.device.type == "cuda"  # CPU keeps transformers' own mask path
-        for (pooler_key, p), members in groups.items():
+        for (pooler_key, p, token_type), members in groups.items():
             parts = [self._rows(v.column, pooler_key) for v in members]
             # static padding: one width per group, the longest row of its columns
             pad_to = max(r.longest for r in parts) if self.static_padding else None
-            batch = to_device(collate(parts, idx, pad_to), self.device)
+            host = collate(parts, idx, pad_to)
+            if token_type and "token_type_ids" in host:  # models without them: no change
+                host["token_type_ids"].fill_(token_type)
+            batch = to_device(host, self.device)
             with dropout_rate(self.model.backbone, p):
                 emb = embed(batch, self._pooler(pooler_key), self.method.use_mlp, square)
             for k, view in enumerate(members):
@@ -343,6 +419,7 @@ class Trainer:
             "state": self.state.__dict__,
             "settings": self.s.to_dict(),
             "seed": self.seed,
+            "fingerprint": self.fingerprint,
         }
         with atomic_path(self.ckpt_dir / "last.pt") as tmp:
             torch.save(payload, tmp)
@@ -356,10 +433,16 @@ class Trainer:
         if not path.is_file():
             return False
         payload = load_checkpoint(path)
-        if payload is None:
+        if payload is None or not self._best_usable(payload):
             return False
-        if payload["settings"] != self.s.to_dict() or payload["seed"] != self.seed:
-            logger.warning("checkpoint %s is from other settings; starting from scratch", path)
+        old = payload.get("fingerprint")
+        changed = (
+            ["it records no fingerprint (an older negcse)"]
+            if not isinstance(old, dict)
+            else differences(old, self.fingerprint)
+        )
+        if changed:
+            logger.warning("not resuming %s: %s; starting from scratch", path, ", ".join(changed))
             return False
         self.model.load_state_dict(payload["model"])
         optimizer.load_state_dict(payload["optimizer"])
@@ -371,6 +454,11 @@ class Trainer:
         set_rng_state(payload["rng"])
         logger.info("resumed from %s at step %d/%d", path, self.state.step, self.total_steps)
         return True
+
+    def _best_usable(self, payload: dict[str, Any]) -> bool:
+        if payload.get("state", {}).get("best_step", -1) < 0:  # no best weights saved yet
+            return True
+        return best_weights_usable(self.ckpt_dir / "best.pt", set(self.model.state_dict()))
 
     # -- loop ---------------------------------------------------------------------------------
     def evaluate(self) -> float:
@@ -415,11 +503,7 @@ class Trainer:
         for guide in self.guides.values():
             guide.compile(mode, self.static_padding)
         graphs = mode is not None and "reduce-overhead" in mode
-        warmup = int(self.s.warmup_ratio * self.total_steps)
-        if self.s.scheduler == "linear":
-            scheduler = get_linear_schedule_with_warmup(optimizer, warmup, self.total_steps)
-        else:
-            scheduler = get_constant_schedule_with_warmup(optimizer, warmup)
+        scheduler = make_scheduler(optimizer, self.s, self.total_steps)
         dtype = _precision(self.s.precision, self.device)
         scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
         resumed = self._try_resume(optimizer, scheduler, scaler)
@@ -486,7 +570,10 @@ class Trainer:
         elapsed = time.perf_counter() - t0
         self.state.curve.append({"step": self.state.step, "seconds": elapsed})
         best = self.ckpt_dir / "best.pt"
-        self.model.load_state_dict(torch.load(best, map_location="cpu", weights_only=True))
+        try:
+            self.model.load_state_dict(_load_plain(best))
+        except _Unloadable as exc:  # changed under the running training
+            raise ModelFilesError(f"{best}: the best weights do not load ({exc.why})") from None
         return self.state
 
     def save(self, out_dir: Path, meta: dict[str, Any]) -> None:

@@ -21,10 +21,13 @@ import yaml
 from negcse.errors import UserError
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
-from negcse.methods.registry import build_method
+from negcse.methods.params import ParamError
+from negcse.methods.registry import build_method, method_class
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
-#: found without the network (a local folder, the mirror or the Hugging Face cache).
+#: found without the network (a local folder, the mirror or the Hugging Face cache). A backbone
+#: names folders under results/ as it is (``org/name`` -> ``.../org/name/seed1``), so it is
+#: ``name`` or ``org/name`` of letters, digits and ``_ . + -`` (config.schema.yaml).
 KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
 
@@ -56,6 +59,11 @@ class TrainSettings:
     log_steps: int = 50
     #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
     dev_max_seq_len: int | None = None
+    #: warmup in steps, instead of warmup_ratio of the run's steps (None: the ratio)
+    warmup_steps: int | None = None
+    #: the step at which the linear schedule would reach 0, however long the run is (None: the
+    #: run's last step); released GCSE: 80,000 for a run of about 1,000 steps
+    schedule_horizon: int | None = None
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
@@ -64,8 +72,10 @@ class TrainSettings:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if out["dev_max_seq_len"] is None:  # unset: absent, so existing run specs are unchanged
-            del out["dev_max_seq_len"]
+        # unset: absent, so existing run specs are unchanged
+        for key in ("dev_max_seq_len", "warmup_steps", "schedule_horizon"):
+            if out[key] is None:
+                del out[key]
         return out
 
 
@@ -89,10 +99,22 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return ".".join(str(p) for p in error.absolute_path) or "<top level>"
 
 
+def _closest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For ``anyOf`` / ``oneOf``: the error of the branch that got deepest into the value (the
+    key that is wrong), when one got deeper than the value itself; else the error as it is."""
+    while error.context:
+        deepest = max(error.context, key=lambda e: len(e.absolute_path))
+        if len(deepest.absolute_path) <= len(error.absolute_path):
+            break
+        error = deepest
+    return error
+
+
 def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
     """JSON-schema validation with messages that name the offending key."""
     validator = jsonschema.Draft202012Validator(schema())
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    found = (_closest(e) for e in validator.iter_errors(config))
+    errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
         lines = []
         for err in errors:
@@ -102,6 +124,14 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
                 for key in extra:
                     full = f"{where}.{key}" if where != "<top level>" else key
                     lines.append(f"unknown key '{full}' (misspelt?)")
+            elif err.validator == "pattern":  # a name or value that reaches paths and commands
+                is_name = "propertyNames" in err.schema_path
+                full = f"{where}.{err.instance}" if is_name and where != "<top level>" else where
+                rule = err.schema.get("description") or f"must match {err.validator_value}"
+                lines.append(
+                    f"key '{full}': {'name' if is_name else 'value'} {err.instance!r} is not "
+                    f"allowed ({rule})"
+                )
             else:
                 lines.append(f"key '{where}': {err.message}")
         raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
@@ -109,6 +139,7 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
 
 def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and deep-merge config files (later files override), then validate everything."""
+    check_unique_keys((path, *more))
     merged: dict[str, Any] = {}
     for p in (path, *more):
         with open(p, encoding="utf-8") as fh:
@@ -116,6 +147,46 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
     check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
     check_config_files(merged, (path, *more))
     return merged
+
+
+def _repeated_keys(node: yaml.Node, where: str, seen: set[int]) -> tuple[str, int, int] | None:
+    """The first key written twice in one mapping under ``node``: (dotted key, first line,
+    second line). Keys brought in by a merge (``<<: *anchor``) may be overridden."""
+    if id(node) in seen:
+        return None
+    seen.add(id(node))
+    children: list[tuple[str, yaml.Node]] = []
+    if isinstance(node, yaml.MappingNode):
+        lines: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+            dotted = f"{where}.{name}" if where else name
+            if name != "<<":
+                if name in lines:
+                    return dotted, lines[name], key.start_mark.line + 1
+                lines[name] = key.start_mark.line + 1
+            children.append((where if name == "<<" else dotted, value))
+    elif isinstance(node, yaml.SequenceNode):
+        children = [(f"{where}[{i}]", item) for i, item in enumerate(node.value)]
+    for child_where, child in children:
+        found = _repeated_keys(child, child_where, seen)
+        if found:
+            return found
+    return None
+
+
+def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """No config file writes a key twice in one mapping (YAML loaders, Snakemake's too, keep the
+    last value without a word)."""
+    for p in paths:
+        with open(p, encoding="utf-8") as fh:
+            root = yaml.compose(fh, Loader=yaml.SafeLoader)
+        found = _repeated_keys(root, "", set()) if root is not None else None
+        if found:
+            key, first, second = found
+            raise ConfigError(
+                f"{p}: key '{key}' written twice (lines {first} and {second}); keep one"
+            )
 
 
 def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike[str]]) -> None:
@@ -149,6 +220,11 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
     configured method (in the grid or not) has a known implementation and valid parameters."""
     validate_schema(config, source)
     methods = config["methods"]
+    for method, entry in methods.items():  # before anything builds the methods
+        try:
+            method_class(entry["implementation"])
+        except KeyError as exc:
+            raise ConfigError(f"{source}: methods.{method}.implementation: {exc.args[0]}") from None
     for method in config["grid"]["methods"]:
         if method not in methods:
             raise ConfigError(
@@ -209,6 +285,26 @@ def grid_runs(
     ]
 
 
+#: Where a named grid's grid-wide outputs go (``grid.name``); see :func:`grid_output`.
+GRIDS_FOLDER = "grids"
+
+
+def grid_output(config: dict[str, Any], path: str) -> str:
+    """Where a grid-wide output (a table, its metrics, a figure, the training curves' data) or
+    its log is written: ``path`` itself for the default grid; for a grid with a ``grid.name`` (an
+    overlay such as tests/smoke/gcse-domain.yaml) the same path under ``results/grids/<name>/``
+    (logs under ``logs/grids/<name>/``), so that grid never overwrites another's. Per-model
+    outputs (models, evaluations, generator files) are shared by every grid and are not passed
+    here: a run one grid trained is a run the other reuses."""
+    name = config["grid"].get("name")
+    if not name:
+        return path
+    top, _, rest = path.partition("/")
+    if top not in ("results", "logs") or not rest:
+        raise ValueError(f"grid_output: {path!r} is not under results/ or logs/")
+    return f"{top}/{GRIDS_FOLDER}/{name}/{rest}"
+
+
 def method_corpus(config: dict[str, Any], method: str) -> str:
     """The name of the corpus ``method`` trains on (and its generators read): its ``corpus``
     key, else ``corpus.name``."""
@@ -249,9 +345,16 @@ def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
 
 
 def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:
-    """Released checkpoints: a row name that is no method's, a known pooler, known backbones."""
+    """Released checkpoints: a row name that is no method's, a known pooler, known backbones;
+    the untrained rows' pooler (evaluation.baseline_pooler) is a known one too."""
     from negcse.poolers import POOLERS
 
+    pooler = (config.get("evaluation") or {}).get("baseline_pooler")
+    if pooler is not None and pooler not in POOLERS:
+        raise ConfigError(
+            f"{source}: evaluation.baseline_pooler: unknown pooler '{pooler}' "
+            f"(known: {', '.join(POOLERS)})"
+        )
     for name, entry in (config.get("released") or {}).items():
         if name in config["methods"]:
             raise ConfigError(f"{source}: released.{name}: also a method's name (rename one)")
@@ -282,7 +385,22 @@ def released_models(config: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
     """Every generator's settings, and every method's override of them, pass the spec's
-    checks (those the schema cannot express, e.g. mer_min <= mer_max)."""
+    checks (those the schema cannot express, e.g. mer_min <= mer_max); a method overrides only
+    generators whose columns it reads (any other override would never apply)."""
+    for method, entry in config["methods"].items():
+        try:
+            impl = method_class(entry["implementation"])
+        except KeyError:
+            continue  # the params check names an unknown implementation
+        reads = {*impl.columns, *([impl.corpus_column] if impl.corpus_column else [])}
+        for name in entry.get("generators") or {}:
+            gen = specs().get(name)
+            if gen is not None and not reads & set(gen.columns):
+                raise ConfigError(
+                    f"{source}: methods.{method}.generators.{name}: {method} (implementation "
+                    f"{entry['implementation']}) reads no column of generator {name} "
+                    f"({', '.join(gen.columns)}), so the setting would never apply; remove it"
+                )
     for name in specs():
         methods = [m for m, e in config["methods"].items() if (e.get("generators") or {}).get(name)]
         try:
@@ -306,10 +424,11 @@ def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None
         try:
             resolve_model(backbone, config.get("mirror") or None, network=False)
         except ResolveError as exc:
+            tried = " ".join(line.strip() for line in str(exc).splitlines())  # every place
             raise ConfigError(
                 f"{source}: grid.backbones: '{backbone}' is not a known backbone ({known}) and "
-                f"was not found without the network: {str(exc).splitlines()[0]} (misspelt? "
-                "else fetch it into the mirror or the Hugging Face cache)"
+                f"was not found without the network: {tried} (misspelt? else fetch it into the "
+                "mirror or the Hugging Face cache)"
             ) from None
     for method, entry in config["methods"].items():
         for backbone in entry.get("backbones") or {}:
@@ -353,7 +472,22 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
     """Everything that determines one training run (also what Snakemake compares for reruns)."""
     entry = config["methods"][method]
     params = method_params(config, method, backbone)
-    impl = build_method(entry["implementation"], params, backbone, where=f"methods.{method}.params")
+    # a key the backbone's override sets is named there (its value came from there)
+    own = ((entry.get("backbones") or {}).get(backbone) or {}).get("params") or {}
+    own_where = f"methods.{method}.backbones.{backbone}.params"
+    try:
+        impl = build_method(
+            entry["implementation"],
+            {k: v for k, v in params.items() if k not in own},
+            backbone,
+            where=f"methods.{method}.params",
+        )
+        if own:
+            impl = build_method(entry["implementation"], params, backbone, where=own_where)
+    except ParamError as exc:
+        if exc.key in own:
+            raise exc.at(own_where) from None
+        raise
     spec = {
         "method": method,
         "implementation": entry["implementation"],

@@ -6,7 +6,8 @@ A method with frozen guides (``Method.guides()``: RankCSE's and RLRD's teachers 
 - ``{method: M, backbone: B, seed: S}``: the suite's own run of method M, trained by the
   workflow upstream of the student (``backbone`` and ``seed`` default to the student's, so a
   teacher is seed-matched unless a seed is pinned);
-- ``{model: NAME}``: a released checkpoint or a local folder (resolved like a backbone).
+- ``{model: NAME}``: a released checkpoint or a local folder (resolved like a backbone; a path
+  that is no folder fails the dry run).
 
 A guide with a ``Guide.default`` may be left out. The rules read three things from here: the
 guide runs' folders to list as the student's inputs (:func:`guide_outputs`), the ``--guide``
@@ -17,8 +18,11 @@ students, their evaluations and the tables.
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
 from typing import Any
 
+from negcse.data.sources import is_local_path
 from negcse.methods.registry import build_method
 from negcse.workflow.config import ConfigError, method_params, resolve_method
 
@@ -70,9 +74,12 @@ def guide_outputs(
 
 
 def guide_args(config: dict[str, Any], method: str, backbone: str, seed: int | str) -> str:
-    """``--guide NAME=MODEL`` for every configured guide (empty for a method without any)."""
+    """``--guide NAME=MODEL`` for every configured guide (empty for a method without any), as
+    shell words: a model name or folder with spaces or shell characters stays one inert word."""
     models = guide_models(config, method, backbone, seed)
-    return " ".join(f"--guide {guide}={model}" for guide, model in sorted(models.items()))
+    return " ".join(
+        f"--guide {shlex.quote(f'{guide}={model}')}" for guide, model in sorted(models.items())
+    )
 
 
 def guide_specs(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
@@ -126,6 +133,12 @@ def _check_entry(entry: Any, where: str, methods: dict[str, Any]) -> None:
         raise GuideConfigError(f"{where}: unknown key(s) {sorted(extra)}")
     if "method" in entry and entry["method"] not in methods:
         raise GuideConfigError(f"{where}: '{entry['method']}' is not a configured method")
+    model = str(entry.get("model", ""))
+    if model and is_local_path(model) and not Path(model).expanduser().is_dir():
+        raise GuideConfigError(
+            f"{where}: model '{model}' is a path and no such folder exists (relative paths are "
+            "read from the workflow's folder)"
+        )
 
 
 def _check_acyclic(config: dict[str, Any], method: str, path: list[str], source: str) -> None:

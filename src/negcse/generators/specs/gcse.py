@@ -14,6 +14,7 @@ import re
 import shlex
 from typing import Any
 
+from negcse.gcse.released import RELEASED_BUGS
 from negcse.generators.registry import GeneratorSpec, register
 
 ANCHOR_COLUMN = "gcse_anchor"  # stage 2's training sentences (negcse.methods.gcse reads them)
@@ -38,7 +39,11 @@ SYNTHESIS_KEYS = (
     "temperature",
     "top_p",
     "synthesis_seed",
+    "released_bugs",
+    "extension",
 )
+#: the released bugs reproduced at denoising (the others change the candidates)
+DENOISE_BUGS = ("listed_order", "anchor_augmentation")
 CANDIDATES = "results/gcse/candidates/{corpus}/{synthesis}.jsonl"
 SYNTHESIS_REPORT = "results/gcse/candidates/{corpus}/{synthesis}.report.json"
 #: the response cache of a synthesis variant: kept outside the outputs, so a killed job resumes
@@ -54,7 +59,9 @@ def _slug(text: str) -> str:
 def synthesis_id(settings: dict[str, Any]) -> str:
     """The candidates' name: readable main settings and a hash of all that change them, e.g.
     ``paper-transformers-smollm2-135m-instruct-q4.1_n8_1a2b3c4d``."""
-    blob = json.dumps({k: settings[k] for k in SYNTHESIS_KEYS}, sort_keys=True)
+    values = {k: settings[k] for k in SYNTHESIS_KEYS}
+    values["released_bugs"] = sorted(set(values["released_bugs"]) - set(DENOISE_BUGS))
+    blob = json.dumps(values, sort_keys=True)
     digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
     n = "all" if settings["max_sources"] is None else settings["max_sources"]
     return f"{settings['mode']}-{settings['backend']}-{_slug(settings['model'])}_n{n}_{digest}"
@@ -71,10 +78,13 @@ def thresholds(settings: dict[str, Any]) -> tuple[float, float]:
 
 def triplets_id(settings: dict[str, Any]) -> str:
     """The triplets' name: the candidates' and the denoising settings'."""
+    bugs = settings["released_bugs"]
+    aug = "_aug" if "anchor_augmentation" in bugs else ""
     if not settings["filter"]:
-        return f"{synthesis_id(settings)}__nofilter"
+        return f"{synthesis_id(settings)}__nofilter{aug}"
     alpha, beta = thresholds(settings)
-    return f"{synthesis_id(settings)}__a{alpha:g}_b{beta:g}_{settings['choice']}"
+    listed = "_listed" if "listed_order" in bugs else ""
+    return f"{synthesis_id(settings)}__a{alpha:g}_b{beta:g}_{settings['choice']}{listed}{aug}"
 
 
 def variant(settings: dict[str, Any], column: str) -> str:
@@ -97,6 +107,8 @@ def synthesis_args(settings: dict[str, Any]) -> str:
         f"--max-new-tokens {s['max_new_tokens']} --temperature {s['temperature']}",
         f"--top-p {s['top_p']} --backend {s['backend']} --model {shlex.quote(s['model'])}",
         f"--batch-size {s['batch_size']}",
+        "--extension" if s["extension"] else "",
+        *(f"--released-bug {b}" for b in sorted(s["released_bugs"]) if b not in DENOISE_BUGS),
     ]
     if s["backend"] == "openai":
         out.append(
@@ -111,10 +123,15 @@ def synthesis_args(settings: dict[str, Any]) -> str:
 
 def denoise_args(settings: dict[str, Any]) -> str:
     """``negcse gcse-denoise`` options (besides files, model, seed and threads)."""
+    aug = " --augment-anchors" if "anchor_augmentation" in settings["released_bugs"] else ""
     if not settings["filter"]:
-        return f"--mode {settings['mode']} --no-filter"
+        return f"--mode {settings['mode']} --no-filter{aug}"
     alpha, beta = thresholds(settings)
-    return f"--mode {settings['mode']} --alpha {alpha} --beta {beta} --choice {settings['choice']}"
+    order = "listed" if "listed_order" in settings["released_bugs"] else "roles"
+    return (
+        f"--mode {settings['mode']} --alpha {alpha} --beta {beta} "
+        f"--choice {settings['choice']} --order {order}{aug}"
+    )
 
 
 def models(settings: dict[str, Any]) -> tuple[str, ...]:
@@ -154,7 +171,9 @@ SPEC = register(
         output=TRIPLETS,
         per_method=True,
         defaults={
-            "mode": "paper",  # paper (Figure 8 etc.) or released (the released pipeline)
+            # released: the released pipeline's prompts, shares and thresholds (its bugs fixed
+            # unless released_bugs names them); paper: the paper's Figure 8-9 prompts, alpha 0.9
+            "mode": "released",
             "backend": "transformers",  # transformers (local) or openai (any compatible endpoint)
             # the released code's default LLM (glm-4-9b-chat; the -hf conversion loads natively)
             "model": "THUDM/glm-4-9b-chat-hf",
@@ -165,16 +184,21 @@ SPEC = register(
             "batch_size": 8,  # transformers: prompts per generate call
             "positives": 1,  # positive prompts per source (released)
             "negatives": 1,  # negative prompts per source (released)
-            "max_sources": None,  # the first N corpus lines are the sources (null: all)
+            # the first N corpus lines are the sources (null: all); ~64k as the paper's App. F
+            "max_sources": 64000,
             "max_chars": 2000,  # longer source lines are skipped
             "max_new_tokens": 512,  # released sampling settings
             "temperature": 0.6,
             "top_p": 0.95,
             "synthesis_seed": 0,  # prompts, replacements, sampling (shared by training seeds)
             "filter": True,  # false: Table 4's "w/o filtering" (candidates kept unfiltered)
-            "alpha": None,  # positive threshold (null: the mode's, paper 0.9)
+            "alpha": None,  # positive threshold (null: the mode's, released 0.80, paper 0.9)
             "beta": None,  # negative threshold (null: the mode's, 0.75)
             "choice": "first",  # first or random of several qualifying candidates
+            # released bugs to reproduce (negcse.gcse.released; gcse_released names them all)
+            "released_bugs": [],
+            # extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors
+            "extension": True,
         },
         schema={
             "mode": {"enum": list(MODES)},
@@ -197,6 +221,13 @@ SPEC = register(
             "alpha": {"type": ["number", "null"]},
             "beta": {"type": ["number", "null"]},
             "choice": {"enum": ["first", "random"]},
+            "extension": {"type": "boolean"},
+            "released_bugs": {
+                "type": "array",
+                "items": {"enum": sorted(RELEASED_BUGS)},
+                "uniqueItems": True,
+                "description": "released bugs to reproduce (fixed when absent)",
+            },
         },
         variant=variant,
         check=check,

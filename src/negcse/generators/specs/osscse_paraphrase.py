@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from negcse.generators.registry import GeneratorSpec, register
+from negcse.generators.registry import NAME, GeneratorSpec, register
 
 #: the paper's pivots: name -> (en->pivot model, pivot->en model)
 WMT19_PIVOTS: dict[str, tuple[str, str]] = {
@@ -61,6 +61,7 @@ SPEC = register(
             "pivots": {
                 "type": "object",
                 "description": "pivot -> [en->pivot model, pivot->en model]",
+                "propertyNames": NAME,  # bt_<pivot>.txt
                 "additionalProperties": {
                     "type": "array",
                     "items": {"type": "string"},

@@ -5,13 +5,21 @@ scale ablation sets ``scale`` per method."""
 
 from __future__ import annotations
 
+import logging
 import shlex
+from functools import cache
 from typing import Any
 
-from negcse.generators.registry import GeneratorSpec, register
+from negcse.generators.registry import MODEL_IN_PATH, GeneratorSpec, register
+
+logger = logging.getLogger(__name__)
 
 COLUMN = "san"  # negcse.methods.san reads it
 LEXICON_SOURCES = ("spacy", "released")
+#: the released SAN table (bcai01/SAN corpus-handle/vocab_pos_end.txt), a registered data file
+RELEASED_TABLE = "san/vocab_pos_end.txt"
+#: the lexicon a run records when the released table could not be had where it was planned
+SPACY_SUBSTITUTE = "spacy (released table unavailable)"
 DEFAULT_CHUNK = 2048  # sentences per random stream
 LEXICON = "results/features/pos_lexicon/{mlm}.tsv"  # rule pos_lexicon; {mlm}: lexicon_id()
 
@@ -63,6 +71,40 @@ def models(settings: dict[str, Any]) -> tuple[str, ...]:
     return (settings["mlm"],)
 
 
+def plan(settings: dict[str, Any], mirror: str | None) -> dict[str, Any]:
+    """``lexicon: released`` where the released table is in no mirror or cache and cannot be
+    downloaded (offline, or its host unreachable): the spaCy lexicon instead, so its file, the
+    sample variant and every record name the spaCy one (logged once per process)."""
+    if settings["lexicon"] != "released" or released_table_unavailable(mirror) is None:
+        return settings
+    return {**settings, "lexicon": "spacy", "lexicon_source": SPACY_SUBSTITUTE}
+
+
+@cache
+def released_table_unavailable(mirror: str | None) -> str | None:
+    from negcse.data.sources import data_unavailable  # no network unless nothing local has it
+
+    reason = data_unavailable(RELEASED_TABLE, mirror)
+    if reason is not None:
+        logger.warning(
+            "SAN's released POS lexicon (%s) is %s: the spaCy lexicon is used instead "
+            "(generators.san.lexicon: released; recorded as '%s')",
+            RELEASED_TABLE,
+            reason,
+            SPACY_SUBSTITUTE,
+        )
+    return reason
+
+
+def provenance(settings: dict[str, Any]) -> dict[str, Any]:
+    """The lexicon the samples were made with, in the run spec (so the model's negcse.json);
+    a substitute also under ``substitutes``, which the evaluation and the table row show."""
+    source = settings.get("lexicon_source", settings["lexicon"])
+    if source == settings["lexicon"]:
+        return {"san_lexicon": source}
+    return {"san_lexicon": source, "substitutes": [f"SAN lexicon: {source}"]}
+
+
 SPEC = register(
     GeneratorSpec(
         name="san",
@@ -81,7 +123,7 @@ SPEC = register(
             "batch_size": 64,  # sentences per MLM batch (speed only)
         },
         schema={
-            "mlm": {"type": "string"},
+            "mlm": MODEL_IN_PATH,  # its id names the lexicon and variant files
             "scale": {"type": "number", "exclusiveMinimum": 0},
             "iterations": {"type": "integer", "minimum": 1},
             "reference_quirks": {"type": "boolean"},
@@ -95,5 +137,7 @@ SPEC = register(
         args=args,
         models=models,
         gpu_rule=lambda settings: "san_negatives",
+        provenance=provenance,
+        plan=plan,
     )
 )

@@ -1,0 +1,98 @@
+"""Cost of the verdict table's paired bootstrap at smoke scale (benchmarks/bootstrap.md).
+
+Writes STS evaluation files holding the real SentEval test pairs (gold scores and subset
+sizes from the mirror) and noisy cosines, as `negcse evaluate` writes them, for the smoke
+grid's methods x seeds plus the untrained row; then times each table job that reads them as
+the table rule runs it (`python -m negcse table NAME`, a process of its own: imports, reading,
+resampling, rendering): verdicts, checkpoints (no released row, as offline in smoke), and sts
+with and without the per-pair cosines in its files (what the larger files cost it).
+
+    NEGCSE_MIRROR=/work/shared/mirror python benchmarks/bootstrap.py [--seeds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+from scipy.stats import spearmanr
+
+from negcse.data.sts import STS_TASKS, load_sts
+from negcse.workflow.config import method_baselines
+
+SMOKE_METHODS = (
+    "simcse", "una", "una_random_select", "una_random_replace", "una_random_both", "sncse",
+    "sncse_pl", "sncse_nl", "sncse_infonce", "osscse", "simcse_san", "sncse_san",
+    "una_baseline", "simcse_dropout15",
+)  # fmt: skip
+
+
+def write_evals(folder: Path, seeds: int, pairs: bool) -> list[str]:
+    data = {task: load_sts(task) for task in STS_TASKS}
+    rng = np.random.default_rng(0)
+    paths = []
+    runs = [(m, s) for m in SMOKE_METHODS for s in range(1, seeds + 1)] + [("untrained", 0)]
+    for method, seed in runs:
+        result: dict = {"method": method, "backbone": "splade-tiny", "seed": str(seed)}
+        details = {}
+        for task, d in data.items():
+            cosine = d.gold / 5 + rng.normal(0, 0.4, len(d))
+            result[task] = 100 * spearmanr(cosine, d.gold).statistic
+            details[task] = {"all": result[task], "n": len(d)}
+            if pairs:
+                details[task]["pairs"] = {
+                    "cosine": cosine.tolist(),
+                    "gold": d.gold.tolist(),
+                    "subset_sizes": [s.stop - s.start for s in d.subsets.values()],
+                }
+        result["avg"] = float(np.mean([result[t] for t in STS_TASKS]))
+        path = folder / f"{method}-{seed}.json"
+        path.write_text(json.dumps({**result, "details": details}))
+        paths.append(str(path))
+    return paths
+
+
+def timed(args: list[str]) -> tuple[float, float, float]:
+    """Wall s, CPU s and peak RSS (MB) of ``python -m negcse ARGS`` (that child's own)."""
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "negcse", *args], stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    if status:
+        raise SystemExit(f"negcse {' '.join(args[:2])} failed ({status})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=2)
+    args = parser.parse_args()
+    with open("params.yaml", encoding="utf-8") as fh:
+        baselines = [f"{m}={b}" for m, b in method_baselines(yaml.safe_load(fh)).items()]
+    print("| table job | files | MB per file | wall s | CPU s | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for pairs in (True, False):
+            folder = Path(tmp) / str(pairs)
+            folder.mkdir()
+            evals = write_evals(folder, args.seeds, pairs)
+            size = sum(Path(p).stat().st_size for p in evals) / len(evals) / 1e6
+            names = ["verdicts", "checkpoints", "sts"] if pairs else ["sts"]
+            for name in names:
+                out = ["--md", str(folder / f"{name}.md"), "--baselines", *baselines]
+                wall, cpu, peak = timed(["table", name, "--evals", *evals, *out])
+                label = name + ("" if pairs else " (files without pairs)")
+                print(f"| {label} | {len(evals)} | {size:.2f} | {wall:.1f} | {cpu:.1f} | "
+                      f"{peak:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+# One page per paper (src/negcse/tables/reports.py): its claims' verdicts, STS rows, released
+# checkpoints and figures, from the built tables' CSV twins; after the tables. Input
+# functions: rules/common.smk.
+
+
+rule paper_report:
+    input:
+        sts=grid_path("results/tables/sts.csv"),
+        verdicts=grid_path("results/tables/verdicts.csv"),
+        checkpoints=grid_path("results/tables/checkpoints.csv"),
+        figures=paper_figures,
+    output:
+        md=grid_path("results/reports/{paper}.md"),
+        html=report(
+            grid_path("results/reports/{paper}.html"),
+            caption="../report/paper_report.rst",
+            category="Papers",
+            labels={"paper": "{paper}"},
+        ),
+    log:
+        grid_path("logs/reports/{paper}.log"),
+    wildcard_constraints:
+        paper=_alternation(PAPER_PAGES) or "(?!)",
+    conda:
+        "../envs/negcse.yaml"
+    params:
+        methods=quoted(METHODS),
+        baselines=quoted(f"{m}={b}" for m, b in method_baselines(config).items()),
+    shell:
+        "python -m negcse paper-report --paper {wildcards.paper:q} --methods {params.methods} "
+        "--baselines {params.baselines} --sts {input.sts:q} --verdicts {input.verdicts:q} "
+        "--checkpoints {input.checkpoints:q} --figures {input.figures:q} --out {output.md:q} "
+        "--html {output.html:q} 2> {log:q}"

@@ -1,0 +1,72 @@
+"""``negcse paper-report``: one paper's page (its verdicts, STS rows, released checkpoints and
+figures) from the built tables' CSV twins."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from negcse.errors import UserError
+from negcse.io_utils import atomic_open, check_writable
+
+NAME = "paper-report"
+HELP = "one paper's page: its claims' verdicts, STS rows, released checkpoints, figures"
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--paper", required=True, help="sncse, una, san-hince, gcse or osscse")
+    p.add_argument("--methods", nargs="+", required=True, help="the grid's methods, in order")
+    p.add_argument("--baselines", nargs="*", default=[], metavar="METHOD=BASELINE")
+    p.add_argument("--sts", required=True, help="the STS table's CSV")
+    p.add_argument("--verdicts", required=True, help="the verdicts table's CSV")
+    p.add_argument("--checkpoints", required=True, help="the checkpoints table's CSV")
+    p.add_argument("--figures", nargs="*", default=[], help="figure files to link")
+    p.add_argument("--out", required=True, help="the page (Markdown)")
+    p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
+
+
+def _csv(path: str, needed: tuple[str, ...]):
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, pd.errors.ParserError) as exc:
+        raise UserError(f"{path}: {exc}") from None
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise UserError(f"{path}: no column {', '.join(missing)}")
+    text = frame.select_dtypes(exclude="number").columns
+    return frame.fillna({c: "" for c in text})  # an empty text cell, as the table wrote it
+
+
+def run(args: argparse.Namespace) -> int:
+    from negcse.commands.table import parse_baselines
+    from negcse.tables.html import markdown_html
+    from negcse.tables.published import PAPERS
+    from negcse.tables.reports import paper_page
+
+    if args.paper not in PAPERS:
+        raise UserError(f"--paper {args.paper!r}: known papers {', '.join(PAPERS)}")
+    check_writable(args.out, args.html)
+    sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"))
+    verdicts = _csv(args.verdicts, ("method", "verdict", "vs_baseline_ci"))
+    checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"))
+    page = paper_page(
+        args.paper,
+        args.methods,
+        parse_baselines(args.baselines),
+        sts,
+        verdicts,
+        checkpoints,
+        args.figures,
+        os.path.dirname(os.path.abspath(args.out)),
+    )
+    with atomic_open(args.out) as fh:
+        fh.write(page)
+    if args.html:
+        with atomic_open(args.html) as fh:
+            fh.write(markdown_html("#" + page, args.paper))  # the title as a "## " heading
+    logger.info("%s page: %s", args.paper, args.out)
+    return 0

@@ -1,0 +1,69 @@
+"""The learning-rate schedule the trainer builds from TrainSettings: warmup in steps or as a
+ratio, linear decay to a fixed horizon or to the run's end, checked against the formula."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from negcse.training.trainer import make_scheduler
+from negcse.workflow.config import TrainSettings
+
+BASE = dict(
+    epochs=2,
+    batch_size=128,
+    learning_rate=1.0e-5,
+    max_seq_len=64,
+    dropout=0.1,
+    scheduler="linear",
+    warmup_ratio=0.0,
+    weight_decay=0.0,
+    max_grad_norm=None,
+    max_steps=None,
+    eval_steps=125,
+    checkpoint_steps=125,
+    precision="fp32",
+)
+
+
+def _lrs(settings: TrainSettings, total: int, steps: list[int]) -> dict[int, float]:
+    """The LR the optimizer uses at each of ``steps`` (after that many scheduler steps)."""
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=settings.learning_rate)
+    sched = make_scheduler(opt, settings, total)
+    out = {}
+    for step in range(max(steps) + 1):
+        if step in steps:
+            out[step] = opt.param_groups[0]["lr"]
+        opt.step()
+        sched.step()
+    return out
+
+
+def test_released_gcse_schedule_warmup_190_horizon_80000():
+    """Released stage 2 (gcse_trainer L108): 190 warmup steps, then linear decay over a fixed
+    80,000 steps, whatever the run's length (here 1,000 steps)."""
+    s = TrainSettings(**BASE, warmup_steps=190, schedule_horizon=80_000)
+    lr = _lrs(s, 1000, [0, 95, 190, 500, 999])
+    # by hand: step < 190: 1e-5 * step / 190; after: 1e-5 * (80000 - step) / (80000 - 190)
+    assert lr[0] == 0.0
+    assert lr[95] == pytest.approx(0.5e-5)
+    assert lr[190] == pytest.approx(1e-5)
+    assert lr[500] == pytest.approx(1e-5 * 79_500 / 79_810)  # 0.99612e-5: nearly constant
+    assert lr[999] == pytest.approx(1e-5 * 79_001 / 79_810)
+
+
+def test_default_schedule_decays_over_the_run():
+    s = TrainSettings(**{**BASE, "warmup_ratio": 0.1})
+    lr = _lrs(s, 1000, [50, 100, 550, 999])
+    assert lr[50] == pytest.approx(0.5e-5)  # warmup: 10% of 1,000 steps
+    assert lr[100] == pytest.approx(1e-5)
+    assert lr[550] == pytest.approx(0.5e-5)  # (1000 - 550) / 900
+    assert lr[999] == pytest.approx(1e-5 / 900)
+    constant = TrainSettings(**{**BASE, "scheduler": "constant"}, warmup_steps=10)
+    assert _lrs(constant, 1000, [5, 10, 900]) == pytest.approx({5: 0.5e-5, 10: 1e-5, 900: 1e-5})
+
+
+def test_unset_schedule_keys_stay_out_of_run_specs():
+    assert "warmup_steps" not in TrainSettings(**BASE).to_dict()
+    spec = TrainSettings(**BASE, warmup_steps=190, schedule_horizon=80_000).to_dict()
+    assert (spec["warmup_steps"], spec["schedule_horizon"]) == (190, 80_000)
