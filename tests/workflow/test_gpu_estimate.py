@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from negcse.workflow.config import load_config
+from negcse.workflow.config import load_config, resolve_method
 from negcse.workflow.gpu_estimate import (
     LARGE_FACTOR,
     corpus_size,
@@ -173,12 +173,12 @@ def test_corpus_sizes_come_from_the_config_and_registered_line_counts() -> None:
 def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_exist(
     costs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """GCSE (Table 2 setting) with max_sources 1,000: stage 2 trains 2 epochs of 1,000
+    """GCSE (Table 2 setting) with max_sources 1,000, paper mode: stage 2 trains 2 epochs of 1,000
     triplets at batch 128 (8 steps each: 16), the synthesis runs once (3 prompts per source at
     the derived 2 s), the denoising once per stage-1 model; files in results/ change nothing."""
     config = _config(["gcse"])
     config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
-    config["generators"]["gcse"]["max_sources"] = 1000
+    config["generators"]["gcse"].update(max_sources=1000, mode="paper")
     monkeypatch.chdir(tmp_path)
     before = estimate(config, costs, {})
     corpus = tmp_path / "results/data/corpus"
@@ -187,11 +187,14 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     after = estimate(config, costs, {})
     assert [(r.name, r.total_h) for r in before] == [(r.name, r.total_h) for r in after]
     by = {r.name: r for r in before}
-    # simcse_san's fp16 step (0.03 at 64) at batch 128, its 3 views, plus the stage-1 guide's
-    # two texts (anchor, its negative) at a third of a view each
-    student = 0.03 * 2
+    train = resolve_method(config, "gcse", "bert-base-uncased")["train"]
+    assert (train["batch_size"], train["epochs"], train["precision"]) == (128, 2, "fp32")
+    # simcse_san's fp16 step (0.03 at 64) at fp32 by SimCSE's fp32 / fp16 ratio (0.05 / 0.02),
+    # at batch 128, its 3 views, plus the stage-1 guide's two texts (anchor, its negative) at a
+    # third of a view each; one fp32 dev evaluation (0.3 s) at the end
+    student = 0.03 * 0.05 / 0.02 * 2
     step = student + 2 * (student / 3) / 3
-    assert by["gcse"].train_h == pytest.approx((16 * step + 0.1) / 3600)
+    assert by["gcse"].train_h == pytest.approx((16 * step + 0.3) / 3600)
     assert by["generator: gcse_synthesis"].jobs == 1
     assert by["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 / 3600)
     # the released pipeline: two extraction prompts + 1 + 1 = 4/3 of the row's 3 prompts;
