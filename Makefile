@@ -15,7 +15,7 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke paper-dry-run test lint llama-server
+.PHONY: setup lock smoke paper-dry-run test lint llama-server gpu-mirror
 
 # pip installs the lock's own uv (its entry, with its hashes); uv then installs the whole lock,
 # every file checked against its --hash (5-10x faster than pip: benchmarks/base.md).
@@ -83,3 +83,8 @@ lint: setup
 # priority, filling gaps)
 test: lint
 	source $(VENV)/bin/activate && .ci/pytest-parallel
+
+# What benchmarks/gpu_workflow.sh carries to a lent GPU machine (benchmarks/gpu.md, "Prepared GPU
+# call"): the mirror subset in .gpu-mirror/ and the missing wheels in .whl/ (git-ignored).
+gpu-mirror:
+	NEGCSE_MIRROR=$(NEGCSE_MIRROR) benchmarks/gpu_carry.sh

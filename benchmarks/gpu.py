@@ -88,7 +88,17 @@ CASES = [
     Case("sncse", "SNCSE", {"precision": "bf16", **RO}, paper=False),
     Case("una", "UNA", {"precision": "tf32", **RO}, paper=False),
     Case("simcse", "SimCSE", {"compile": True, "static_padding": True}),
+    # the guided families (frozen random-weight BERT-base teachers / stage-1 model), then every
+    # family compiled (what compile: auto runs on CUDA); indices above stay as documented
+    Case("rankcse", "RankCSE (2 views + 2 teachers)", {}),
+    Case("rlrd", "RLRD (3 prompt views + 2 teachers + agent)", {}),
+    Case("gcse", "GCSE stage 2 (3 views + stage-1 guide)", {}),
+    Case("rankcse", "RankCSE (2 views + 2 teachers)", RO),
+    Case("rlrd", "RLRD (3 prompt views + 2 teachers + agent)", RO),
+    Case("gcse", "GCSE stage 2 (3 views + stage-1 guide)", RO),
 ]
+#: eager unless a case asks for more (params.yaml's default, compile: auto, compiles on CUDA)
+EAGER = {"compile": False, "static_padding": False}
 PROFILE_STEPS = 5
 
 
@@ -132,7 +142,23 @@ def stand_in_columns(sentences: list[str]) -> dict[str, list[str]]:
         "una_negative": shuffled,
         "paraphrase": shuffled,
         "paraphrase_osscse": shuffled,
+        "gcse_positive": shuffled,
+        "gcse_negative": negated,
     }
+
+
+def guide_folder(tokenizer: Any, tiny: bool, root: Path) -> Path:
+    """A random-weight encoder saved as the suite saves a model (MLP head as the backbone's
+    pooler), the stand-in for every frozen guide: a guide's cost does not depend on its weights
+    (the released teachers are BERT-base and -large; here all are the student's size)."""
+    from negcse.poolers import get_pooler
+
+    folder = root / "guide"
+    if not folder.is_dir():
+        random_encoder(tokenizer, tiny, 0.0, torch.device("cpu")).save(
+            folder, get_pooler("cls"), {}
+        )
+    return folder
 
 
 def measure_training(
@@ -148,7 +174,7 @@ def measure_training(
     """Steady steps/s of a case; with ``profile``, first a profile of a few steps after the
     warm-up (summary appended to that file), outside the timed window."""
     spec = resolve_method(config, case.method, "bert-base-uncased")
-    train = {**spec["train"], **case.train}
+    train = {**spec["train"], **EAGER, **case.train}
     compiled = bool(train.get("compile"))
     warm = 3 if tiny else (30 if compiled else 8)
     train.update(max_steps=10**6, eval_steps=10**9, checkpoint_steps=10**9, epochs=50)
@@ -160,11 +186,22 @@ def measure_training(
     # costs compiled cases a recompilation inside the timed window
     corpus = corpus[: len(corpus) // settings.batch_size * settings.batch_size]
     columns = {"sentence": corpus, **stand_in_columns(corpus)}
-    data = TrainData({k: v for k, v in columns.items() if k == "sentence" or k in method.columns})
+    needed = {"sentence", *method.columns, *(c for g in method.guides() for c in g.columns)}
+    data = TrainData({k: v for k, v in columns.items() if k in needed})
     model = random_encoder(tokenizer, tiny, settings.dropout, device)
     with tempfile.TemporaryDirectory() as ckpt:
+        guides = {g.name: str(guide_folder(tokenizer, tiny, Path(ckpt))) for g in method.guides()}
         trainer = Trainer(
-            method, model, data, settings, 1, lambda e: 0.0, Path(ckpt), device, progress=False
+            method,
+            model,
+            data,
+            settings,
+            1,
+            lambda e: 0.0,
+            Path(ckpt) / "run",
+            device,
+            progress=False,
+            guides=guides,
         )
         marks: dict[str, float] = {}
         prof = profiler(device) if profile is not None else None
@@ -578,6 +615,44 @@ def rerender(args: argparse.Namespace) -> None:
     print(text)
 
 
+def aggregate(args: argparse.Namespace, device: torch.device) -> None:
+    """Aggregate steps/s of K processes training one case at once on one device, for each K:
+    each process measures its own steady window (after its warm-up; the windows of processes
+    started together overlap), and their rates add up. Writes aggregate.md in --out-dir."""
+    case = CASES[args.aggregate_case]
+    base = [sys.executable, __file__, "--single-case", str(args.aggregate_case)]
+    base += ["--seconds", str(args.seconds)] + (["--tiny"] if args.tiny else [])
+    lines = [
+        f"Aggregate steps/s on one {device_name(device)}: {case.label} {case.train or 'eager'}, "
+        "K processes at once (NEGCSE_JOBS_PER_GPU=K)",
+        "",
+        "| K | steps/s per process | aggregate steps/s | vs K=1 |",
+        "|---|---|---|---|",
+    ]
+    one = None
+    for k in args.jobs_per_gpu:
+        procs = [subprocess.Popen(base, stdout=subprocess.PIPE, text=True) for _ in range(k)]
+        rates = []
+        for proc in procs:
+            out, _ = proc.communicate()
+            rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+            if proc.returncode != 0 or not rows:
+                raise SystemExit(f"aggregate K={k}: a process failed (exit {proc.returncode})")
+            rates.append(rows[-1]["steps_per_s"])
+        total = sum(rates)
+        one = one or total
+        per = ", ".join(f"{r:.1f}" for r in rates)
+        print(json.dumps({"aggregate": k, "steps_per_s": rates, "total": total}), flush=True)
+        lines.append(f"| {k} | {per} | {total:.1f} | {total / one:.2f}x |")
+    if args.tiny:
+        lines.append("")
+        lines.append("(--tiny on CPU: a check of the script; the figures mean nothing)")
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "aggregate.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out-dir", default=str(REPO / "benchmarks"))
@@ -597,6 +672,16 @@ def main() -> None:
         metavar="LOG",
         help="rewrite gpu.md and gpu_costs.csv from a run's printed log (no measuring)",
     )
+    p.add_argument(
+        "--jobs-per-gpu",
+        type=int,
+        nargs="*",
+        metavar="K",
+        help="aggregate mode: K concurrent processes train --aggregate-case on one GPU "
+        "(NEGCSE_JOBS_PER_GPU's sharing), for each K; writes aggregate.md",
+    )
+    p.add_argument("--aggregate-case", type=int, default=0, help="index into CASES")
+    p.add_argument("--single-case", type=int, help=argparse.SUPPRESS)  # one process of it
     p.add_argument("--device-name", help="with --render-from: the device of that run")
     p.add_argument("--wall", type=float, default=0.0, help="with --render-from: its wall s")
     p.add_argument("--torch-version", help="with --render-from: torch of that run")
@@ -618,6 +703,17 @@ def main() -> None:
     if args.tiny:
         corpus = corpus[:400]
     seconds = 0.5 if args.tiny else args.seconds
+    if args.single_case is not None:
+        case = CASES[args.single_case]
+        print(
+            json.dumps(
+                measure_training(case, config, corpus, tokenizer, device, args.tiny, seconds)
+            )
+        )
+        return
+    if args.jobs_per_gpu:
+        aggregate(args, device)
+        return
     cases = [CASES[i] for i in args.cases] if args.cases else CASES
     profiled = [CASES[i] for i in args.profile]
     if args.tiny and not args.with_compile:  # compiling on a CPU takes minutes

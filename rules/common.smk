@@ -480,12 +480,13 @@ def print_gpu_estimate():
     from snakemake.iocontainers import Wildcards
     from snakemake.logging import logger
     from negcse.workflow.gpu_estimate import (
-        WIKI1M,
+        corpus_size,
         estimate,
         format_table,
         gpu_generators,
         load_costs,
         method_columns,
+        mteb_jobs,
     )
 
     costs_file = Path(workflow.basedir) / "benchmarks" / "gpu_costs.csv"
@@ -495,42 +496,18 @@ def print_gpu_estimate():
         )
         return
 
-    def built_lines(name):
-        """The lines of a built corpus, or None before it is built."""
-        path = Path(f"results/data/corpus/{name}.txt")
-        if not path.is_file():
-            return None
-        with path.open("rb") as fh:
-            return sum(1 for _ in fh)
-
-    sentences = built_lines(CORPUS) or config["corpus"].get("max_sentences") or WIKI1M
-    # a method on a mixed corpus (GCSE's domain setting): that corpus's size once it is built
-    method_sentences, unbuilt = {}, []
-    for method in METHODS:
-        name = method_corpus(config, method)
-        if name != CORPUS:
-            lines = built_lines(name)
-            if lines is None:
-                unbuilt.append(method)
-            else:
-                method_sentences[method] = lines
-    if unbuilt:
-        logger.info(
-            "GPU-hours estimate: the corpora of "
-            + ", ".join(unbuilt)
-            + " are not built yet; counted at the main corpus's size (an upper bound)"
-        )
     paths = []
     for method, backbone, seed in grid_runs(config):
         wc = Wildcards(fromdict={"method": method, "backbone": backbone, "seed": seed})
         for column in method_columns(config, method):
             paths.append((column, column_file(wc, column)))
+    mteb_files = table_evals(TABLES["mteb"]) if table_enabled(TABLES["mteb"]) else []
     costs = load_costs(costs_file)
     rows = estimate(
-        config, costs, sentences, gpu_generators(config, paths), method_sentences
+        config,
+        costs,
+        gpu_generators(config, paths),
+        mteb_jobs(mteb_files, BACKBONES),
     )
-    mteb = len(table_evals(TABLES["mteb"])) if table_enabled(TABLES["mteb"]) else 0
-    unpriced = f"{mteb} MTEB evaluation jobs" if mteb else ""
-    logger.info(
-        format_table(rows, costs, sentences, "benchmarks/gpu_costs.csv", unpriced)
-    )
+    sentences = corpus_size(config, CORPUS)
+    logger.info(format_table(rows, costs, sentences, "benchmarks/gpu_costs.csv"))

@@ -208,8 +208,9 @@ class PromptPooler(Pooler):
 
     def pool(self, outputs: Any, batch: dict[str, Tensor]) -> Tensor:
         hidden = outputs.last_hidden_state
-        rows = torch.arange(hidden.size(0), device=hidden.device)
-        return hidden[rows, batch["mask_index"].to(hidden.device)]
+        # a gather, not torch.arange: the lazy ``torch`` name cannot be traced by torch.compile
+        index = batch["mask_index"].to(hidden.device)[:, None, None]
+        return hidden.gather(1, index.expand(-1, 1, hidden.size(-1))).squeeze(1)
 
 
 # Prompts of SNCSE's released code (anchor, and positive / soft negative; it evaluates with the

@@ -7,18 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from negcse.workflow.config import load_config
+from negcse.workflow.config import load_config, resolve_method
 from negcse.workflow.gpu_estimate import (
     LARGE_FACTOR,
+    corpus_size,
     estimate,
     format_table,
     gpu_generators,
     load_costs,
+    mteb_jobs,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 
-COSTS = """kind,name,precision,batch_size,options,seconds,device
+COSTS = """kind,name,precision,batch_size,options,seconds,device,source
 train_step,simcse,fp16,64,,0.02,Test GPU
 train_step,simcse,fp16,64,compile+static_padding,0.01,Test GPU
 train_step,simcse,fp32,64,,0.05,Test GPU
@@ -27,7 +29,10 @@ train_step,sncse,fp32,256,,0.3,Test GPU
 dev_eval,stsb_dev,fp16,128,,0.1,Test GPU
 dev_eval,stsb_dev,fp32,128,,0.3,Test GPU
 eval_job,evaluate_model,fp16,128,,60,Test GPU
+mteb_job,reranking,fp32,,,100,Test GPU,derived from dev_eval
+mteb_job,classification,fp32,,,200,Test GPU,derived from dev_eval
 generator_sentence,san_negatives,,,,0.001,Test GPU
+generator_sentence,gcse_synthesis,bf16,,,2.0,Test GPU,derived from paraphrase
 """
 
 
@@ -38,18 +43,21 @@ def costs(tmp_path: Path):
     return load_costs(path)
 
 
-def _config(methods: list[str]) -> dict:
+def _config(methods: list[str], sentences: int = 6400) -> dict:
     config = load_config(REPO / "params.yaml")
     config["grid"] = {
         "methods": methods,
         "backbones": ["bert-base-uncased", "bert-large-uncased"],
         "seeds": [1, 2],
     }
+    config["corpus"]["max_sentences"] = sentences
+    config["evaluation"]["released"] = False
     return config
 
 
 def test_estimate_matches_a_hand_computation(costs) -> None:
-    rows = estimate(_config(["simcse", "sncse"]), costs, 6400, {"san_negatives": 3})
+    mteb = [("reranking", "bert-base-uncased"), ("classification", "bert-large-uncased")]
+    rows = estimate(_config(["simcse", "sncse"]), costs, {"san_negatives": 3}, mteb)
     by = {r.name: r for r in rows}
     # simcse: 100 steps of batch 64 (fp16: the eager row, not the compiled one), eval every 125
     # steps -> 1 dev evaluation (the final one); BERT-large costs LARGE_FACTOR times as much
@@ -62,10 +70,14 @@ def test_estimate_matches_a_hand_computation(costs) -> None:
     assert by["sncse"].train_h == pytest.approx(2 * (base + large * LARGE_FACTOR) / 3600)
     assert by["untrained baselines"].eval_h == pytest.approx(60 * (1 + LARGE_FACTOR) / 3600)
     assert by["generator: san_negatives"].train_h == pytest.approx(0.001 * 6400 * 3 / 3600)
+    # MTEB: one reranking job on base (100 s), one classification job on large (200 s x L)
+    assert by["MTEB evaluations"].jobs == 2
+    assert by["MTEB evaluations"].eval_h == pytest.approx((100 + 200 * LARGE_FACTOR) / 3600)
     table = format_table(rows, costs, 6400, "costs.csv")
-    assert "Test GPU" in table and table.splitlines()[-2].startswith("total")
-    total = sum(r.total_h for r in rows)
-    assert f"{total:.1f}" in table.splitlines()[-2]
+    assert "not counted" not in table and "mteb_job reranking: derived from dev_eval" in table
+    total_line = next(line for line in table.splitlines() if line.startswith("total"))
+    assert "Test GPU" in table
+    assert f"{sum(r.total_h for r in rows):.1f}" in total_line
 
 
 def test_unmeasured_precision_is_priced_by_simcse_ratio_and_unmeasured_method_flagged(
@@ -77,8 +89,8 @@ def test_unmeasured_precision_is_priced_by_simcse_ratio_and_unmeasured_method_fl
     assert costs.step_seconds("osscse", "fp16", 64) is None
     # SNCSE's ablations keep its prompt views: priced as sncse
     assert costs.step_seconds("sncse_nl", "fp32", 256) == pytest.approx(0.3)
-    rows = estimate(_config(["osscse"]), costs, 6400, {})
-    assert rows[0].unpriced and "no measured cost" in format_table(rows, costs, 6400, "x")
+    rows = estimate(_config(["osscse"]), costs, {})
+    assert rows[0].unpriced and "not counted" in format_table(rows, costs, 6400, "x")
 
 
 def test_bad_cost_row_names_file_and_line(tmp_path: Path) -> None:
@@ -122,6 +134,91 @@ def test_unmeasured_evaluation_job_is_said(tmp_path: Path) -> None:
     path = tmp_path / "costs.csv"
     path.write_text("\n".join(line for line in COSTS.splitlines() if "eval_job" not in line))
     costs = load_costs(path)
-    rows = estimate(_config(["simcse"]), costs, 6400, {})
+    rows = estimate(_config(["simcse"]), costs, {})
     assert rows[0].eval_h == 0.0
-    assert "the evaluation jobs (eval h = 0" in format_table(rows, costs, 6400, "x")
+    by = {r.name: r for r in rows}
+    assert by["untrained baselines"].unpriced
+    assert "untrained baselines" in format_table(rows, costs, 6400, "x").split("not counted")[0]
+
+
+def test_teachers_forward_passes_are_added_to_the_students_step(costs) -> None:
+    """RankCSE on BERT-base (params.yaml): SimCSE's two trained views at batch 128, fp16, plus
+    two frozen teachers that each encode the sentence once (forward only: a third of a trained
+    view): DiffCSE-BERT-base (size 1) and SimCSE-BERT-large (size LARGE_FACTOR)."""
+    config = _config(["rankcse"])
+    config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
+    train = config["methods"]["rankcse"]["train"]
+    assert (train["batch_size"], train.get("epochs", 1)) == (128, 1)
+    student = 0.02 * 128 / 64  # simcse fp16 at batch 64 -> 128
+    per_view = student / 2
+    step = student + per_view / 3 * (1 + LARGE_FACTOR)
+    steps = 6400 // 128  # 50; dev evaluation at the end only (every 125 steps)
+    rows = estimate(config, costs, {})
+    assert rows[0].train_h == pytest.approx((steps * step + 0.1) / 3600)
+    assert rows[0].derived == {"simcse's step + guide forwards"}
+
+
+def test_corpus_sizes_come_from_the_config_and_registered_line_counts() -> None:
+    """The mixed corpora before they exist: STS12 train 750 + 750 + 734 pairs, PAWS 3,500
+    (max_pairs), SICK train 4,501 lines: 2 sentences per pair = 20,470 domain lines, plus 3
+    general lines each (an upper bound: the built mix drops repeats)."""
+    config = load_config(REPO / "params.yaml")
+    domain = 2 * (750 + 750 + 734 + 3500 + 4501)
+    assert corpus_size(config, "wiki1m") == 1_000_000
+    assert corpus_size(config, "gcse-domain") == domain * 4
+    assert corpus_size(config, "gcse-domain-wo-general") == domain
+    assert corpus_size(config, "gcse-domain-wo-domain") == domain * 3
+
+
+def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_exist(
+    costs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GCSE (Table 2 setting) with max_sources 1,000, paper mode: stage 2 trains 2 epochs of 1,000
+    triplets at batch 128 (8 steps each: 16), the synthesis runs once (3 prompts per source at
+    the derived 2 s), the denoising once per stage-1 model; files in results/ change nothing."""
+    config = _config(["gcse"])
+    config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
+    config["generators"]["gcse"].update(max_sources=1000, mode="paper")
+    monkeypatch.chdir(tmp_path)
+    before = estimate(config, costs, {})
+    corpus = tmp_path / "results/data/corpus"
+    corpus.mkdir(parents=True)
+    (corpus / "wiki1m.txt").write_text("one line\n" * 10)
+    after = estimate(config, costs, {})
+    assert [(r.name, r.total_h) for r in before] == [(r.name, r.total_h) for r in after]
+    by = {r.name: r for r in before}
+    train = resolve_method(config, "gcse", "bert-base-uncased")["train"]
+    assert (train["batch_size"], train["epochs"], train["precision"]) == (128, 2, "fp32")
+    # simcse_san's fp16 step (0.03 at 64) at fp32 by SimCSE's fp32 / fp16 ratio (0.05 / 0.02),
+    # at batch 128, its 3 views, plus the stage-1 guide's two texts (anchor, its negative) at a
+    # third of a view each; one fp32 dev evaluation (0.3 s) at the end
+    student = 0.03 * 0.05 / 0.02 * 2
+    step = student + 2 * (student / 3) / 3
+    assert by["gcse"].train_h == pytest.approx((16 * step + 0.3) / 3600)
+    assert by["generator: gcse_synthesis"].jobs == 1
+    assert by["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 / 3600)
+    # the released pipeline: two extraction prompts + 1 + 1 = 4/3 of the row's 3 prompts;
+    # "w randomly" (no positive or negative prompt) runs no LLM
+    config["generators"]["gcse"]["mode"] = "released"
+    released = {r.name: r for r in estimate(config, costs, {})}
+    assert released["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 * 4 / 3 / 3600)
+    config["generators"]["gcse"].update(positives=0, negatives=0)
+    assert "generator: gcse_synthesis" not in {r.name for r in estimate(config, costs, {})}
+    # denoising: the 1,000 sources and their 2 candidates at the fp32 dev rate (0.3 s / 3,000)
+    assert by["generator: gcse_denoise"].train_h == pytest.approx(3000 * 0.3 / 3000 / 3600)
+
+
+def test_shipped_costs_price_every_job_of_the_default_grid() -> None:
+    config = load_config(REPO / "params.yaml")
+    costs = load_costs(REPO / "benchmarks" / "gpu_costs.csv")
+    files = [
+        f"results/eval/mteb/{g}/{m}/{b}/seed42.json"
+        for g in ("reranking", "classification")
+        for m in config["grid"]["methods"][:2]
+        for b in config["grid"]["backbones"]
+    ]
+    jobs = mteb_jobs(files, config["grid"]["backbones"])
+    assert jobs[0] == ("reranking", config["grid"]["backbones"][0])
+    rows = estimate(config, costs, {"back_translation": 1, "paraphrase": 1}, jobs)
+    assert not [r.name for r in rows if r.unpriced]
+    assert "not counted" not in format_table(rows, costs, 1_000_000, "gpu_costs.csv")

@@ -1,6 +1,8 @@
 """GPU slots (negcse.workflow.gpu_slots) on CPU: concurrent jobs get distinct devices through
 CUDA_VISIBLE_DEVICES, a job waits while every slot is taken, and a slot whose holder is killed
-with SIGKILL is free again (the kernel drops the flock with the process)."""
+with SIGKILL is free again (the kernel drops the flock with the process). k jobs per GPU
+(``NEGCSE_JOBS_PER_GPU``) against a fake ``nvidia-smi`` on PATH that lists two GPUs and reports
+their free memory from a file the test edits."""
 
 from __future__ import annotations
 
@@ -13,19 +15,27 @@ from pathlib import Path
 
 import pytest
 
-from negcse.workflow.gpu_slots import try_acquire, visible_gpus
+from negcse.workflow.gpu_slots import free_memory_mb, jobs_per_gpu, try_acquire, visible_gpus
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _holder(tmp: Path, name: str, devices: str) -> subprocess.Popen[bytes]:
-    """A job that records its CUDA_VISIBLE_DEVICES and then sleeps, holding its slot."""
+SLOT_ENV = ("SLURM_JOB_ID", "NEGCSE_GPU_SLOTS", "NEGCSE_JOBS_PER_GPU", "NEGCSE_GPU_MIN_FREE_MB")
+
+
+def _holder(
+    tmp: Path, name: str, devices: str | None, extra: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """A job that records its CUDA_VISIBLE_DEVICES and then sleeps, holding its slot
+    (``devices`` None: the GPUs are the ones nvidia-smi lists)."""
     env = {
-        **{k: v for k, v in os.environ.items() if k not in ("SLURM_JOB_ID", "NEGCSE_GPU_SLOTS")},
-        "CUDA_VISIBLE_DEVICES": devices,
+        **{k: v for k, v in os.environ.items() if k not in (*SLOT_ENV, "CUDA_VISIBLE_DEVICES")},
         "NEGCSE_GPU_SLOT_DIR": str(tmp / "slots"),
         "PYTHONPATH": SRC,
+        **(extra or {}),
     }
+    if devices is not None:
+        env["CUDA_VISIBLE_DEVICES"] = devices
     cmd = f'echo "$CUDA_VISIBLE_DEVICES" > {tmp / name}.tmp && mv {tmp / name}.tmp {tmp / name}'
     return subprocess.Popen(
         [sys.executable, "-m", "negcse.workflow.gpu_slots", "--", "sh", "-c", f"{cmd}; exec sleep 60"],
@@ -104,3 +114,73 @@ def test_command_runs_unchanged_without_gpus_under_slurm_or_when_off(
     )
     assert out.stdout.strip() == seen
     assert not (tmp_path / ".snakemake").exists()
+
+
+def _fake_nvidia_smi(tmp: Path, free_mb: tuple[int, int]) -> dict[str, str]:
+    """A PATH whose nvidia-smi lists GPUs 0 and 1 (``-L``) and prints the free memory held in
+    ``tmp/free.csv`` for the memory query; returns the environment additions."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "nvidia-smi"
+    script.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = "-L" ]; then\n'
+        '  echo "GPU 0: Fake H100 (UUID: GPU-aaa)"; echo "GPU 1: Fake H100 (UUID: GPU-bbb)"\n'
+        f"else cat {tmp / 'free.csv'}; fi\n"
+    )
+    script.chmod(0o755)
+    _set_free(tmp, free_mb)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _set_free(tmp: Path, free_mb: tuple[int, int]) -> None:
+    rows = [f"{i}, GPU-{u}, {mb}\n" for i, (u, mb) in enumerate(zip(("aaa", "bbb"), free_mb, strict=True))]
+    (tmp / "free.csv.tmp").write_text("".join(rows))
+    (tmp / "free.csv.tmp").replace(tmp / "free.csv")
+
+
+def test_k_jobs_share_a_gpu_spread_first_and_wait_for_free_memory(tmp_path: Path) -> None:
+    """k = 2 on the two GPUs of the fake nvidia-smi: the first two jobs take GPUs 0 and 1, the
+    third shares GPU 0 (80 GB free), the fourth waits while GPU 1 reports 4,000 MiB free (under
+    the 10,240 MiB floor) and starts on GPU 1 once it reports 50,000; a fifth finds all four
+    slots taken."""
+    extra = {**_fake_nvidia_smi(tmp_path, (80_000, 4_000)), "NEGCSE_JOBS_PER_GPU": "2"}
+    jobs = []
+    try:
+        for i in range(3):  # one at a time: the order of the slots is the point
+            jobs.append(_holder(tmp_path, f"job{i}", None, extra))
+            _wait_for(tmp_path / f"job{i}")
+        assert [(tmp_path / f"job{i}").read_text().strip() for i in range(3)] == ["0", "1", "0"]
+        jobs.append(_holder(tmp_path, "job3", None, extra))
+        time.sleep(1.5)
+        assert not (tmp_path / "job3").exists() and jobs[-1].poll() is None
+        _set_free(tmp_path, (76_000, 50_000))
+        assert _wait_for(tmp_path / "job3") == "1"
+        jobs.append(_holder(tmp_path, "job4", None, extra))
+        time.sleep(1.5)
+        assert not (tmp_path / "job4").exists() and jobs[-1].poll() is None
+    finally:
+        for job in jobs:
+            job.kill()
+            job.wait()
+
+
+def test_shared_slots_read_free_memory_by_uuid_and_one_job_per_gpu_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in _fake_nvidia_smi(tmp_path, (30_000, 2_000)).items():
+        monkeypatch.setenv(key, value)
+    assert free_memory_mb() == {"0": 30_000, "GPU-aaa": 30_000, "1": 2_000, "GPU-bbb": 2_000}
+    devices, slots = ["GPU-aaa", "GPU-bbb"], tmp_path / "slots"
+    held = [try_acquire(devices, slots, per_gpu=2, min_free=10_240) for _ in range(4)]
+    # GPU-aaa, GPU-bbb, GPU-aaa again (30,000 MiB free), then nothing: GPU-bbb has 2,000
+    assert [h[0] if h else None for h in held] == ["GPU-aaa", "GPU-bbb", "GPU-aaa", None]
+    others = [try_acquire(devices, tmp_path / "other") for _ in range(2)]  # default: 1 per GPU
+    assert [h[0] if h else None for h in others] == devices
+    others = [h[1] for h in others if h]
+    assert try_acquire(devices, tmp_path / "other") is None
+    for fd in [h[1] for h in held if h] + others:
+        os.close(fd)
+    monkeypatch.setenv("NEGCSE_JOBS_PER_GPU", "0")
+    with pytest.raises(SystemExit, match="NEGCSE_JOBS_PER_GPU must be an integer >= 1, got '0'"):
+        jobs_per_gpu()

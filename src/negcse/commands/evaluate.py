@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         check_writable(settings["out"], *(settings[o] for o in evaluation.outputs))
         evaluation.check(settings)
     embedder = load_embedder(args)  # resolves --pooler auto
+    logger.info("encoding on device %s", embedder.device.type)
     cache = SentenceCache(lambda s: embedder.encode(s, args.batch_size, progress=True), embedder)
     results = []
     for evaluation, settings in plan:

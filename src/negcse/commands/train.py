@@ -131,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         "best_stsb_dev": state.best_score,
         "steps": state.step,
         "corpus_sentences": len(data),
+        "device": trainer.device.type,  # where it trained (cuda: compile auto compiled it)
         **({"guides": guides} if guides else {}),
         "versions": {
             "negcse": __version__,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +57,15 @@ class FrozenGuide:
     pooler: Pooler
     use_mlp: bool
     rows: dict[str, TokenRows] = field(default_factory=dict)
+    #: the encoding function (``compile`` swaps in torch.compile's) and static padding
+    embed: Callable[..., Tensor] | None = None
+    static_padding: bool = False
+
+    def compile(self, mode: str | None, static_padding: bool) -> None:
+        """Encode through ``torch.compile(mode=mode)`` (None: eager), padding each batch to its
+        group's longest row where ``static_padding``."""
+        self.embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
+        self.static_padding = static_padding
 
     @classmethod
     def load(cls, spec: Guide, path: str, device: torch.device) -> FrozenGuide:
@@ -101,8 +110,9 @@ class FrozenGuide:
                 wrap = self.pooler if prompt is None else get_pooler(prompt, tokenizer=tokenizer)
                 self.rows[key] = tokenize_rows(wrap, tokenizer, list(columns[column]), max_len)
         parts = [self.rows[key] for key, _, _ in encoded]
-        batch = to_device(collate(parts, idx, None), device)
-        emb = self.model.embed_batch(batch, self.pooler, self.use_mlp)
+        pad_to = max(r.longest for r in parts) if self.static_padding else None
+        batch = to_device(collate(parts, idx, pad_to), device)
+        emb = (self.embed or self.model.embed_batch)(batch, self.pooler, self.use_mlp)
         n = len(idx)
         return {key: emb[k * n : (k + 1) * n] for k, (key, _, _) in enumerate(encoded)}
 

@@ -17,9 +17,14 @@ the progress bar every ``log_steps`` steps); on CUDA the batches travel through 
 AdamW is the fused kernel and GradScaler hands its inf check to it without a host sync; the STS-B
 dev sentences are tokenized once, length-sorted and encoded under the training autocast dtype;
 on CUDA the backbone gets a (batch, query, key) attention mask, which skips transformers' per-forward
-``torch.all(mask == 1)`` host sync (same additive mask). ``compile`` (torch.compile of the encoding
-of a view group: backbone, pooler and MLP head; ``true`` or a torch.compile mode such as
-``reduce-overhead``, which replays CUDA graphs) and ``static_padding`` are opt-in settings.
+``torch.all(mask == 1)`` host sync (same additive mask). ``compile``: torch.compile of the encoding
+of a view group (backbone, pooler and MLP head) and of the frozen guides' encoding; ``true`` or a
+torch.compile mode such as ``reduce-overhead``, which replays CUDA graphs; ``auto`` (params.yaml's
+default) is ``reduce-overhead`` with ``static_padding`` on CUDA and eager on CPU, so CPU runs keep
+their numerics; ``false`` is eager everywhere. The compiled step equals the eager one up to
+floating-point rounding given the same dropout masks (``tests/training/test_compiled_methods.py``,
+every method family); inductor draws its dropout masks from its own generator, and static padding
+changes the shape they are drawn for: other, equally distributed draws.
 """
 
 from __future__ import annotations
@@ -180,8 +185,10 @@ def _precision(name: str, device: torch.device) -> torch.dtype | None:
     return {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
 
 
-def _compile_mode(setting: bool | str) -> str | None:
-    """torch.compile's mode for the ``compile`` setting; None: no compilation."""
+def _compile_mode(setting: bool | str, device: torch.device) -> str | None:
+    """torch.compile's mode for the ``compile`` setting on ``device``; None: no compilation."""
+    if setting == "auto":
+        return "reduce-overhead" if device.type == "cuda" else None
     if setting is False:
         return None
     return "default" if setting is True else setting
@@ -261,6 +268,11 @@ class Trainer:
         }
         #: recorded in the resumable state (plain JSON data), compared on resume
         self.fingerprint = json.loads(json.dumps({**own, **(fingerprint or {})}))
+        #: one padded width per view group (static shapes for CUDA graphs); ``compile: auto``
+        #: turns it on where it compiles (CUDA)
+        self.static_padding = settings.static_padding or (
+            settings.compile == "auto" and self.device.type == "cuda"
+        )
 
     # -- data order ---------------------------------------------------------------------------
     def batch_indices(self, step: int) -> np.ndarray:
@@ -309,7 +321,7 @@ class Trainer:
         for (pooler_key, p, token_type), members in groups.items():
             parts = [self._rows(v.column, pooler_key) for v in members]
             # static padding: one width per group, the longest row of its columns
-            pad_to = max(r.longest for r in parts) if self.s.static_padding else None
+            pad_to = max(r.longest for r in parts) if self.static_padding else None
             host = collate(parts, idx, pad_to)
             if token_type and "token_type_ids" in host:  # models without them: no change
                 host["token_type_ids"].fill_(token_type)
@@ -485,9 +497,11 @@ class Trainer:
         optimizer = _optimizer(groups, self.s.learning_rate, self.device)
         if self.device.type == "cuda":  # fp32 stays IEEE fp32 unless tf32 is asked for
             torch.backends.cuda.matmul.allow_tf32 = self.s.precision == "tf32"
-        mode = _compile_mode(self.s.compile)
+        mode = _compile_mode(self.s.compile, self.device)
         #: the training encoder (evaluation stays eager: its shapes vary)
         self._embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
+        for guide in self.guides.values():
+            guide.compile(mode, self.static_padding)
         graphs = mode is not None and "reduce-overhead" in mode
         scheduler = make_scheduler(optimizer, self.s, self.total_steps)
         dtype = _precision(self.s.precision, self.device)

@@ -52,7 +52,8 @@ class TrainSettings:
     precision: str
     # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
     # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync);
-    # compile: False, True (torch.compile's default mode) or a mode name ("reduce-overhead")
+    # compile: False, True (torch.compile's default mode), a mode name ("reduce-overhead") or
+    # "auto" (reduce-overhead + static padding on CUDA, eager on CPU; params.yaml's default)
     compile: bool | str = False
     static_padding: bool = False
     log_steps: int = 50

@@ -1,11 +1,18 @@
 """Estimated GPU hours of a grid, from the unit costs benchmarks/gpu.py measured.
 
 ``benchmarks/gpu_costs.csv`` holds seconds per training step (implementation x precision at a
-batch size, BERT-base), per STS-B dev evaluation, per evaluation job and per generated sentence,
-measured on one GPU. A run of method m on backbone b costs steps x step seconds (scaled by batch
-size and by the backbone's transformer-layer FLOPs relative to BERT-base) plus its dev
-evaluations plus one evaluation job; a generator costs its per-sentence time over the corpus
-for each distinct output the grid needs. The dry run prints the table (rules/common.smk).
+batch size, BERT-base), per STS-B dev evaluation, per evaluation and MTEB job and per generated
+sentence on one GPU: measured rows, and rows ``benchmarks/derive_costs.py`` derives from them
+(source "derived from ...": the evaluation and MTEB jobs, GCSE's LLM synthesis). A run of method
+m on backbone b costs steps x step seconds (scaled by batch size and by the backbone's
+transformer-layer FLOPs relative to BERT-base) plus its dev evaluations plus one evaluation job;
+an implementation without a measured row is priced by the measured one with the same trained
+views (``SAME_COST``) plus its frozen guides' forward passes (each text a guide encodes: a third
+of a trained view, the forward of forward + backward, at the guide's backbone size). A generator
+costs its per-sentence time over the corpus for each distinct output the grid needs; GCSE's
+synthesis and denoising are priced over its sources. Every size comes from the config and the
+registered files' line counts (``datasets.tsv``), never from built files, so the estimate is the
+same before and after the corpora exist. The dry run prints the table (rules/common.smk).
 """
 
 from __future__ import annotations
@@ -19,17 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from negcse.generators.registry import producer, settings
-from negcse.methods.registry import method_class
-from negcse.workflow.config import method_seeds, resolve_method
+from negcse.methods.registry import build_method, method_class
+from negcse.workflow.config import method_corpus, method_seeds, resolve_method
+from negcse.workflow.guide_config import guide_entries
 
 WIKI1M = 1_000_000
+DEV_SENTENCES = 3000  # STS-B dev: 1,500 pairs, the dev_eval row's work
 #: transformer-layer FLOPs per token relative to BERT-base (layers x hidden^2): 24 x 1024^2
 #: over 12 x 768^2 for the large models; RoBERTa-base has BERT-base's layers
 LARGE_FACTOR = 24 * 1024**2 / (12 * 768**2)
 
 
-#: implementations priced by the measured one with the same forward passes per step (UNA's
-#: variants swap a column; SNCSE's ablations keep its three prompt views, or drop one)
+#: implementations priced by the measured one with the same trained views per step (UNA's
+#: variants swap a column; SNCSE's ablations keep its three prompt views, or drop one; the
+#: distillation methods train their base method's views, their teachers are added as guides)
 SAME_COST = {
     "una_baseline": "simcse",  # UNA's own SimCSE run (fp32, no injection)
     "una_paraphrase": "una",
@@ -37,10 +47,24 @@ SAME_COST = {
     "sncse_pl": "sncse",
     "sncse_nl": "sncse",
     "sncse_infonce": "sncse",
-    # ESTIMATE until measured: GCSE stage 2 trains three views (anchor, positive, negative) as
-    # OssCSE does, plus two no-grad forwards of the frozen stage-1 model
-    "gcse": "osscse",
+    "rankcse": "simcse",
+    "rankcse_san": "simcse_san",
+    "rlrd": "sncse",
+    "rlrd_san": "sncse_san",
+    # GCSE stage 2 trains three [CLS] views (anchor, positive, negative) as SimCSE+SAN does
+    # (its third view at another dropout), plus the frozen stage-1 model (a guide)
+    "gcse": "simcse_san",
 }
+#: sentences per row of each mixed-corpus reader (negcse.data.domain_mix; pairs: two)
+READER_SENTENCES = {"sts_pairs": 2, "sick_pairs": 2, "paws_pairs": 2, "nli_sentences": 3}
+#: general lines per domain line (negcse.data.domain_mix.GENERAL_PER_DOMAIN; not imported:
+#: the module reads files)
+GENERAL_PER_DOMAIN = 3
+#: LLM prompts per source before the positive / negative ones: the paper's one extraction
+#: prompt, the released pipeline's two (negcse.gcse.pipeline)
+EXTRACTION_PROMPTS = {"paper": 1, "released": 2}
+#: prompts per source behind the derived gcse_synthesis row (paper mode, one of each)
+SYNTHESIS_ROW_PROMPTS = 3
 
 
 def backbone_factor(backbone: str) -> float:
@@ -54,8 +78,14 @@ class Costs:
     device: str
     step: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
     dev_eval: dict[str, float] = field(default_factory=dict)
-    eval_job: float | None = None  # None: not measured (the benchmark's job did not finish)
+    eval_job: float | None = None  # None: no row (neither measured nor derived)
+    mteb_job: dict[str, float] = field(default_factory=dict)  # group -> seconds
     generator: dict[str, float] = field(default_factory=dict)
+    #: (kind, name) -> the row's source where it was derived, not measured
+    derived: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def measured_step(self, implementation: str) -> bool:
+        return any(i == implementation for i, _ in self.step)
 
     def step_seconds(self, implementation: str, precision: str, batch: int) -> float | None:
         """Seconds of one step, from the eager measurement at the paper settings; another
@@ -92,8 +122,12 @@ def load_costs(path: str | Path) -> Costs:
                     costs.dev_eval[row["precision"]] = seconds
                 elif kind == "eval_job":
                     costs.eval_job = seconds
+                elif kind == "mteb_job":
+                    costs.mteb_job[row["name"]] = seconds
                 elif kind == "generator_sentence":
                     costs.generator[row["name"]] = seconds
+                if (row.get("source") or "").startswith("derived"):
+                    costs.derived[(kind, row["name"])] = row["source"]
             except (KeyError, ValueError, TypeError) as err:
                 raise ValueError(f"{path}, line {line}: bad cost row {row} ({err})") from err
     return costs
@@ -106,26 +140,111 @@ class Row:
     train_h: float = 0.0
     eval_h: float = 0.0
     unpriced: bool = False
+    #: what its cost was derived from (no measurement of its own)
+    derived: set[str] = field(default_factory=set)
 
     @property
     def total_h(self) -> float:
         return self.train_h + self.eval_h
 
 
+def _registered_lines(files: Iterable[str]) -> int | None:
+    from negcse.data.sources import registry
+
+    known = registry()
+    lines = [known[f].lines if f in known else None for f in files]
+    return None if None in lines else sum(lines)  # type: ignore[arg-type]
+
+
+def corpus_size(config: Mapping[str, Any], name: str) -> int:
+    """Lines of corpus ``name`` as the config and the registered line counts say (never the
+    built file): the main corpus's ``max_sentences`` or its file's lines (wiki1m: 1,000,000);
+    a mixed corpus (``corpora``) at most two sentences per pair (``max_pairs`` rows of a
+    source, else its files' lines), its domain lines capped by ``max_domain_lines``, plus three
+    general lines per domain line: an upper bound (the built mix drops repeated sentences)."""
+    main = config["corpus"]
+    if name == main["name"]:
+        lines = _registered_lines([main["source"]])
+        limits = [n for n in (main.get("max_sentences"), lines) if n]
+        return min(limits) if limits else WIKI1M
+    entry = config["corpora"][name]
+    domain = 0
+    for i, source in enumerate(entry["domain"]):
+        rows = _registered_lines(source["files"])
+        if source.get("max_pairs"):
+            rows = min(rows, source["max_pairs"]) if rows else source["max_pairs"]
+        if rows is None:
+            raise ValueError(
+                f"corpora.{name}.domain[{i}]: no line count registered for {source['files']} "
+                "(datasets.tsv) and no max_pairs: the GPU estimate cannot size it"
+            )
+        domain += rows * READER_SENTENCES.get(source["reader"], 1)
+    if entry.get("max_domain_lines"):
+        domain = min(domain, entry["max_domain_lines"])
+    general = GENERAL_PER_DOMAIN * domain if entry.get("use_general", True) else 0
+    return (domain if entry.get("use_domain", True) else 0) + general
+
+
+def training_sentences(config: Mapping[str, Any], method: str) -> int:
+    """The sentences a method's run trains on: its corpus; GCSE stage 2 trains on one triplet
+    per synthesized source (``generators.gcse.max_sources`` of its corpus; every source kept by
+    the denoising: an upper bound)."""
+    n = corpus_size(config, method_corpus(dict(config), method))
+    if config["methods"][method]["implementation"] == "gcse":
+        limit = settings(config, "gcse", method)["max_sources"]
+        n = min(n, limit) if limit else n
+    return n
+
+
+def _guide_factor(guide: Mapping[str, Any], backbone: str) -> float:
+    """The size of a guide's model: its own backbone (``{method, backbone}``), a released
+    model's name (``{model}``), else the student's backbone."""
+    return backbone_factor(guide.get("backbone") or guide.get("model") or backbone)
+
+
+def guide_seconds(
+    config: Mapping[str, Any],
+    method_name: str,
+    spec: Mapping[str, Any],
+    backbone: str,
+    step_s: float,
+) -> float:
+    """Seconds the frozen guides add to a step whose trained views cost ``step_s`` (BERT-base
+    units): per text a guide encodes, a third of a trained view (forward only), at the guide's
+    size relative to the student's."""
+    method = build_method(spec["implementation"], spec.get("params") or {}, backbone)
+    guides = method.guides()
+    if not guides:
+        return 0.0
+    per_view = step_s / len(method.views(0))
+    configured = guide_entries(dict(config), method_name, backbone)
+    student = backbone_factor(backbone)
+    return sum(
+        len(g.encoded())
+        * per_view
+        / 3
+        * _guide_factor(configured.get(g.name) or {}, backbone)
+        / student
+        for g in guides
+    )
+
+
 def estimate(
     config: Mapping[str, Any],
     costs: Costs,
-    corpus_sentences: int,
     generator_outputs: Mapping[str, int],
-    method_sentences: Mapping[str, int] | None = None,
+    mteb_jobs: Iterable[tuple[str, str]] = (),
 ) -> list[Row]:
-    """One row per grid method (trainings + their evaluations), per GPU generator, untrained
-    baselines; GPU hours on the benchmarked GPU. ``method_sentences``: the corpus size of a
-    method that trains on another corpus (GCSE's domain setting), else ``corpus_sentences``."""
+    """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
+    synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
+    backbone) per job); GPU hours on the benchmarked GPU."""
+    from negcse.workflow.config import released_models
+
     grid = config["grid"]
+    corpus_sentences = corpus_size(config, config["corpus"]["name"])
     rows = []
     for method in grid["methods"]:
-        sentences = (method_sentences or {}).get(method, corpus_sentences)
+        sentences = training_sentences(config, method)
         row = Row(method)
         for backbone in grid["backbones"]:
             spec = resolve_method(dict(config), method, backbone)
@@ -135,11 +254,17 @@ def estimate(
             steps = math.ceil(sentences / t["batch_size"]) * t["epochs"]
             if t.get("max_steps"):
                 steps = min(steps, t["max_steps"])
-            step_s = costs.step_seconds(spec["implementation"], precision, t["batch_size"])
+            implementation = spec["implementation"]
+            step_s = costs.step_seconds(implementation, precision, t["batch_size"])
             factor = backbone_factor(backbone)
             if step_s is None:
                 row.unpriced = True
                 step_s = 0.0
+            elif not costs.measured_step(implementation):
+                guides_s = guide_seconds(config, method, spec, backbone, step_s)
+                if guides_s:
+                    step_s += guides_s
+                    row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
             dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
             per_run = steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
             for _ in method_seeds(dict(config), method, backbone):
@@ -147,17 +272,79 @@ def estimate(
                 row.train_h += per_run * factor / 3600
                 row.eval_h += (costs.eval_job or 0.0) * factor / 3600
         rows.append(row)
+    evaluated = []
     if config.get("evaluation", {}).get("baseline", True):
-        base = Row("untrained baselines")
-        for backbone in grid["backbones"]:
+        evaluated.append(("untrained baselines", list(grid["backbones"])))
+    released = [backbone for _, backbone, _ in released_models(dict(config))]
+    if released:
+        evaluated.append(("released checkpoints", released))
+    for name, backbones in evaluated:
+        base = Row(name)
+        for backbone in backbones:
             base.jobs += 1
             base.eval_h += (costs.eval_job or 0.0) * backbone_factor(backbone) / 3600
+        base.unpriced = costs.eval_job is None
         rows.append(base)
+    mteb = Row("MTEB evaluations")
+    for group, backbone in mteb_jobs:
+        mteb.jobs += 1
+        seconds = costs.mteb_job.get(group)
+        mteb.unpriced |= seconds is None
+        mteb.eval_h += (seconds or 0.0) * backbone_factor(backbone) / 3600
+        if ("mteb_job", group) in costs.derived:
+            mteb.derived.add("dev evaluation x MTEB texts")
+    if mteb.jobs:
+        rows.append(mteb)
     for generator, outputs in sorted(generator_outputs.items()):
         per = costs.generator.get(generator)
         gen = Row(f"generator: {generator}", jobs=outputs, unpriced=per is None)
         gen.train_h = (per or 0.0) * corpus_sentences * outputs / 3600
         rows.append(gen)
+    rows.extend(_gcse_rows(config, costs))
+    return rows
+
+
+def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
+    """GCSE's LLM synthesis (one job per corpus and synthesis settings, over its sources, at
+    the per-source cost scaled by its prompts per source: extraction + positives + negatives,
+    none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here) and its
+    denoising (per stage-1 model:
+    the sources and their candidates encoded once, at the dev evaluation's per-sentence rate)."""
+    from negcse.generators.specs.gcse import synthesis_id, triplets_id
+
+    grid = config["grid"]
+    synth: dict[tuple[str, str], float] = {}  # (corpus, synthesis id) -> source-prompts / 3
+    denoise: dict[tuple[str, str, str, int], int] = {}
+    for method in grid["methods"]:
+        if config["methods"][method]["implementation"] != "gcse":
+            continue
+        s = settings(config, "gcse", method)
+        corpus = method_corpus(dict(config), method)
+        sources = training_sentences(config, method)
+        prompts = s["positives"] + s["negatives"]
+        if prompts and s["backend"] == "transformers":
+            prompts += EXTRACTION_PROMPTS[s["mode"]]
+            synth[(corpus, synthesis_id(s))] = sources * prompts / SYNTHESIS_ROW_PROMPTS
+        texts = sources * (1 + s["positives"] + s["negatives"])
+        for backbone in grid["backbones"]:
+            for seed in method_seeds(dict(config), method, backbone):
+                denoise[(corpus, triplets_id(s), backbone, seed)] = texts
+    rows = []
+    if synth:
+        per = costs.generator.get("gcse_synthesis")
+        row = Row("generator: gcse_synthesis", jobs=len(synth), unpriced=per is None)
+        row.train_h = (per or 0.0) * sum(synth.values()) / 3600
+        if ("generator_sentence", "gcse_synthesis") in costs.derived:
+            row.derived.add("PEGASUS x decoder FLOPs")
+        rows.append(row)
+    if denoise:
+        per_sentence = costs.dev_eval.get("fp32", 0.0) / DEV_SENTENCES
+        row = Row("generator: gcse_denoise", jobs=len(denoise), derived={"dev evaluation"})
+        row.train_h = (
+            sum(per_sentence * texts * backbone_factor(key[2]) for key, texts in denoise.items())
+            / 3600
+        )
+        rows.append(row)
     return rows
 
 
@@ -178,20 +365,32 @@ def gpu_generators(
     return {k: len(v) for k, v in seen.items()}
 
 
+def mteb_jobs(files: Iterable[str], backbones: Iterable[str]) -> list[tuple[str, str]]:
+    """(group, backbone) of each MTEB result file ``results/eval/mteb/<group>/.../<backbone>/...``
+    (the backbone: the path part that names a grid backbone)."""
+    names = set(backbones)
+    out = []
+    for file in files:
+        parts = Path(file).parts
+        group = parts[parts.index("mteb") + 1]
+        out.append((group, next(p for p in parts if p in names)))
+    return out
+
+
 def method_columns(config: Mapping[str, Any], method: str) -> tuple[str, ...]:
     return method_class(config["methods"][method]["implementation"]).columns
 
 
-def format_table(
-    rows: list[Row], costs: Costs, corpus_sentences: int, source: str, unpriced: str = ""
-) -> str:
+def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: str) -> str:
     lines = [
         f"Estimated GPU hours on one {costs.device} (unit costs: {source}; corpus "
         f"{corpus_sentences:,} sentences; large backbones x{LARGE_FACTOR:.2f} of base):",
         f"{'what':<34} {'GPU jobs':>8} {'train/gen h':>11} {'eval h':>8} {'total h':>8}",
     ]
     for r in rows:
-        mark = " (no measured cost: not counted)" if r.unpriced else ""
+        mark = " (no cost row: not counted)" if r.unpriced else ""
+        if r.derived:
+            mark += f" (derived from {'; '.join(sorted(r.derived))})"
         lines.append(
             f"{r.name:<34} {r.jobs:>8} {r.train_h:>11.1f} {r.eval_h:>8.1f} {r.total_h:>8.1f}{mark}"
         )
@@ -199,9 +398,13 @@ def format_table(
     jobs = sum(r.jobs for r in rows)
     lines.append(f"{'total':<34} {jobs:>8} {'':>11} {'':>8} {total:>8.1f}")
     lines.append(f"(on N GPUs with --resources gpu=N: about {total:.0f} / N hours)")
-    missing = [unpriced] if unpriced else []
-    if costs.eval_job is None:
-        missing.append("the evaluation jobs (eval h = 0: no finished measurement)")
-    if missing:
-        lines.append(f"Not counted (no measured cost): {'; '.join(missing)}")
+    lines.append(
+        "Training priced at the measured eager rates (compile: auto, the CUDA default, is "
+        "faster where measured: benchmarks/gpu.md)"
+    )
+    if costs.derived:
+        lines.append(
+            "Derived unit costs (no measurement of their own; benchmarks/derive_costs.py):"
+        )
+        lines += [f"  {kind} {name}: {src}" for (kind, name), src in sorted(costs.derived.items())]
     return "\n".join(lines)

@@ -34,7 +34,7 @@ class GuideConfigError(ConfigError):
     """A ``guides`` entry is wrong; the message names ``methods.<m>.guides.<guide>``."""
 
 
-def _entries(config: dict[str, Any], method: str, backbone: str) -> dict[str, dict[str, Any]]:
+def guide_entries(config: dict[str, Any], method: str, backbone: str) -> dict[str, dict[str, Any]]:
     """``methods.<m>.guides``, each guide replaced by ``backbones.<backbone>.guides`` if set."""
     entry = config["methods"][method]
     out = dict(entry.get("guides") or {})
@@ -52,7 +52,7 @@ def guide_models(
     """Guide name -> the model given to ``--guide``: a run's folder (:data:`MODEL_DIR`) or a
     model name, for the student ``method`` x ``backbone`` x ``seed``."""
     out: dict[str, str] = {}
-    for guide, entry in _entries(config, method, backbone).items():
+    for guide, entry in guide_entries(config, method, backbone).items():
         if "model" in entry:
             out[guide] = str(entry["model"])
         else:
@@ -69,7 +69,7 @@ def guide_outputs(
 ) -> dict[str, str]:
     """Guide name -> the run's folder, for the guides the workflow trains (the student's
     inputs; Snakemake then runs those jobs first)."""
-    runs = {g for g, e in _entries(config, method, backbone).items() if "model" not in e}
+    runs = {g for g, e in guide_entries(config, method, backbone).items() if "model" not in e}
     return {g: p for g, p in guide_models(config, method, backbone, seed).items() if g in runs}
 
 
@@ -86,7 +86,7 @@ def guide_specs(config: dict[str, Any], method: str, backbone: str) -> dict[str,
     """Guide name -> what determines that guide: its run spec (``resolve_method``), its seed
     rule and its own guides', or its model name. Part of the student's run spec."""
     out: dict[str, Any] = {}
-    for guide, entry in sorted(_entries(config, method, backbone).items()):
+    for guide, entry in sorted(guide_entries(config, method, backbone).items()):
         if "model" in entry:
             out[guide] = {"model": entry["model"]}
             continue
@@ -109,7 +109,7 @@ def check_guides(config: dict[str, Any], source: str = "params.yaml") -> None:
         for backbone in dict.fromkeys(
             [*config["grid"]["backbones"], *(settings.get("backbones") or {})]
         ):
-            entries = _entries(config, method, backbone)
+            entries = guide_entries(config, method, backbone)
             for guide, entry in entries.items():
                 _check_entry(entry, f"{source}: {_where(method, guide)} ({backbone})", methods)
             impl = build_method(

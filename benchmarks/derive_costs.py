@@ -1,0 +1,140 @@
+"""Derived rows of benchmarks/gpu_costs.csv: the GPU jobs benchmarks/gpu.py has not measured,
+priced from the measured rows with a stated model, so the dry run's estimate has no unpriced
+job. Rewrites the rows whose source starts with "derived" and keeps every measured row.
+
+- ``eval_job`` (one ``negcse evaluate`` job, BERT-base, fp32): the measured fp32 STS-B dev
+  evaluation (3,000 sentences, pre-tokenized) scaled by the sentences the job encodes
+  (``EVAL_JOB_SENTENCES``: STS12-16, STS-B test, SICK-R test, SentEval's seven transfer
+  tasks). Encoding only: the transfer classifiers' fitting and the model load are not in it.
+- ``mteb_job`` per group (reranking, classification): the same per-sentence rate times the
+  texts MTEB encodes (the pinned ``mteb`` package's task statistics: reranking = unique
+  queries + documents of the test split; classification = the test split + 10 experiments x 8
+  training samples per label).
+- ``generator_sentence,gcse_synthesis``: GCSE's LLM synthesis per source sentence at the
+  default settings (params.yaml ``generators.gcse``: glm-4-9b-chat, paper mode = 3 prompts
+  per source, up to 512 new tokens each), from the measured PEGASUS paraphrase row by the
+  ratio of decoder FLOPs (parameters x generated tokens x sequences): (9.4e9 x 3 x 512) /
+  (568e6 x 10 beams x 32 tokens). Prompt prefill is not counted; 512 is the cap, so an upper
+  bound on generated tokens.
+
+``python benchmarks/derive_costs.py`` (needs ``mteb`` for the MTEB counts; prints the rows and
+writes them into benchmarks/gpu_costs.csv).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+COSTS = HERE / "gpu_costs.csv"
+DEV_SENTENCES = 3000  # STS-B dev: 1,500 pairs
+#: STS pairs x 2: STS12 3,108, STS13 1,500, STS14 3,750, STS15 8,500, STS16 9,183, STS-B test
+#: 1,379, SICK-R test 4,927 (datasets.tsv line counts); transfer sentences: MR 10,662, CR
+#: 3,775, SUBJ 10,000, MPQA 10,606, SST-2 70,042, TREC 5,952, MRPC (4,076 + 1,725) x 2
+EVAL_JOB_SENTENCES = 2 * (3108 + 1500 + 3750 + 8500 + 9183 + 1379 + 4927) + (
+    10662 + 3775 + 10000 + 10606 + 70042 + 5952 + 2 * (4076 + 1725)
+)
+PEGASUS = (568e6, 10 * 32)  # parameters, generated token-sequences per sentence (gpu.md row)
+GLM_4_9B = (9.4e9, 3 * 512)  # parameters, 3 prompts x 512 new tokens per source
+
+
+def mteb_texts() -> dict[str, int]:
+    """Texts one MTEB job of each group encodes (from the installed mteb's task statistics)."""
+    import mteb
+
+    from negcse.data.mteb_tasks import GROUPS
+
+    out: dict[str, int] = {}
+    for group, tasks in GROUPS.items():
+        total = 0
+        for spec in tasks:
+            task = mteb.get_task(spec.name)
+            stats = task.metadata.descriptive_stats[spec.split]
+            if group == "reranking":
+                total += stats["queries_text_statistics"]["unique_texts"]
+                total += stats["documents_text_statistics"]["unique_texts"]
+            else:
+                labels = stats["label_statistics"]["unique_labels"]
+                total += stats["num_samples"] + 10 * 8 * labels
+        out[group] = total
+    return out
+
+
+def derived_rows(measured: list[dict[str, str]], mteb: dict[str, int]) -> list[dict[str, str]]:
+    def measured_seconds(kind: str, name: str, precision: str) -> float:
+        for row in measured:
+            if (row["kind"], row["name"], row["precision"]) == (kind, name, precision):
+                return float(row["seconds"])
+        raise SystemExit(f"{COSTS}: no measured {kind} row {name} {precision} to derive from")
+
+    device = measured[0]["device"]
+    per_sentence = measured_seconds("dev_eval", "stsb_dev", "fp32") / DEV_SENTENCES
+    rows = [
+        (
+            "eval_job",
+            "evaluate_model",
+            "fp32",
+            per_sentence * EVAL_JOB_SENTENCES,
+            f"derived from dev_eval fp32 x {EVAL_JOB_SENTENCES:,} sentences / {DEV_SENTENCES:,} "
+            "(encoding only; benchmarks/derive_costs.py)",
+        ),
+    ]
+    for group, texts in sorted(mteb.items()):
+        rows.append(
+            (
+                "mteb_job",
+                group,
+                "fp32",
+                per_sentence * texts,
+                f"derived from dev_eval fp32 x {texts:,} texts / {DEV_SENTENCES:,} "
+                "(mteb task statistics; benchmarks/derive_costs.py)",
+            )
+        )
+    pegasus = measured_seconds("generator_sentence", "paraphrase", "")
+    ratio = (GLM_4_9B[0] * GLM_4_9B[1]) / (PEGASUS[0] * PEGASUS[1])
+    rows.append(
+        (
+            "generator_sentence",
+            "gcse_synthesis",
+            "bf16",
+            pegasus * ratio,
+            f"derived from paraphrase (PEGASUS) x {ratio:.2f} decoder FLOPs (glm-4-9b-chat, 3 "
+            "prompts x 512 new tokens per source; benchmarks/derive_costs.py)",
+        )
+    )
+    have = {(r["kind"], r["name"]) for r in measured}  # a measurement replaces its derivation
+    return [
+        {
+            "kind": k,
+            "name": n,
+            "precision": p,
+            "batch_size": "",
+            "options": "",
+            "seconds": f"{s:.6g}",
+            "device": device,
+            "source": src,
+        }
+        for k, n, p, s, src in rows
+        if (k, n) not in have
+    ]
+
+
+def main() -> int:
+    with COSTS.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        fields = list(reader.fieldnames or [])
+        rows = list(reader)
+    measured = [r for r in rows if not r["source"].startswith("derived")]
+    new = derived_rows(measured, mteb_texts())
+    with COSTS.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(measured + new)
+    csv.DictWriter(sys.stdout, fields, lineterminator="\n").writerows(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
