@@ -659,6 +659,15 @@ def test_full_disk_names_the_output_file(
         else:
             assert isinstance(err.value, OSError) and err.value.errno == errno.ENOSPC
             assert err.value.filename == str(tmp_path / "last.pt")
+        # the model folder: safetensors' own error on a full disk (a SafetensorError, no file)
+        with pytest.raises(Exception) as err, io_utils.atomic_dir(tmp_path / "model") as tmp:
+            (tmp / "config.json").write_text("{}")
+            raise RuntimeError("Error while serializing: IoError(Os { code: 28 })")
+        if blocks_left:
+            assert isinstance(err.value, RuntimeError)
+        else:
+            assert isinstance(err.value, OSError) and err.value.errno == errno.ENOSPC
+            assert err.value.filename == str(tmp_path / "model")
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []
 

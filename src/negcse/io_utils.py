@@ -228,6 +228,12 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise _naming(dest, tmp, exc) from exc
+    except Exception as exc:
+        full = _disk_full(dest.parent)  # before the temporary's space is freed
+        shutil.rmtree(tmp, ignore_errors=True)
+        if full:  # safetensors' and torch's writers raise their own errors, naming no file
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dest)) from exc
+        raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
