@@ -461,7 +461,9 @@ def paper_figures(wildcards):
 
 def report_targets():
     return expand(
-        grid_path("results/reports/{paper}.{ext}"), paper=PAPER_PAGES, ext=["md", "html"]
+        grid_path("results/reports/{paper}.{ext}"),
+        paper=PAPER_PAGES,
+        ext=["md", "html"],
     )
 
 
