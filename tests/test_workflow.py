@@ -189,7 +189,8 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     ]
     for name in readable:  # in git: no pull needed
         assert (results / name).read_bytes() == (ws / "results" / name).read_bytes(), name
-    assert sorted(p.name for p in results.iterdir()) == ["README.md", "metrics", "plots", "tables"]
+    in_git = ["README.md", "metrics", "plots", "reports", "tables"]
+    assert sorted(p.name for p in results.iterdir()) == in_git
 
     # the metrics: each method's STS average, the mean of its seeds' evaluations
     sts = json.loads((results / "metrics/sts.json").read_text())

@@ -53,13 +53,16 @@ def test_the_smoke_grid_holds_all_six_systems_with_their_teachers_and_stage_1() 
     assert grid["methods"][-5:] == added and len(grid["methods"]) == 19
     assert "name" not in grid  # the default grid: results/tables
     runs = {f"results/models/{m}/{b}/seed{s}" for m, b, s in grid_runs(config)}
+    # GCSE's stage 1 is a guide-only run of the workflow (no table row), at GCSE's seed
+    assert "gcse_stage1" in config["methods"] and "gcse_stage1" not in grid["methods"]
+    runs.add("results/models/gcse_stage1/splade-tiny/seed1")
     for method in grid["methods"]:
         seeds = method_seeds(config, method, "splade-tiny")
         assert seeds == ([1] if method in added else [1, 2]), method
         for seed in seeds:
             guides = guide_models(config, method, "splade-tiny", seed)
             assert bool(guides) == (method in added), method
-            # every guide a run of this grid at the student's seed, trained by it first
+            # every guide a run of the workflow at the student's seed, trained by it first
             assert guides == guide_outputs(config, method, "splade-tiny", seed)
             assert all(folder.endswith(f"/seed{seed}") for folder in guides.values())
             assert set(guides.values()) <= runs, (method, guides)

@@ -75,6 +75,9 @@ def base_config(mirror: Path) -> dict[str, Any]:
     config = yaml.safe_load((REPO / "params.yaml").read_text())
     config = deep_merge(config, yaml.safe_load((REPO / "tests/smoke/config.yaml").read_text()))
     config = deep_merge(config, yaml.safe_load(OVERLAY))
+    # the overlay's guides replace the smoke grid's (a merge would give teacher1 both keys)
+    overlay_guides = yaml.safe_load(OVERLAY)["methods"]["rankcse"]["backbones"]["splade-tiny"]
+    config["methods"]["rankcse"]["backbones"]["splade-tiny"] = copy.deepcopy(overlay_guides)
     # one released row, on the grid's backbone (the paper grid's others are not in this grid)
     released = config["released"]["gcse_checkpoint"]
     config["released"] = {
@@ -360,9 +363,13 @@ def test_guide_model_with_shell_characters_trains_for_real(mirror: Path, tmp_pat
         "methods": {"rankcse": {"backbones": {"splade-tiny": {"guides": guides}}}},
     }
     (ws / "cfg.yaml").write_text(yaml.safe_dump(overlay))
+    # the smoke grid without its own RankCSE guides (merged, teacher1 would name both keys)
+    smoke = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())
+    smoke["methods"]["rankcse"]["backbones"] = {"splade-tiny": {}}
+    (ws / "smoke.yaml").write_text(yaml.safe_dump(smoke, sort_keys=False))
     target = "results/models/rankcse/splade-tiny/seed1"
     proc = subprocess.run(
-        ["snakemake", "-c1", "--configfile", "tests/smoke/config.yaml", "cfg.yaml", "--", target],
+        ["snakemake", "-c1", "--configfile", "smoke.yaml", "cfg.yaml", "--", target],
         cwd=ws, capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     log = ws / "logs/train/rankcse/splade-tiny/seed1.log"
