@@ -475,18 +475,18 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
     # a key the backbone's override sets is named there (its value came from there)
     own = ((entry.get("backbones") or {}).get(backbone) or {}).get("params") or {}
     own_where = f"methods.{method}.backbones.{backbone}.params"
+    where = f"methods.{method}.params"
     try:
-        impl = build_method(
-            entry["implementation"],
-            {k: v for k, v in params.items() if k not in own},
-            backbone,
-            where=f"methods.{method}.params",
-        )
-        if own:
-            impl = build_method(entry["implementation"], params, backbone, where=own_where)
+        impl = build_method(entry["implementation"], params, backbone, where=where)
     except ParamError as exc:
         if exc.key in own:
             raise exc.at(own_where) from None
+        raise
+    except KeyError as exc:  # unknown keys: named where they were written
+        message = str(exc.args[0]) if exc.args else ""
+        unknown = {k for k in params if f"{where}.{k}:" in message or f"{where}.{k}," in message}
+        if unknown and unknown <= set(own):
+            raise KeyError(message.replace(f"{where}.", f"{own_where}.")) from None
         raise
     spec = {
         "method": method,
