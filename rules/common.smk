@@ -17,6 +17,7 @@ from negcse.workflow.config import (
     check_config,
     check_config_files,
     check_unique_keys,
+    column_readers,
     grid_output,
     grid_runs,
     method_baselines,
@@ -158,7 +159,7 @@ def prefetch_models():
     too)."""
     models = [
         *BACKBONES,
-        *generators.config_models(config),
+        *generators.config_models(config, column_readers(config)),
         *config_guide_models(config),
         *(model for _, _, model in released_models(config)),
     ]
@@ -172,7 +173,7 @@ def all_targets():
 
 
 # Generated columns: a train job reads the file of each column its method declares, made by
-# the column's generator (src/negcse/generators/specs/; rules in rules/generators/).
+# the column's generator (src/negcse/generators/specs/; its rules: rules/generators.smk).
 
 
 def method_class_of(method):
