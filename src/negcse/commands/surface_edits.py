@@ -6,6 +6,8 @@ import argparse
 import logging
 
 from negcse.generators.backtranslation import surface_edits
+from negcse.generators.settings import add_options
+from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_lines
 
 NAME = "surface-edits"
@@ -16,14 +18,13 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
     p.add_argument("--output", required=True, help="edited lines, aligned with --corpus")
-    p.add_argument("--rate", type=float, default=0.15, help="per-word deletion rate; swaps too")
-    p.add_argument("--seed", type=int, default=0)
+    add_options(p, OssCseParaphraseSettings, only=("edit_rate", "seed"))  # --rate, --seed
 
 
 def run(args: argparse.Namespace) -> int:
     sentences = read_lines(args.corpus)
-    write_lines(args.output, surface_edits(sentences, args.rate, args.seed))
+    write_lines(args.output, surface_edits(sentences, args.edit_rate, args.seed))
     logger.info(
-        "wrote %s: %d lines (rate %g, seed %d)", args.output, len(sentences), args.rate, args.seed
+        "wrote %s: %d lines (rate %g, seed %d)", args.output, len(sentences), args.edit_rate, args.seed
     )
     return 0

@@ -5,6 +5,7 @@ seed, same negatives"), shared by every backbone. The Table 2 ablations set ``se
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,10 @@ class UnaSettings(GeneratorSettings):
     chunk_size: int = setting(
         DEFAULT_CHUNK, "sentences per random stream; part of what fixes the output", minimum=1
     )
+
+    def check(self) -> None:
+        if not math.isfinite(self.beta):
+            raise ValueError(f"beta: must be a finite number, got {self.beta}")
 
 
 def variant(settings: dict[str, Any], column: str) -> str:
