@@ -1,41 +1,33 @@
 # Generators: one rule per step of every registered generator spec, named after the step. Each
 # spec (src/negcse/generators/specs/<name>.py) declares its settings and steps; nothing here is
 # specific to a generator (src/negcse/generators/steps.py binds a step to this config).
-from negcse.generators.steps import all_steps
+from negcse.generators.steps import all_steps, job_shell
 from negcse.workflow.guide_config import generator_context
 
 GENERATORS = generator_context(config)
 
+for _step in all_steps():
 
-# A function, not a loop body: Snakemake evaluates a rule's shell expression again when the job
-# runs, so a loop variable would give every rule the last step's command (snakemake#2832).
-# snakefmt cannot parse a rule inside a function, hence fmt: off.
-# fmt: off
-def generator_rule(step):
     rule:
         name:
-            step.name
+            _step.name
         input:
-            unpack(step.rule_inputs(GENERATORS)),
+            unpack(_step.rule_inputs(GENERATORS)),
         output:
-            **step.outputs,
+            **_step.outputs,
         log:
-            step.log,
+            _step.log,
         benchmark:
-            step.benchmark
+            _step.benchmark
         wildcard_constraints:
-            **step.wildcards(GENERATORS),
+            **_step.wildcards(GENERATORS),
         conda:
-            f"../envs/{step.conda}.yaml"
-        threads: step.threads
+            f"../envs/{_step.conda}.yaml"
+        threads: _step.threads
         resources:
-            **step.rule_resources(GENERATORS),
+            **_step.rule_resources(GENERATORS),
         params:
-            **step.rule_params(GENERATORS),
+            **_step.rule_params(GENERATORS),
         shell:
-            step.shell()
-
-
-# fmt: on
-for _step in all_steps():
-    generator_rule(_step)
+            # evaluated again when a job runs: then locals() names the job's rule
+            job_shell(locals(), _step)

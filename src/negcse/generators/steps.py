@@ -123,6 +123,17 @@ def _bind(
     return of
 
 
+def job_shell(scope: Mapping[str, Any], step: Step) -> str:
+    """A generator rule's shell command: ``step``'s while Snakemake reads the rule (``scope``
+    is the rule file's, no ``rule`` in it), the job's rule's when it runs a job (``scope`` is
+    the job's run function's, whose ``rule`` names it): Snakemake evaluates the expression
+    again then, when a loop variable holds the last step (snakemake#2832)."""
+    name = scope.get("rule")
+    if not isinstance(name, str):
+        return step.shell()
+    return next(s for s in all_steps() if s.name == name).shell()
+
+
 def all_steps() -> list[Step]:
     """Every registered generator's steps, in registration order; a name twice is an error."""
     found: dict[str, Step] = {}
