@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from negcse.data.sources import resolve_model
 from negcse.generators.pos_lexicon import PIECE, WORD, PosLexicon, token_kinds
 from negcse.generators.specs.san import DEFAULT_CHUNK
 from negcse.seed import numpy_rng
@@ -196,8 +197,6 @@ class MaskPredictor:
         device: torch.device | None = None,
     ) -> MaskPredictor:
         from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-        from negcse.data.sources import resolve_model
 
         path = resolve_model(name_or_path, mirror)
         return cls(
