@@ -120,10 +120,16 @@ def register(spec: GeneratorSpec) -> GeneratorSpec:
     return spec
 
 
+_LOADED: list[bool] = []
+
+
 def specs() -> dict[str, GeneratorSpec]:
-    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import."""
-    for info in pkgutil.iter_modules(specs_pkg.__path__):
-        importlib.import_module(f"{specs_pkg.__name__}.{info.name}")
+    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import
+    (imported on the first call)."""
+    if not _LOADED:
+        for info in pkgutil.iter_modules(specs_pkg.__path__):
+            importlib.import_module(f"{specs_pkg.__name__}.{info.name}")
+        _LOADED.append(True)
     return SPECS
 
 
@@ -152,22 +158,23 @@ def settings(config: Mapping[str, Any], name: str, method: str | None = None) ->
     if method is not None and gen.per_method:
         entry = (config["methods"][method].get("generators") or {}).get(name)
         layers.append((f"methods.{method}.generators.{name}", entry))
-    validator = _validator(gen.settings)
     out = gen.defaults
     for where, values in layers:
-        unknown = sorted(set(values or {}) - set(gen.defaults))
+        unknown = sorted(set(values or {}) - set(out))
         if unknown:
             raise KeyError(
                 f"{where}: unknown setting(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(gen.defaults))}"
+                f"known: {', '.join(sorted(out))}"
             )
-        for error in validator.iter_errors(values or {}):
-            key = ".".join(str(p) for p in error.absolute_path)
-            raise ValueError(f"{where}.{key}: {error.message}")
+    for _, values in layers:
         out.update(values or {})
     try:
-        gen.settings(**out)  # the schema again, and the checks it cannot express
+        gen.settings(**out)  # each value's schema, then the checks a schema cannot express
     except ValueError as err:
+        for where, values in layers:  # a bad value: named in the layer that sets it
+            for error in _validator(gen.settings).iter_errors(values or {}):
+                key = ".".join(str(p) for p in error.absolute_path)
+                raise ValueError(f"{where}.{key}: {error.message}") from None
         where = " < ".join(w for w, values in layers if values) or f"generators.{name}"
         raise ValueError(f"{where}: {err}") from None
     return gen.plan(out, config.get("mirror") or None)

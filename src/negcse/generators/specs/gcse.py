@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from negcse.gcse.released import RELEASED_BUGS
-from negcse.generators.registry import GeneratorSpec, methods_reading, register, settings
+from negcse.generators.registry import GeneratorSpec, methods_reading, register
 from negcse.generators.settings import GeneratorSettings, as_dict, setting
 from negcse.generators.steps import GPU_SLOT, Step, StepContext, Wildcards, alternation
 from negcse.llm.pinned import PINNED
@@ -248,7 +248,7 @@ def stage1_models(
     variant and corpus must share that guide (else ValueError: give them different settings)."""
     found: dict[str, str | None] = {}
     for method in methods_reading(ctx.config, COLUMNS, ctx.readers):
-        if triplets_id(settings(ctx.config, "gcse", method)) != triplets:
+        if triplets_id(ctx.settings("gcse", method)) != triplets:
             continue
         if ctx.corpus_of(method) != corpus:
             continue
