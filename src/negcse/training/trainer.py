@@ -62,7 +62,7 @@ from negcse.training.columns import check_aligned
 from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
 from negcse.training.model import SentenceEncoder, dropout_rate
-from negcse.workflow.config import TrainSettings
+from negcse.training.settings import TrainSettings
 
 logger = logging.getLogger(__name__)
 
