@@ -36,7 +36,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
         "errors", "lazy", "io_utils", "seed", "poolers", "pretrained", "mer", "lock_record",
-        "embeddings", "latex", "resources", "schemas",
+        "vectors", "latex", "resources", "schemas",
     ),
 }  # fmt: skip
 
@@ -46,10 +46,27 @@ PART_OF = {"model_cli": "evaluation", "st_module": "evaluation", "__main__": "cl
 #: (module, imported module) of the function-local negcse imports that stay, each with why
 LOCAL_IMPORTS: dict[tuple[str, str], str] = {}
 
-#: Known violations that other work owns, each (module, imported module): the generators'
-#: registry and GCSE spec (helper "gen" folds them), the evaluation registry and the GPU estimate
-#: (helper "plan"). The lead empties this after merging those.
-KNOWN: dict[tuple[str, str], str] = {}
+#: Known violations that work in progress owns, each (module, imported module) -> whose: the
+#: generators' registry and specs (helper "gen": generators -> methods and workflow, the loop
+#: generators -> workflow -> training -> methods -> generators), the evaluation registry, the
+#: evaluate command and the GPU estimate (helper "plan"). The lead empties this after merging.
+GEN, PLAN = "gen", "plan"
+KNOWN: dict[tuple[str, str], str] = {
+    ("negcse.generators.registry", "negcse.generators.specs"): GEN,
+    ("negcse.generators.registry", "negcse.methods.registry"): GEN,
+    ("negcse.generators.san", "negcse.generators.negation"): GEN,
+    ("negcse.generators.san", "negcse.data.sources"): GEN,
+    ("negcse.generators.specs.gcse", "negcse.llm.pinned"): GEN,
+    ("negcse.generators.specs.gcse", "negcse.generators.registry"): GEN,
+    ("negcse.generators.specs.gcse", "negcse.workflow.config"): GEN,
+    ("negcse.generators.specs.gcse", "negcse.workflow.guide_config"): GEN,
+    ("negcse.generators.specs.san", "negcse.data.sources"): GEN,
+    ("negcse.commands.evaluate", "negcse.vectors"): PLAN,
+    ("negcse.evaluation.registry", "negcse.evaluation"): PLAN,
+    ("negcse.workflow.gpu_estimate", "negcse.data.sources"): PLAN,
+    ("negcse.workflow.gpu_estimate", "negcse.workflow.config"): PLAN,
+    ("negcse.workflow.gpu_estimate", "negcse.generators.specs.gcse"): PLAN,
+}
 
 
 @dataclass(frozen=True)
@@ -213,6 +230,8 @@ def test_the_check_finds_an_upward_import_a_loop_and_a_local_import(tmp_path: Pa
     assert report.cycles == [["low", "mid", "top"]]
     assert report.local == ["toy.mid.b:4 imports toy.base inside a function"]
     # what is known or allowed is not reported
-    allowed = check(toy, layers, {}, {("toy.mid.b", "toy.base"): "why"}, {("toy.low.a", "toy.top"): ""})
+    allowed = check(
+        toy, layers, {}, {("toy.mid.b", "toy.base"): "why"}, {("toy.low.a", "toy.top"): ""}
+    )
     assert allowed.upward == allowed.local == []
     assert allowed.cycles == [["low", "mid"]]

@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 from typing import Any
 
+import negcse.methods as pkg
 from negcse.methods.base import Method
 
 METHODS: dict[str, type[Method]] = {}
@@ -29,7 +30,6 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    import negcse.methods as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name not in NOT_METHODS:

@@ -51,7 +51,6 @@ from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
 from negcse.errors import ModelFilesError
-from negcse.evaluation.cache import EncodeFn
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.poolers import Pooler
@@ -63,6 +62,7 @@ from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.training.settings import TrainSettings
+from negcse.vectors import EncodeFn
 
 logger = logging.getLogger(__name__)
 
