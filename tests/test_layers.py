@@ -235,3 +235,17 @@ def test_the_check_finds_an_upward_import_a_loop_and_a_local_import(tmp_path: Pa
     )
     assert allowed.upward == allowed.local == []
     assert allowed.cycles == [["low", "mid"]]
+
+
+def test_the_architecture_drawing_follows_the_map() -> None:
+    """docs/architecture.md's drawing names each layer's members on its row (and the row under
+    it), top layer first."""
+    text = (SRC.parents[1] / "docs" / "architecture.md").read_text("utf-8")
+    rows = [
+        set(line.split()) for line in text.split("## Layers", 1)[1].split("```")[1].splitlines()
+    ]
+    row = -1
+    for layer, names in LAYERS.items():
+        row = next((i for i in range(row + 1, len(rows)) if names[0] in rows[i]), len(rows))
+        shown = rows[row] | rows[row + 1] if row + 1 < len(rows) else set()
+        assert set(names) <= shown, f"layer {layer!r}: {names} not drawn in order"
