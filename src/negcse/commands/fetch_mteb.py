@@ -13,7 +13,7 @@ from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.evaluation import mteb_runner
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+else:  # mteb and datasets: imported when the command runs, not for --help
     mteb_runner = LazyModule("negcse.evaluation.mteb_runner")
 
 NAME = "fetch-mteb"

@@ -26,7 +26,7 @@ from negcse.lazy import LazyModule
 if TYPE_CHECKING:
     from negcse.evaluation import embedder
     from negcse.training import model
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+else:  # torch and transformers: imported when the command runs, not for --help
     embedder = LazyModule("negcse.evaluation.embedder")
     model = LazyModule("negcse.training.model")
 

@@ -13,7 +13,7 @@ from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.generators import negation
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+else:  # spaCy: imported when the command runs, not for --help
     negation = LazyModule("negcse.generators.negation")
 
 NAME = "negate"

@@ -13,7 +13,7 @@ from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.analysis import figures
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+else:  # matplotlib: imported when the command runs, not for --help
     figures = LazyModule("negcse.analysis.figures")
 
 NAME = "plot-analysis"

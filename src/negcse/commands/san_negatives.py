@@ -14,7 +14,7 @@ from negcse.lazy import LazyModule
 if TYPE_CHECKING:
     from negcse.generators import san
     from negcse.training import model
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+else:  # torch and transformers: imported when the command runs, not for --help
     san = LazyModule("negcse.generators.san")
     model = LazyModule("negcse.training.model")
 

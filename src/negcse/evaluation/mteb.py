@@ -14,7 +14,7 @@ from negcse.vectors import SentenceCache
 
 if TYPE_CHECKING:
     from negcse.evaluation import mteb_runner
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+else:  # mteb and datasets: imported when an MTEB evaluation runs
     mteb_runner = LazyModule("negcse.evaluation.mteb_runner")
 
 

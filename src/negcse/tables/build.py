@@ -47,12 +47,10 @@ from negcse.tables.render import (
 if TYPE_CHECKING:
     from negcse.analysis import run as analysis_run
     from negcse.evaluation import splits
-else:  # imported on first use: `--help` and the other paths load no torch, spaCy or mteb
+    from negcse.tables.specs import PaperColumn, TableSpec
+else:  # scipy: only the splits note and the GCSE cases need them, not the parse (table specs)
     splits = LazyModule("negcse.evaluation.splits")
     analysis_run = LazyModule("negcse.analysis.run")
-
-if TYPE_CHECKING:
-    from negcse.tables.specs import PaperColumn, TableSpec
 
 logger = logging.getLogger(__name__)
 
