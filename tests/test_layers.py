@@ -29,7 +29,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # evaluate`; st_module: the module sentence-transformers loads, a top-level path saved models
     # name)
     "evaluation": ("evaluation", "model_cli", "st_module"),
-    # the trainer drives the method contract, as sentence-transformers' trainer drives its losses
+    # the trainer drives the method contract, as sentence-transformers' trainer drives its
+    # losses; the analyses (of a trained encoder) serve the evaluations and the tables
     "training": ("training", "analysis"),
     # methods read their generators' column names; generators write the columns
     "methods and generators": ("methods", "generators"),
