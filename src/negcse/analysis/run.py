@@ -23,7 +23,7 @@ from negcse.analysis.overlap import hard_positive_pairs
 from negcse.analysis.pairs import pair_cosines, random_partners
 from negcse.analysis.rank_errors import rank_errors
 from negcse.data.sts import STS_TASKS, STSData, load_sts
-from negcse.evaluation.cache import EncodeFn, SentenceCache
+from negcse.vectors import EncodeFn, SentenceCache
 
 logger = logging.getLogger(__name__)
 

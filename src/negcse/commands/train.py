@@ -15,6 +15,7 @@ from negcse import __version__
 from negcse.data.sources import resolve_model
 from negcse.evaluation.sts import dev_scorer
 from negcse.io_utils import check_writable, read_lines
+from negcse.lock_record import lock_record
 from negcse.methods.base import Column
 from negcse.methods.registry import build_method
 from negcse.seed import seed_everything
@@ -22,9 +23,8 @@ from negcse.training.columns import read_column
 from negcse.training.fingerprint import run_fingerprint
 from negcse.training.guides import guide_paths
 from negcse.training.model import SentenceEncoder, torch_threads
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
-from negcse.workflow.lockfile import lock_record
 
 NAME = "train"
 HELP = "train one method on one backbone with one seed; resumes from --checkpoint-dir"

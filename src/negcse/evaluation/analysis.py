@@ -13,9 +13,9 @@ from negcse.analysis.rank_errors import TIE_METHODS
 from negcse.analysis.run import AnalysisSettings, analyze_model
 from negcse.data.sts import PROTOCOLS, STS_TASKS
 from negcse.errors import UserError
-from negcse.evaluation.cache import SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
 from negcse.io_utils import atomic_open, read_lines
+from negcse.vectors import SentenceCache
 
 logger = logging.getLogger(__name__)
 

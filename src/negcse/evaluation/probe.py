@@ -16,9 +16,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
-from negcse.evaluation.sts import cosine_rows
+from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
 

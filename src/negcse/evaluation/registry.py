@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from negcse.evaluation.cache import SentenceCache
+    from negcse.vectors import SentenceCache
 
 #: modules of the package that are not evaluations
 HELPERS = frozenset({"registry", "cache", "embedder", "transfer_classifier", "mteb_runner"})

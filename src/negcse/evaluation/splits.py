@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from negcse.data.sts import PROTOCOLS, load_sts
-from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
-from negcse.evaluation.sts import cosine_rows, spearman100
+from negcse.evaluation.sts import spearman100
 from negcse.mer import ALIGNMENTS, DEFAULT_ALIGNMENT, mer
+from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
 

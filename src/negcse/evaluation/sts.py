@@ -18,19 +18,10 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
-from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
-
-
-def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cosine similarity of two equally shaped matrices."""
-    a = a.astype(np.float64)
-    b = b.astype(np.float64)
-    num = (a * b).sum(axis=1)
-    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    return num / np.maximum(den, 1e-12)
 
 
 def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:

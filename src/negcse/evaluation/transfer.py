@@ -36,7 +36,6 @@ from negcse.data.transfer import (
     load_transfer,
     senteval_order,
 )
-from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
 from negcse.evaluation.transfer_classifier import (
     FitJob,
@@ -46,6 +45,7 @@ from negcse.evaluation.transfer_classifier import (
     fit_sklearn_batch,
 )
 from negcse.model_cli import at_least
+from negcse.vectors import EncodeFn, SentenceCache
 
 logger = logging.getLogger(__name__)
 
