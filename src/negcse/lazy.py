@@ -5,6 +5,11 @@ The methods, poolers and losses use these names, so that importing them does not
 guides) for every config, in every Snakemake process: on a SLURM cluster each job runs two.
 Type checkers see the real modules. ``tests/workflow/test_dry_runs.py`` checks the parse does not
 import torch.
+
+The commands that need torch, transformers or nltk only in ``run()`` (``train``, the paraphrase
+and TF-IDF generators) hold those modules as ``LazyModule("negcse....")`` under the same
+``if TYPE_CHECKING: import ... else: ... = LazyModule(...)`` pattern, so ``negcse <command>
+--help`` imports none of them (``tests/test_cli_help.py``).
 """
 
 from __future__ import annotations
