@@ -17,7 +17,7 @@ Classifiers: ``sentevalish`` (default) reproduces SentEval's PyTorch logistic re
 (``negcse.evaluation.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
 
 Every task also records whether each test example was classified right (``details.<task>.test``,
-:func:`test_record`), for the paired bootstrap of the transfer average
+:func:`record_tested`), for the paired bootstrap of the transfer average
 (``negcse.analysis.transfer_bootstrap``, ``docs/statistics.md``).
 """
 
@@ -71,7 +71,7 @@ PENALTIES = {
 FOLD_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
-def test_record(correct: np.ndarray, fold: np.ndarray | None = None) -> dict[str, str]:
+def record_tested(correct: np.ndarray, fold: np.ndarray | None = None) -> dict[str, str]:
     """Each test example's correctness as a string of 0/1, one character per example in the
     task's example order (SentEval's order of the rows that are tested: all of a CV task's, the
     test split's otherwise), and, for a CV task, the outer fold that tested it (``fold``, one
@@ -159,7 +159,7 @@ def inner_kfold(
             for (tr, te), c, a in zip(outer, chosen, test_acc, strict=True)
         ],
         "penalties": list(penalties),
-        "test": test_record(pred == y, fold),
+        "test": record_tested(pred == y, fold),
     }
 
 
@@ -187,7 +187,7 @@ def split_classifier(
         "penalty": penalty,
         "dev_scores": scores,
         "penalties": list(penalties),
-        "test": test_record(pred == y[test]),
+        "test": record_tested(pred == y[test]),
     }
 
 
@@ -219,7 +219,7 @@ def kfold_classifier(
         "penalties": list(penalties),
         "fold_sizes": [len(te) for _, te in folds],
         "pred": pred,
-        "test": test_record(pred == y[test]),
+        "test": record_tested(pred == y[test]),
     }
 
 
