@@ -16,6 +16,11 @@ bound the same way at the top of the module that uses it, not imported inside a 
 
 so that ``negcse <command> --help`` and the Snakefile's parse stay fast and the dependency stays
 visible: ``tests/test_layers.py`` reads such a binding as an import of that module.
+
+The commands that need torch, transformers or nltk only in ``run()`` (``train``, the paraphrase
+and TF-IDF generators) hold those modules as ``LazyModule("negcse....")`` under that
+``if TYPE_CHECKING: import ... else: ... = LazyModule(...)`` pattern, so ``negcse <command>
+--help`` imports none of them (``tests/test_cli_help.py``).
 """
 
 from __future__ import annotations

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import TYPE_CHECKING
 
-from negcse.generators.backtranslation import surface_edits
 from negcse.io_utils import read_lines, write_lines
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import negcse.generators.backtranslation as backtranslation
+else:  # imported when run() uses them, not for --help (negcse.lazy)
+    backtranslation = LazyModule("negcse.generators.backtranslation")
 
 NAME = "surface-edits"
 HELP = "EDA-style random word deletions and swaps per line (offline paraphrase candidates)"
@@ -22,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sentences = read_lines(args.corpus)
-    write_lines(args.output, surface_edits(sentences, args.rate, args.seed))
+    write_lines(args.output, backtranslation.surface_edits(sentences, args.rate, args.seed))
     logger.info(
         "wrote %s: %d lines (rate %g, seed %d)", args.output, len(sentences), args.rate, args.seed
     )

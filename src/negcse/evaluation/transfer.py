@@ -15,6 +15,10 @@ folds SentEval's own. Accuracies are x100 and rounded to 2 decimals where and as
 rounds (numpy's rounding for means, Python's for single scores), so ties pick the same penalty.
 Classifiers: ``sentevalish`` (default) reproduces SentEval's PyTorch logistic regression
 (``negcse.evaluation.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
+
+Every task also records whether each test example was classified right (``details.<task>.test``,
+:func:`record_tested`), for the paired bootstrap of the transfer average
+(``negcse.analysis.transfer_bootstrap``, ``docs/statistics.md``).
 """
 
 from __future__ import annotations
@@ -61,6 +65,23 @@ PENALTIES = {
         "kfold": tuple(2.0**t for t in range(-1, 6)),
     },
 }
+
+
+#: one character per fold in ``details.<task>.test.fold`` (at most 36 folds)
+FOLD_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def record_tested(correct: np.ndarray, fold: np.ndarray | None = None) -> dict[str, str]:
+    """Each test example's correctness as a string of 0/1, one character per example in the
+    task's example order (SentEval's order of the rows that are tested: all of a CV task's, the
+    test split's otherwise), and, for a CV task, the outer fold that tested it (``fold``, one
+    digit of :data:`FOLD_DIGITS` per example). ~1-2 bytes an example: the file stays small."""
+    record = {"correct": "".join("1" if c else "0" for c in np.asarray(correct, dtype=bool))}
+    if fold is not None:
+        if int(np.max(fold)) >= len(FOLD_DIGITS):
+            raise ValueError(f"at most {len(FOLD_DIGITS)} folds are recorded, got {max(fold) + 1}")
+        record["fold"] = "".join(FOLD_DIGITS[f] for f in np.asarray(fold))
+    return record
 
 
 def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
@@ -126,9 +147,10 @@ def inner_kfold(
         chosen.append((*_pick(scores, penalties), max(scores)))
     final_jobs = [FitJob(train, None, (chosen[f][1],)) for f, (train, _) in enumerate(outer)]
     final = prober.fit(x, y, final_jobs, nclasses, f"{name} outer folds")
-    test_acc = [
-        accuracy100(final.predict(x[test], f, 0), y[test]) for f, (_, test) in enumerate(outer)
-    ]
+    pred, fold = np.empty_like(y), np.empty(len(y), dtype=np.int64)  # the folds partition y
+    for f, (_, test) in enumerate(outer):
+        pred[test], fold[test] = final.predict(x[test], f, 0), f
+    test_acc = [accuracy100(pred[test], y[test]) for _, test in outer]
     return {
         "acc": np_round2(np.mean(test_acc)),
         "devacc": np_round2(np.mean([c[2] for c in chosen])),
@@ -137,6 +159,7 @@ def inner_kfold(
             for (tr, te), c, a in zip(outer, chosen, test_acc, strict=True)
         ],
         "penalties": list(penalties),
+        "test": record_tested(pred == y, fold),
     }
 
 
@@ -157,12 +180,14 @@ def split_classifier(
     r, penalty = _pick(scores, penalties)
     # SentEval refits with the chosen penalty; with the same seed and data that fit is this one.
     test = rows["test"]
+    pred = fitted.predict(x[test], 0, r)
     return {
-        "acc": accuracy100(fitted.predict(x[test], 0, r), y[test]),
+        "acc": accuracy100(pred, y[test]),
         "devacc": max(scores),
         "penalty": penalty,
         "dev_scores": scores,
         "penalties": list(penalties),
+        "test": record_tested(pred == y[test]),
     }
 
 
@@ -194,6 +219,7 @@ def kfold_classifier(
         "penalties": list(penalties),
         "fold_sizes": [len(te) for _, te in folds],
         "pred": pred,
+        "test": record_tested(pred == y[test]),
     }
 
 
