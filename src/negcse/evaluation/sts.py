@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,7 +19,7 @@ from scipy.stats import spearmanr
 
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
 from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.registry import Evaluation, Job, Options, register
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +110,10 @@ def dev_scorer(
     return score
 
 
+def _job_args(protocol: str, config: Mapping[str, Any]) -> str:
+    return f"--sts-protocol {protocol} --sts-pairs"
+
+
 @register
 class STS(Evaluation):
     name = "sts"
@@ -126,6 +130,12 @@ class STS(Evaluation):
             "help": "keep every test pair's cosine and gold score (the verdicts' bootstrap)",
         },
     }
+    job = Job(
+        order=0,
+        config_key="evaluation.protocol",
+        args=_job_args,
+        needs={"sts": "results/data/sts_manifest.tsv"},
+    )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         return evaluate_sts(

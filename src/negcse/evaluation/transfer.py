@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -37,7 +37,7 @@ from negcse.data.transfer import (
     senteval_order,
 )
 from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.evaluation.transfer_classifier import (
     FitJob,
     Fitted,
@@ -295,6 +295,14 @@ def evaluate_transfer(
     return result
 
 
+def _job_args(settings: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """Tasks, folds and classifier (evaluation.transfer)."""
+    return (
+        f"--transfer-tasks {quoted(settings['tasks'])} --transfer-kfold {settings['kfold']} "
+        f"--transfer-classifier {settings['classifier']}"
+    )
+
+
 @register
 class Transfer(Evaluation):
     name = "transfer"
@@ -310,6 +318,12 @@ class Transfer(Evaluation):
         "seed": {"type": int, "default": 1111, "help": "SentEval's seed (default 1111)"},
         "kfold": {"type": at_least(2), "default": 10, "help": "folds (SimCSE's test mode: 10)"},
     }
+    job = Job(
+        order=1,
+        config_key="evaluation.transfer",
+        args=_job_args,
+        needs={"transfer": "results/data/transfer_manifest.tsv"},
+    )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         result = evaluate_transfer(
