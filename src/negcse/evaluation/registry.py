@@ -1,20 +1,21 @@
 """Evaluations by name: each module of ``negcse.evaluation`` (but the helpers in
 :data:`HELPERS`) defines one :class:`Evaluation` subclass and decorates it with
 :func:`register`; ``negcse evaluate --only NAME,...`` runs them on one loaded model. A module
-outside the package registers the same way when an installed distribution names it under the
-entry-point group :data:`ENTRY_POINTS`. An evaluation with a :class:`Job` runs in every model's
-evaluation job of the workflow (negcse.workflow.plan)."""
+outside the package registers the same way when it is importable and named in
+``$NEGCSE_EVALUATIONS`` (:data:`MODULES_ENV`; the workflow's parse and its jobs both read it).
+An evaluation with a :class:`Job` runs in every model's evaluation job of the workflow
+(negcse.workflow.plan)."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -30,8 +31,9 @@ Options = dict[str, dict[str, Any]]
 #: settings every evaluation receives besides its own options
 COMMON_SETTINGS = ("model", "pooler", "mirror", "batch_size", "tags")
 
-#: entry-point group of evaluations defined outside the package (value: the module to import)
-ENTRY_POINTS = "negcse.evaluations"
+#: environment variable naming modules outside the package that define evaluations
+#: (comma-separated, importable: e.g. on PYTHONPATH)
+MODULES_ENV = "NEGCSE_EVALUATIONS"
 
 #: the models an evaluation job evaluates (rules/evaluate.smk): trained runs, untrained
 #: backbones, released checkpoints
@@ -131,16 +133,18 @@ def unregister(name: str) -> None:
 
 @cache
 def _import_all() -> None:
-    """Import the package's evaluation modules and those the entry points name."""
+    """Import the package's evaluation modules and those ``$NEGCSE_EVALUATIONS`` names."""
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name not in HELPERS:
             importlib.import_module(f"negcse.evaluation.{info.name}")
-    for point in entry_points(group=ENTRY_POINTS):
-        point.load()
+    for module in os.environ.get(MODULES_ENV, "").split(","):
+        if module.strip():
+            importlib.import_module(module.strip())
 
 
 def evaluations() -> dict[str, type[Evaluation]]:
-    """Every evaluation: the package's modules, the entry points' and any registered elsewhere."""
+    """Every evaluation: the package's modules, ``$NEGCSE_EVALUATIONS``' and any registered
+    elsewhere."""
     _import_all()
     return dict(_REGISTRY)
 

@@ -12,14 +12,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
 from negcse.evaluation.cache import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Job, Options, register
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import scipy.stats as stats
+else:
+    # imported on first use (the workflow's parse reads this module)
+    stats = LazyModule("scipy.stats")
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +40,7 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
-    return float(spearmanr(pred, gold).statistic * 100.0)
+    return float(stats.spearmanr(pred, gold).statistic * 100.0)
 
 
 def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:

@@ -23,11 +23,9 @@ import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
 
 from negcse.data.transfer import (
     TRANSFER_TASKS,
@@ -45,7 +43,16 @@ from negcse.evaluation.transfer_classifier import (
     fit_logreg_batch,
     fit_sklearn_batch,
 )
+from negcse.lazy import LazyModule
 from negcse.model_cli import at_least
+
+if TYPE_CHECKING:
+    import sklearn.metrics as metrics
+    import sklearn.model_selection as model_selection
+else:
+    # imported on first use (the workflow's parse reads this module)
+    metrics = LazyModule("sklearn.metrics")
+    model_selection = LazyModule("sklearn.model_selection")
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +77,7 @@ def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
 
 def f1_100(pred: np.ndarray, gold: np.ndarray) -> float:
     """SentEval's MRPC F1 (positive class 1), 100 * F1 rounded as numpy rounds."""
-    return np_round2(100.0 * f1_score(gold, pred))
+    return np_round2(100.0 * metrics.f1_score(gold, pred))
 
 
 def np_round2(value: float) -> float:
@@ -98,7 +105,7 @@ class _Prober:
 
 
 def _stratified_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+    skf = model_selection.StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
     return list(skf.split(np.zeros((len(y), 1)), y))
 
 
