@@ -53,8 +53,6 @@ except ConfigError as exc:
 validate(config, schema_path(), set_default=True)
 
 PLAN = Plan(config, log=logger.info)
-METHODS = PLAN.methods
-BACKBONES = PLAN.backbones
 CORPUS = PLAN.corpus  # the main corpus (rule corpus)
 CORPORA = PLAN.corpora  # the mixed ones (rule mixed_corpus, GCSE's domain setting)
 MTEB_GROUP_PATTERN = _alternation(MTEB_GROUPS)

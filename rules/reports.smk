@@ -24,7 +24,7 @@ rule paper_report:
     conda:
         "../envs/negcse.yaml"
     params:
-        methods=quoted(METHODS),
+        methods=quoted(PLAN.methods),
         baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
     shell:
         "python -m negcse paper-report --paper {wildcards.paper:q} --methods {params.methods} "
