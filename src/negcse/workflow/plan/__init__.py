@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -35,6 +36,8 @@ from negcse.workflow.guide_config import (
 )
 from negcse.workflow.plan import evaluate
 from negcse.workflow.plan.evaluate import MODEL_DIR, SUBJECTS, Subject, mirror_arg
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["SUBJECTS", "Plan", "Subject", "alternation", "expand", "mirror_arg", "quoted"]
 
@@ -84,7 +87,7 @@ class Plan:
     """The jobs of one validated config. ``log`` receives the plan's notes (a named grid, a
     skipped table or released checkpoint) as the dry run prints them."""
 
-    def __init__(self, config: Mapping[str, Any], log: Callable[[str], None] = print) -> None:
+    def __init__(self, config: Mapping[str, Any], log: Callable[[str], None] = logger.info) -> None:
         self.config = config
         self.methods: list[str] = list(config["grid"]["methods"])
         self.backbones: list[str] = list(config["grid"]["backbones"])
