@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
 
 from negcse.data.transfer import (
     TRANSFER_TASKS,
@@ -40,7 +38,7 @@ from negcse.data.transfer import (
     load_transfer,
     senteval_order,
 )
-from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.evaluation.transfer_classifier import (
     FitJob,
     Fitted,
@@ -48,8 +46,17 @@ from negcse.evaluation.transfer_classifier import (
     fit_logreg_batch,
     fit_sklearn_batch,
 )
+from negcse.lazy import LazyModule
 from negcse.model_cli import at_least
 from negcse.vectors import EncodeFn, SentenceCache
+
+if TYPE_CHECKING:
+    import sklearn.metrics as metrics
+    import sklearn.model_selection as model_selection
+else:
+    # imported on first use (the workflow's parse reads this module)
+    metrics = LazyModule("sklearn.metrics")
+    model_selection = LazyModule("sklearn.model_selection")
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +98,7 @@ def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
 
 def f1_100(pred: np.ndarray, gold: np.ndarray) -> float:
     """SentEval's MRPC F1 (positive class 1), 100 * F1 rounded as numpy rounds."""
-    return np_round2(100.0 * f1_score(gold, pred))
+    return np_round2(100.0 * metrics.f1_score(gold, pred))
 
 
 def np_round2(value: float) -> float:
@@ -119,7 +126,7 @@ class _Prober:
 
 
 def _stratified_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+    skf = model_selection.StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
     return list(skf.split(np.zeros((len(y), 1)), y))
 
 
@@ -321,6 +328,14 @@ def evaluate_transfer(
     return result
 
 
+def _job_args(settings: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """Tasks, folds and classifier (evaluation.transfer)."""
+    return (
+        f"--transfer-tasks {quoted(settings['tasks'])} --transfer-kfold {settings['kfold']} "
+        f"--transfer-classifier {settings['classifier']}"
+    )
+
+
 @register
 class Transfer(Evaluation):
     name = "transfer"
@@ -336,6 +351,12 @@ class Transfer(Evaluation):
         "seed": {"type": int, "default": 1111, "help": "SentEval's seed (default 1111)"},
         "kfold": {"type": at_least(2), "default": 10, "help": "folds (SimCSE's test mode: 10)"},
     }
+    job = Job(
+        order=1,
+        config_key="evaluation.transfer",
+        args=_job_args,
+        needs={"transfer": "results/data/transfer_manifest.tsv"},
+    )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         result = evaluate_transfer(

@@ -27,7 +27,7 @@ CellKind = Literal["mean", "number", "signed", "text", "count"]
 #: resource substituted where the run was planned (SAN's lexicon); a CSV column each where set
 ROW_NOTES = ("llm", "substitute")
 
-#: The method name of an untrained backbone's evaluation (rules/common.smk evaluation_args).
+#: The method name of an untrained backbone's evaluation (negcse.workflow.plan.evaluate).
 UNTRAINED = "untrained"
 #: At most this many trained methods per LaTeX table; more are split by method family
 #: (negcse.analysis.groups), each part repeating the reference rows.

@@ -12,7 +12,8 @@ of a trained view, the forward of forward + backward, at the guide's backbone si
 costs its per-sentence time over the corpus for each distinct output the grid needs; GCSE's
 synthesis and denoising are priced over its sources. Every size comes from the config and the
 registered files' line counts (``datasets.tsv``), never from built files, so the estimate is the
-same before and after the corpora exist. The dry run prints the table (rules/common.smk).
+same before and after the corpora exist. ``negcse estimate`` prints the table (:func:`grid_table`),
+and so does a dry run of the workflow (rules/common.smk).
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from negcse.generators.registry import producer, settings
-from negcse.methods.registry import build_method, method_class
+from negcse.methods.registry import build_method
 from negcse.workflow.config import method_corpus, method_seeds, resolve_method
 from negcse.workflow.guide_config import guide_entries
+from negcse.workflow.plan import Plan
+
+#: the unit costs benchmarks/gpu.py writes, relative to the checkout
+COSTS_FILE = "benchmarks/gpu_costs.csv"
 
 WIKI1M = 1_000_000
 DEV_SENTENCES = 3000  # STS-B dev: 1,500 pairs, the dev_eval row's work
@@ -377,10 +382,6 @@ def mteb_jobs(files: Iterable[str], backbones: Iterable[str]) -> list[tuple[str,
     return out
 
 
-def method_columns(config: Mapping[str, Any], method: str) -> tuple[str, ...]:
-    return method_class(config["methods"][method]["implementation"]).columns
-
-
 def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: str) -> str:
     lines = [
         f"Estimated GPU hours on one {costs.device} (unit costs: {source}; corpus "
@@ -408,3 +409,16 @@ def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: s
         )
         lines += [f"  {kind} {name}: {src}" for (kind, name), src in sorted(costs.derived.items())]
     return "\n".join(lines)
+
+
+def grid_table(plan: Plan, costs_file: str | Path, source: str = COSTS_FILE) -> str:
+    """The estimate of ``plan``'s grid as the dry run and ``negcse estimate`` print it: one row
+    per method, GPU generator and evaluation kind, from the unit costs in ``costs_file``."""
+    costs = load_costs(costs_file)
+    rows = estimate(
+        plan.config,
+        costs,
+        gpu_generators(plan.config, plan.column_paths()),
+        mteb_jobs(plan.mteb_files(), plan.backbones),
+    )
+    return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source)
