@@ -62,11 +62,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("negcse.generators.specs.gcse", "negcse.workflow.config"): GEN,
     ("negcse.generators.specs.gcse", "negcse.workflow.guide_config"): GEN,
     ("negcse.generators.specs.san", "negcse.data.sources"): GEN,
-    ("negcse.commands.evaluate", "negcse.vectors"): PLAN,
-    ("negcse.evaluation.registry", "negcse.evaluation"): PLAN,
-    ("negcse.workflow.gpu_estimate", "negcse.data.sources"): PLAN,
-    ("negcse.workflow.gpu_estimate", "negcse.workflow.config"): PLAN,
-    ("negcse.workflow.gpu_estimate", "negcse.generators.specs.gcse"): PLAN,
 }
 
 

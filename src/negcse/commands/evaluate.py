@@ -19,6 +19,7 @@ from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, evaluations, select
 from negcse.io_utils import check_writable, write_json
 from negcse.model_cli import add_model_arguments, header, load_embedder, tags
+from negcse.vectors import SentenceCache
 
 NAME = "evaluate"
 HELP = "run evaluations of one model (--only sts,transfer,...): one model load, one sentence cache"
@@ -70,8 +71,6 @@ def settings_of(args: argparse.Namespace, cls: type[Evaluation]) -> dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.vectors import SentenceCache
-
     try:
         chosen = select(args.only)
     except ValueError as exc:

@@ -26,9 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from negcse.data.sources import registry
 from negcse.generators.registry import producer, settings
+from negcse.generators.specs.gcse import synthesis_id, triplets_id
 from negcse.methods.registry import build_method
-from negcse.workflow.config import method_corpus, method_seeds, resolve_method
+from negcse.workflow.config import method_corpus, method_seeds, released_models, resolve_method
 from negcse.workflow.guide_config import guide_entries
 from negcse.workflow.plan import Plan
 
@@ -154,8 +156,6 @@ class Row:
 
 
 def _registered_lines(files: Iterable[str]) -> int | None:
-    from negcse.data.sources import registry
-
     known = registry()
     lines = [known[f].lines if f in known else None for f in files]
     return None if None in lines else sum(lines)  # type: ignore[arg-type]
@@ -243,8 +243,6 @@ def estimate(
     """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
     synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
     backbone) per job); GPU hours on the benchmarked GPU."""
-    from negcse.workflow.config import released_models
-
     grid = config["grid"]
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
     rows = []
@@ -315,8 +313,6 @@ def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
     none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here) and its
     denoising (per stage-1 model:
     the sources and their candidates encoded once, at the dev evaluation's per-sentence rate)."""
-    from negcse.generators.specs.gcse import synthesis_id, triplets_id
-
     grid = config["grid"]
     synth: dict[tuple[str, str], float] = {}  # (corpus, synthesis id) -> source-prompts / 3
     denoise: dict[tuple[str, str, str, int], int] = {}
