@@ -23,7 +23,4 @@ include: "rules/reports.smk"
 rule all:
     default_target: True
     input:
-        all_targets(),
-
-
-print_gpu_estimate()  # dry run only: estimated GPU hours (rules/common.smk)
+        all_inputs,

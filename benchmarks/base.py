@@ -26,8 +26,8 @@ from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.sts import evaluate_sts
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 REPO = Path(__file__).resolve().parents[1]
 

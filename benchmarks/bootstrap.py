@@ -5,7 +5,9 @@ sizes from the mirror) and noisy cosines, as `negcse evaluate` writes them, for 
 grid's methods x seeds plus the untrained row; then times each table job that reads them as
 the table rule runs it (`python -m negcse table NAME`, a process of its own: imports, reading,
 resampling, rendering): verdicts, checkpoints (no released row, as offline in smoke), and sts
-with and without the per-pair cosines in its files (what the larger files cost it).
+with and without the per-pair cosines in its files (what the larger files cost it). Then the
+same for the transfer files of the smoke protocol (CR in 5 folds, TREC's test split) with each
+test example's correctness: transfer_verdicts, and transfer with and without the records.
 
     NEGCSE_MIRROR=/work/shared/mirror python benchmarks/bootstrap.py [--seeds 2]
 """
@@ -60,6 +62,34 @@ def write_evals(folder: Path, seeds: int, pairs: bool) -> list[str]:
     return paths
 
 
+#: the smoke grid's transfer protocol: CR's 3,775 rows in 5 outer folds, TREC's 500 test rows
+TRANSFER_FOLDS = {"CR": np.arange(3775) % 5, "TREC": np.zeros(500, dtype=np.int64)}
+
+
+def write_transfer_evals(folder: Path, seeds: int, record: bool) -> list[str]:
+    rng = np.random.default_rng(0)
+    paths = []
+    runs = [(m, s) for m in SMOKE_METHODS for s in range(1, seeds + 1)] + [("untrained", 0)]
+    for method, seed in runs:
+        result: dict = {"method": method, "backbone": "splade-tiny", "seed": str(seed)}
+        details = {}
+        for task, fold in TRANSFER_FOLDS.items():
+            correct = rng.random(len(fold)) < rng.uniform(0.6, 0.85)
+            folds = int(fold.max()) + 1
+            accs = [round(100 * float(correct[fold == f].mean()), 2) for f in range(folds)]
+            result[task] = round(float(np.mean(accs)), 2)
+            details[task] = {"acc": result[task], "kfold": folds if folds > 1 else None}
+            if record:
+                details[task]["test"] = {"correct": "".join("01"[int(c)] for c in correct)}
+                if folds > 1:
+                    details[task]["test"]["fold"] = "".join(str(f) for f in fold)
+        result["avg"] = round(float(np.mean([result[t] for t in TRANSFER_FOLDS])), 2)
+        path = folder / f"{method}-{seed}.json"
+        path.write_text(json.dumps({**result, "details": details}, indent=2))
+        paths.append(str(path))
+    return paths
+
+
 def timed(args: list[str]) -> tuple[float, float, float]:
     """Wall s, CPU s and peak RSS (MB) of ``python -m negcse ARGS`` (that child's own)."""
     start = time.perf_counter()
@@ -91,6 +121,17 @@ def main() -> None:
                 wall, cpu, peak = timed(["table", name, "--evals", *evals, *out])
                 label = name + ("" if pairs else " (files without pairs)")
                 print(f"| {label} | {len(evals)} | {size:.2f} | {wall:.1f} | {cpu:.1f} | "
+                      f"{peak:.0f} |")
+        for record in (True, False):
+            folder = Path(tmp) / f"transfer-{record}"
+            folder.mkdir()
+            evals = write_transfer_evals(folder, args.seeds, record)
+            size = sum(Path(p).stat().st_size for p in evals) / len(evals) / 1e6
+            for name in ["transfer_verdicts", "transfer"] if record else ["transfer"]:
+                out = ["--md", str(folder / f"{name}.md"), "--baselines", *baselines]
+                wall, cpu, peak = timed(["table", name, "--evals", *evals, *out])
+                label = name + ("" if record else " (files without records)")
+                print(f"| {label} | {len(evals)} | {size:.3f} | {wall:.1f} | {cpu:.1f} | "
                       f"{peak:.0f} |")
 
 

@@ -44,8 +44,9 @@ from negcse.data.sources import resolve_data, resolve_model
 from negcse.evaluation.sts import dev_scorer
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings, resolve_method
+from negcse.workflow.config import resolve_method
 
 REPO = Path(__file__).resolve().parents[1]
 WIKI1M = 1_000_000  # sentences in wiki1m_for_simcse.txt

@@ -1,6 +1,6 @@
 """Cost of RLRD's teacher-weighting agent at BERT-base shapes (batch 128, dim 768).
 
-Runs one PPO window (125 steps) of :class:`negcse.training.teacher_agent.TeacherAgent` on random
+Runs one PPO window (125 steps) of :class:`negcse.methods.teacher_agent.TeacherAgent` on random
 views and teacher embeddings and reports the median time of a step (both teachers' states,
 ``act`` and ``learn``), the time of the step that runs the PPO update, and the size of the
 agent's checkpoint state with a full window stored. Usage (benchmarks/rlrd_agent.md)::
@@ -18,7 +18,7 @@ import time
 import torch
 
 from negcse.losses import cosine_matrix
-from negcse.training.teacher_agent import AgentSettings, TeacherAgent, agent_states
+from negcse.methods.teacher_agent import AgentSettings, TeacherAgent, agent_states
 
 
 def main() -> None:

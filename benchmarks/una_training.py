@@ -23,8 +23,8 @@ from negcse.io_utils import read_lines
 from negcse.methods.registry import build_method
 from negcse.seed import seed_everything
 from negcse.training.model import SentenceEncoder, torch_threads
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 
 def run_one(method_name: str, columns: dict[str, list[str]], steps: int, seed: int) -> dict:

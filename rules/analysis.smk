@@ -34,7 +34,7 @@ rule analysis_negations:
     conda:
         "../envs/negcse.yaml"
     params:
-        quirks=analysis_negation_args(),
+        quirks=PLAN.negation_args(),
     shell:
         "python -m negcse negate --input {input:q} --output {output:q} --style sncse "
         "{params.quirks} --no-progress 2> {log:q}"
@@ -42,7 +42,7 @@ rule analysis_negations:
 
 rule analysis_figure:
     input:
-        analysis_figure_inputs,
+        ask(PLAN.figure_inputs),
     output:
         png=report(
             grid_path("results/figures/{backbone}/{figure}/{group}.png"),
@@ -60,11 +60,11 @@ rule analysis_figure:
         grid_path("logs/analysis/figures/{backbone}/{figure}/{group}.log"),
     wildcard_constraints:
         figure="soft_negatives|hard_positives|training_curves",
-        group=_alternation(FIGURE_GROUPS),
+        group=_alternation(PLAN.figure_groups),
     conda:
         "../envs/negcse.yaml"
     params:
-        baseline=figure_baseline_arg,
+        baseline=ask(PLAN.figure_baseline_arg),
     shell:
         "python -m negcse plot-analysis --kind {wildcards.figure:q} --inputs {input:q} "
         "--png {output.png:q} --pdf {output.pdf:q} --title {wildcards.backbone:q} "
@@ -74,7 +74,7 @@ rule analysis_figure:
 # The same curves as data (git-tracked; `dvc plots show` draws them with .dvc/plots/).
 rule training_curves_data:
     input:
-        run_files("results/models/{method}/{backbone}/seed{seed}"),
+        PLAN.run_files("results/models/{method}/{backbone}/seed{seed}"),
     output:
         grid_path("results/plots/training_curves.csv"),
     log:

@@ -83,7 +83,7 @@ rule prefetch:
     conda:
         "../envs/negcse.yaml"
     params:
-        models=prefetch_models(),
+        models=PLAN.prefetch_models(),
         mirror=mirror_arg(),
     shell:
         "python -m negcse fetch-data --fill-mirror {output:q} --models {params.models} "

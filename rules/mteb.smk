@@ -1,7 +1,7 @@
 # MTEB reranking (MAP, MRR@10) and classification (accuracy) of every trained model, through the
 # pinned mteb library. Part of the paper grid; off in the offline smoke grid
-# (evaluation.mteb: false), whose mirror has no MTEB data: grid_tables() (rules/common.smk)
-# logs the skip when the DAG is built. The datasets live in the Hugging Face cache ($HF_HOME),
+# (evaluation.mteb: false), whose mirror has no MTEB data: the plan (negcse.workflow.plan)
+# logs the skip when it reads the workflow. The datasets live in the Hugging Face cache ($HF_HOME),
 # filled by mteb_data. The table is built in rules/tables.smk.
 
 

@@ -8,7 +8,7 @@ rule paper_report:
         sts=grid_path("results/tables/sts.csv"),
         verdicts=grid_path("results/tables/verdicts.csv"),
         checkpoints=grid_path("results/tables/checkpoints.csv"),
-        figures=paper_figures,
+        figures=ask(PLAN.paper_figures),
     output:
         md=grid_path("results/reports/{paper}.md"),
         html=report(
@@ -20,12 +20,12 @@ rule paper_report:
     log:
         grid_path("logs/reports/{paper}.log"),
     wildcard_constraints:
-        paper=_alternation(PAPER_PAGES) or "(?!)",
+        paper=_alternation(PLAN.paper_pages) or "(?!)",
     conda:
         "../envs/negcse.yaml"
     params:
-        methods=quoted(METHODS),
-        baselines=quoted(f"{m}={b}" for m, b in method_baselines(config).items()),
+        methods=quoted(PLAN.methods),
+        baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
     shell:
         "python -m negcse paper-report --paper {wildcards.paper:q} --methods {params.methods} "
         "--baselines {params.baselines} --sts {input.sts:q} --verdicts {input.verdicts:q} "

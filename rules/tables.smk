@@ -5,7 +5,7 @@
 
 rule table:
     input:
-        table_inputs,
+        ask(PLAN.table_inputs),
     output:
         tex=grid_path("results/tables/{table}.tex"),
         csv=grid_path("results/tables/{table}.csv"),
@@ -20,11 +20,11 @@ rule table:
     log:
         grid_path("logs/tables/{table}.log"),
     wildcard_constraints:
-        table=_alternation(GRID_TABLES),
+        table=_alternation(PLAN.grid_tables),
     conda:
         "../envs/negcse.yaml"
     params:
-        baselines=quoted(f"{m}={b}" for m, b in method_baselines(config).items()),
+        baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
         released=quoted(config.get("released") or {}),
         caption=table_report("summary"),
     shell:
@@ -36,7 +36,7 @@ rule table:
 
 rule case_study_table:
     input:
-        case_study_inputs,
+        ask(PLAN.case_study_inputs),
     output:
         tex=grid_path("results/tables/case_study_{backbone}.tex"),
         csv=grid_path("results/tables/case_study_{backbone}.csv"),

@@ -19,9 +19,9 @@ rule train:
         mem_mb=32000,
         runtime=360,
     params:
-        run=run_spec,
+        run=ask(PLAN.run_spec),
         columns=column_args,
-        guides=guide_arguments,
+        guides=ask(PLAN.guide_args),
         checkpoints="results/checkpoints/{method}/{backbone}/seed{seed}",
         protocol=config["evaluation"]["protocol"],
         mirror=mirror_arg(),

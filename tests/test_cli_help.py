@@ -1,16 +1,24 @@
 """``negcse --help`` lists every command with its help without importing any command module
-(torch, transformers: ~10 s on 2 busy cores), ``negcse evaluate --help`` imports no torch; a
-named command still gets its full options."""
+(torch, transformers: ~10 s on 2 busy cores), ``negcse evaluate --help`` imports no torch, the
+model and generator commands' ``--help`` import none of torch, transformers, scipy, scikit-learn
+or nltk (their modules are ``negcse.lazy.LazyModule``s); a named command still gets its full
+options."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import subprocess
 import sys
 
-from negcse.cli import command_help, command_names
+import pytest
 
-HEAVY = ("torch", "transformers", "sklearn", "spacy", "pandas", "negcse.commands.train")
+from negcse.cli import command_help, command_names
+from negcse.lazy import LazyModule
+
+HEAVY = ("torch", "transformers", "sklearn", "spacy", "pandas", "scipy", "nltk",
+         "negcse.commands.train")  # fmt: skip
 #: `negcse ARGS` in a fresh interpreter, then the heavy modules it imported
 PROBE = f"""import sys
 from negcse.cli import main
@@ -54,3 +62,40 @@ def test_evaluate_help_imports_no_torch() -> None:
     out, heavy = _imported("evaluate", "--help")
     assert "torch" not in heavy and "transformers" not in heavy, heavy
     assert "--sts-out JSON" in out and "--transfer-out JSON" in out
+
+
+#: commands whose run() needs torch, transformers or nltk, and an option of each
+LIGHT_HELP = {
+    "train": "--checkpoint-dir CHECKPOINT_DIR",
+    "back-translate": "--pivot",
+    "paraphrase": "--num-beams NUM_BEAMS",
+    "select-paraphrases": "--mer-min MER_MIN",
+    "surface-edits": "--rate RATE",
+    "tfidf": "--chunk-size CHUNK_SIZE",
+}
+
+
+@pytest.mark.parametrize("command", sorted(LIGHT_HELP))
+def test_model_commands_help_imports_no_model_stack(command: str) -> None:
+    out, heavy = _imported(command, "--help")
+    stack = {"torch", "transformers", "scipy", "sklearn", "nltk"}
+    assert not stack & set(heavy), heavy
+    assert LIGHT_HELP[command] in out
+
+
+def test_every_lazy_name_a_command_uses_exists() -> None:
+    """A misspelt ``module.name`` behind a LazyModule fails only when run() reaches it: check
+    every such attribute in every command's source against the real module."""
+    checked = 0
+    for module_name in command_names().values():
+        module = importlib.import_module(f"negcse.commands.{module_name}")
+        lazy = {k: v for k, v in vars(module).items() if isinstance(v, LazyModule)}
+        tree = ast.parse(inspect.getsource(module))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                    and node.value.id in lazy:  # fmt: skip
+                real = importlib.import_module(object.__getattribute__(lazy[node.value.id],
+                                                                       "_name"))  # fmt: skip
+                assert hasattr(real, node.attr), f"{module_name}: {node.value.id}.{node.attr}"
+                checked += 1
+    assert checked >= 15  # train alone uses eight

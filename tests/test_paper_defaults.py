@@ -23,9 +23,9 @@ from negcse.generators.pos_lexicon import LexiconError, read_released_table
 from negcse.losses import two_way_margin_loss
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
+from negcse.training.settings import TrainSettings
 from negcse.workflow.config import (
     ConfigError,
-    TrainSettings,
     check_config,
     load_config,
     method_baselines,

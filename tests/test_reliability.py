@@ -428,8 +428,8 @@ def _tiny_trainer(splade: Path, ckpt: Path, **overrides: int):
 
     from negcse.methods.registry import build_method
     from negcse.training.model import SentenceEncoder
+    from negcse.training.settings import TrainSettings
     from negcse.training.trainer import TrainData, Trainer
-    from negcse.workflow.config import TrainSettings
 
     settings = TrainSettings(
         epochs=1, batch_size=8, learning_rate=1e-4, max_seq_len=16, dropout=0.1,

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import negcse.commands as commands_pkg
+from negcse.errors import UserError
+from negcse.io_utils import check_writable
 
 DEBUG_ENV = "NEGCSE_DEBUG"
 
@@ -93,8 +95,6 @@ def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, object
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Every output option's folder can be written (before any model loads or corpus is read)."""
-    from negcse.io_utils import check_writable
-
     values = (getattr(args, name, None) for name in OUTPUT_OPTIONS)
     check_writable(*(v for v in values if isinstance(v, str | os.PathLike)), folder=True)
 
@@ -123,15 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def expected_error(exc: BaseException) -> bool:
     """Errors a user causes and fixes (config, files, models): no traceback for those; any
     other exception is a bug and keeps its traceback."""
-    from negcse.errors import UserError
-
     return isinstance(exc, (UserError, OSError, json.JSONDecodeError))
 
 
 def describe_error(exc: BaseException) -> str:
     """``path: reason`` for an operating-system error, else the exception's own message."""
-    from negcse.errors import UserError
-
     if isinstance(exc, OSError) and not isinstance(exc, UserError) and exc.filename:
         return f"{exc.filename}: {exc.strerror or exc}"
     if isinstance(exc, json.JSONDecodeError):

@@ -5,6 +5,22 @@ The methods, poolers and losses use these names, so that importing them does not
 guides) for every config, in every Snakemake process: on a SLURM cluster each job runs two.
 Type checkers see the real modules. ``tests/workflow/test_dry_runs.py`` checks the parse does not
 import torch.
+
+A negcse module that imports torch, spaCy, mteb or matplotlib and that only one path needs is
+bound the same way at the top of the module that uses it, not imported inside a function::
+
+    if TYPE_CHECKING:
+        from negcse.generators import san
+    else:  # torch: imported when the command runs, not for --help
+        san = LazyModule("negcse.generators.san")
+
+so that ``negcse <command> --help`` and the Snakefile's parse stay fast and the dependency stays
+visible: ``tests/test_layers.py`` reads such a binding as an import of that module.
+
+The commands that need torch, transformers or nltk only in ``run()`` (``train``, the paraphrase
+and TF-IDF generators) hold those modules as ``LazyModule("negcse....")`` under that
+``if TYPE_CHECKING: import ... else: ... = LazyModule(...)`` pattern, so ``negcse <command>
+--help`` imports none of them (``tests/test_cli_help.py``).
 """
 
 from __future__ import annotations

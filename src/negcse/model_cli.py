@@ -9,10 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from negcse.lazy import LazyModule
+from negcse.methods.registry import _load_all
 from negcse.poolers import POOLERS
 
 if TYPE_CHECKING:
+    from negcse.evaluation import embedder as embedding
     from negcse.evaluation.embedder import Embedder
+    from negcse.training import model
+else:  # torch and transformers: loaded by load_embedder only (`evaluate --help` stays fast)
+    embedding = LazyModule("negcse.evaluation.embedder")
+    model = LazyModule("negcse.training.model")
 
 
 def add_model_arguments(
@@ -60,7 +67,6 @@ def pooler_name(text: str) -> str:
     """An argparse type: ``auto`` or a known pooler (methods register prompt poolers)."""
     if text == "auto" or text in POOLERS:
         return text
-    from negcse.methods.registry import _load_all
 
     _load_all()
     if text not in POOLERS:
@@ -84,13 +90,10 @@ def saved_pooler(model: str) -> str:
 
 def load_embedder(args: argparse.Namespace) -> Embedder:
     """Set the thread count, resolve ``--pooler auto`` (in ``args``) and load the model."""
-    from negcse.evaluation.embedder import Embedder
-    from negcse.training.model import torch_threads
-
-    torch_threads(args.threads)
+    model.torch_threads(args.threads)
     if args.pooler == "auto":
         args.pooler = saved_pooler(args.model)
-    return Embedder.load(args.model, args.pooler, mirror=args.mirror)
+    return embedding.Embedder.load(args.model, args.pooler, mirror=args.mirror)
 
 
 def tags(args: argparse.Namespace) -> dict[str, str]:

@@ -13,10 +13,10 @@ import pytest
 
 from negcse.cli import main
 from negcse.errors import UserError
-from negcse.evaluation.cache import SentenceCache
 from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.probe import load_probe
 from negcse.evaluation.registry import Evaluation, Options, evaluations, register, unregister
+from negcse.vectors import SentenceCache
 
 MODEL = ["--pooler", "cls_before_pooler", "--threads", "1", "--tag", "method=untrained"]
 

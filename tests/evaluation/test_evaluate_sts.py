@@ -13,7 +13,8 @@ import pytest
 from scipy.stats import spearmanr
 
 from negcse.data.sts import STSData, load_sts
-from negcse.evaluation.sts import cosine_rows, evaluate_sts, score_task
+from negcse.evaluation.sts import evaluate_sts, score_task
+from negcse.vectors import cosine_rows
 
 pytestmark = pytest.mark.mirror
 

@@ -261,7 +261,7 @@ def test_run_probe_by_hand() -> None:
 @pytest.mark.mirror
 def test_commands_end_to_end_on_splade_tiny(tmp_path: Path, splade_tiny: Path) -> None:
     from negcse.evaluation.embedder import Embedder
-    from negcse.evaluation.sts import cosine_rows
+    from negcse.vectors import cosine_rows
 
     small = ["STS16-answer-answer", "STS16-postediting", "STS14-deft-news"]
     outs = []

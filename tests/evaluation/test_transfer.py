@@ -286,3 +286,28 @@ def test_sklearn_classifier_runs_senteval_grid() -> None:
     assert det["penalties"] == [2.0**t for t in range(-1, 6)]  # SentEval's C grid for k-fold
     assert len(det["fold_sizes"]) == 3 and det["penalty"] in det["penalties"]
     assert res["MRPC"] >= 66.5 and 0 < res["MRPC_f1"] <= 100
+
+
+def _accuracy(bits: str) -> float:
+    return 100.0 * bits.count("1") / len(bits)
+
+
+def test_each_test_example_is_recorded_in_fold_order() -> None:
+    """details.<task>.test: one 0/1 per tested example (CR: all rows, with their outer fold;
+    TREC: the test split) that gives back every accuracy; the folds do not depend on the
+    encoder, so two models' records pair example by example."""
+    cfg = LogRegConfig(max_epoch=4)
+    res = evaluate_transfer(bow_encode, ["CR", "TREC"], MIRROR, kfold=3, config=cfg)
+    cr, trec = res["details"]["CR"]["test"], res["details"]["TREC"]["test"]
+    assert set(trec) == {"correct"} and len(trec["correct"]) == 500
+    assert round(_accuracy(trec["correct"]), 2) == res["TREC"]
+    assert len(cr["correct"]) == len(cr["fold"]) == EXPECTED_SIZES["CR"]["all"]
+    folds = res["details"]["CR"]["folds"]
+    for f, fold in enumerate(folds):
+        bits = "".join(c for c, k in zip(cr["correct"], cr["fold"], strict=True) if k == str(f))
+        assert len(bits) == fold["n_test"] and round(_accuracy(bits), 2) == fold["acc"]
+    # the senteval order and seed 1111 fix the folds: the same for another encoder
+    other = evaluate_transfer(lambda s: bow_encode(s)[:, ::-1] * 2.0, ["CR"], MIRROR, kfold=3,
+                              config=cfg)  # fmt: skip
+    assert other["details"]["CR"]["test"]["fold"] == cr["fold"]
+    assert other["details"]["CR"]["test"]["correct"] != cr["correct"]

@@ -23,8 +23,8 @@ from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepCon
 from negcse.methods.registry import METHODS, build_method, register
 from negcse.training.guides import guide_paths
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ from negcse.losses import hierarchical_info_nce, info_nce
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 
 def _cos(u: list[float], v: list[float]) -> float:

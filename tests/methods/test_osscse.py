@@ -26,8 +26,8 @@ from negcse.mer import mer
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 H = [[1.0, 0.0, 0.5], [0.2, 1.0, -0.3], [-0.5, 0.4, 1.0], [0.3, 0.3, 0.3]]
 HP = [[0.9, 0.1, 0.4], [0.1, 0.8, -0.2], [0.3, -0.6, 0.7], [0.3, 0.2, 0.4]]

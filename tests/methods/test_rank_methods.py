@@ -16,8 +16,9 @@ from negcse.methods.base import LossOutput, StepContext
 from negcse.methods.registry import build_method
 from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings, load_config
+from negcse.workflow.config import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 #: params.yaml's training defaults, cut to 3 steps of 4 sentences in fp32

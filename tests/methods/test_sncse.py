@@ -16,8 +16,8 @@ from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
 from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 H = [[1.0, 0.0, 0.5], [0.2, 1.0, -0.3], [-0.5, 0.4, 1.0]]
 HP = [[0.9, 0.1, 0.4], [0.1, 0.8, -0.2], [0.3, -0.6, 0.7]]

@@ -26,8 +26,9 @@ from negcse.methods.base import LossOutput, StepContext
 from negcse.methods.registry import build_method
 from negcse.seed import seed_everything
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings, check_config, column_readers, deep_merge
+from negcse.workflow.config import check_config, column_readers, deep_merge
 
 REPO = Path(__file__).resolve().parents[2]
 WIKI = "unlabeled/wiki1m/wiki1m_random10k.txt"

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from negcse.latex import latex_escape
 from negcse.tables.render import (
     PAPER_DIFF,
     Column,
     add_baseline_delta,
     collect,
-    latex_escape,
     metrics,
     render_latex,
     render_markdown,

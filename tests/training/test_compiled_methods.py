@@ -19,8 +19,8 @@ from test_trainer import SETTINGS as TRAINER_SETTINGS
 from negcse.methods.registry import build_method
 from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 pytestmark = [pytest.mark.mirror, pytest.mark.slow]
 

@@ -14,8 +14,8 @@ from test_trainer import _dev
 
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer, load_checkpoint
-from negcse.workflow.config import TrainSettings
 
 pytestmark = pytest.mark.mirror
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import make_scheduler
-from negcse.workflow.config import TrainSettings
 
 BASE = dict(
     epochs=2,

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 import torch
 
+from negcse.lock_record import lock_record
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
-from negcse.workflow.lockfile import lock_record
 
 pytestmark = pytest.mark.mirror
 

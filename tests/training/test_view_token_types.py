@@ -11,8 +11,8 @@ import torch
 
 from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
+from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
 
 pytestmark = pytest.mark.mirror
 

@@ -149,8 +149,9 @@ def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: 
     assert counts["train"] == 14 * 2 + 5 + 1  # + gcse_stage1, a guide (no table row)
     assert counts["evaluate_model"] == 14 * 2 + 5
     assert counts["gcse_synthesize"] == counts["gcse_denoise"] == 1
-    # sts, transfer, splits, probe, analysis, verdicts, checkpoints; a page per paper
-    assert counts["table"] == 7 and counts["case_study_table"] == 1
+    # sts, transfer, splits, probe, analysis, verdicts, checkpoints, transfer_verdicts; a page
+    # per paper
+    assert counts["table"] == 8 and counts["case_study_table"] == 1
     assert counts["paper_report"] == 5
     trains = {wc for rule, wc in jobs_with_wildcards(out) if rule == "train"}
     for method in ("rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse", "gcse_stage1"):

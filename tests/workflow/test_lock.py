@@ -13,12 +13,12 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from negcse.lock_record import installed_lock
 from negcse.workflow.lockfile import (
     LLM_EXTRAS,
     conda_yaml,
     disagreements,
     file_sha256,
-    installed_lock,
     parse_lock,
     project_requirements,
     runtime_closure,

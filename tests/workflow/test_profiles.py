@@ -11,6 +11,7 @@ import yaml
 from snakemake_executor_plugin_slurm.partitions import read_partition_file
 
 from negcse.generators.steps import all_steps
+from negcse.workflow.plan import SUBJECTS
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = sorted((REPO / "profiles").glob("*/profile.yaml"))
@@ -62,11 +63,19 @@ def test_slurm_profile_holds_site_settings_only() -> None:
 
 def test_gpu_rules_declare_their_memory_and_runtime() -> None:
     """The SLURM profile no longer supplies them: every rule asking for a GPU declares both."""
-    rules = re.split(
-        r"^rule ", "".join(p.read_text() for p in sorted(REPO.glob("rules/**/*.smk"))), flags=re.M
-    )
-    gpu_rules = {block.split(":")[0]: block for block in rules if "gpu=1" in block}
-    assert {"train", "evaluate_model", "evaluate_untrained"} <= set(gpu_rules)
+    text = "".join(p.read_text() for p in sorted(REPO.glob("rules/**/*.smk")))
+    gpu_rules = {}
+    for block in re.split(r"^ *rule\b ?", text, flags=re.M):
+        if "gpu=1" in block:  # a rule of a loop (`rule:`) has its name under `name:`
+            name = block.split(":")[0] or re.findall(r"name:\s*(\S+)", block)[0]
+            gpu_rules[name] = block
+    # rules/evaluate.smk: one definition, a rule per kind of model
+    assert [s.rule for s in SUBJECTS] == [
+        "evaluate_model",
+        "evaluate_untrained",
+        "evaluate_released",
+    ]
+    assert {"train", "_subject.rule"} <= set(gpu_rules)
     for name, block in gpu_rules.items():
         assert "mem_mb=" in block and "runtime=" in block, name
     # the generators' rules are their specs' steps (rules/generators.smk)

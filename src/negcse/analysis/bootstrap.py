@@ -58,14 +58,17 @@ def draw_indices(
     tasks: Mapping[str, TaskPairs], resamples: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:
     """Per task, (resamples, n) pair indices, drawn with replacement within each subset."""
-    out = {}
-    for name, task in tasks.items():
-        blocks, start = [], 0
-        for size in task.subset_sizes:
-            blocks.append(rng.integers(start, start + size, size=(resamples, size)))
-            start += size
-        out[name] = np.concatenate(blocks, axis=1)
-    return out
+    return {name: draw_within(task.subset_sizes, resamples, rng) for name, task in tasks.items()}
+
+
+def draw_within(sizes: Sequence[int], resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(resamples, sum(sizes)) indices: each block of consecutive ``sizes`` redrawn from itself
+    with replacement (a stratified resample that keeps the blocks' sizes)."""
+    blocks, start = [], 0
+    for size in sizes:
+        blocks.append(rng.integers(start, start + size, size=(resamples, size)))
+        start += size
+    return np.concatenate(blocks, axis=1)
 
 
 def counts_of(indices: np.ndarray, n: int) -> np.ndarray:

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from scipy.stats import gaussian_kde
+
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import scipy.stats as stats
+else:
+    # imported on first use (the workflow's parse reads this module)
+    stats = LazyModule("scipy.stats")
 
 GRID = np.linspace(-1.0, 1.0, 2001)  # cosine similarity axis, step 0.001
 
@@ -17,7 +26,7 @@ def density(values: np.ndarray, grid: np.ndarray = GRID) -> np.ndarray:
         out = np.zeros_like(grid)
         out[int(np.argmin(np.abs(grid - values.mean())))] = 1.0 / (grid[1] - grid[0])
         return out
-    return gaussian_kde(values)(grid)
+    return stats.gaussian_kde(values)(grid)
 
 
 def peak(values: np.ndarray, grid: np.ndarray = GRID) -> float:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from negcse.tables.render import latex_escape, latex_table
+from negcse.latex import latex_escape, latex_table
 
 TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "STSBenchmark-dev": "STS-B dev"}
 

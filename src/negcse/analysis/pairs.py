@@ -15,9 +15,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from negcse.data.sts import STS_TASKS, STSData, load_sts
-from negcse.evaluation.cache import EncodeFn
-from negcse.evaluation.sts import cosine_rows
 from negcse.seed import numpy_rng
+from negcse.vectors import EncodeFn, cosine_rows
 
 logger = logging.getLogger(__name__)
 

@@ -16,9 +16,17 @@ file order); ``ordinal`` (file order), ``min`` and ``max`` are available.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import rankdata
+
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import scipy.stats as stats
+else:
+    # imported on first use (the workflow's parse reads this module)
+    stats = LazyModule("scipy.stats")
 
 TIE_METHODS = ("average", "ordinal", "min", "max")
 
@@ -27,7 +35,7 @@ def ranks(values: np.ndarray, ties: str = "average") -> np.ndarray:
     """1-based ascending ranks (1 = smallest value)."""
     if ties not in TIE_METHODS:
         raise ValueError(f"unknown tie method {ties!r}; known: {', '.join(TIE_METHODS)}")
-    return rankdata(np.asarray(values, dtype=np.float64), method=ties).astype(np.float64)
+    return stats.rankdata(np.asarray(values, dtype=np.float64), method=ties).astype(np.float64)
 
 
 @dataclass(frozen=True)

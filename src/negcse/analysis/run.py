@@ -12,10 +12,9 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from negcse.analysis.density import peak
 from negcse.analysis.normalization import median_minmax
@@ -23,7 +22,14 @@ from negcse.analysis.overlap import hard_positive_pairs
 from negcse.analysis.pairs import pair_cosines, random_partners
 from negcse.analysis.rank_errors import rank_errors
 from negcse.data.sts import STS_TASKS, STSData, load_sts
-from negcse.evaluation.cache import EncodeFn, SentenceCache
+from negcse.lazy import LazyModule
+from negcse.vectors import EncodeFn, SentenceCache
+
+if TYPE_CHECKING:
+    import scipy.stats as stats
+else:
+    # imported on first use (the workflow's parse reads this module)
+    stats = LazyModule("scipy.stats")
 
 logger = logging.getLogger(__name__)
 
@@ -90,7 +96,7 @@ def _rank_section(data: STSData, sims: np.ndarray, s: AnalysisSettings) -> dict[
     return {
         "n": len(data),
         "rho_eq10": errors.rho(),
-        "spearman": float(spearmanr(sims, data.gold).statistic),
+        "spearman": float(stats.spearmanr(sims, data.gold).statistic),
         "top": top,
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
+from negcse.analysis.pairs import sample_sentences, sts_sentences
 from negcse.data.sts import PROTOCOLS
 from negcse.io_utils import write_lines
 
@@ -22,8 +23,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.analysis.pairs import sample_sentences, sts_sentences
-
     pool = sts_sentences(protocol=args.protocol, mirror=args.mirror)
     sample = sample_sentences(pool, args.n, args.seed)
     write_lines(args.out, sample)

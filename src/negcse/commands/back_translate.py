@@ -6,12 +6,19 @@ import argparse
 import functools
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from negcse.generators.backtranslation import back_translate, load_translator
 from negcse.generators.settings import add_options
 from negcse.generators.specs.osscse_paraphrase import WMT19_PIVOTS, OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
-from negcse.training.model import torch_threads
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import negcse.generators.backtranslation as backtranslation
+    import negcse.training.model as model_lib
+else:  # imported when run() uses them, not for --help (negcse.lazy)
+    backtranslation = LazyModule("negcse.generators.backtranslation")
+    model_lib = LazyModule("negcse.training.model")
 
 NAME = "back-translate"
 HELP = "round-trip translation of every line (en -> pivot -> en, facebook/wmt19-*), cached"
@@ -35,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    torch_threads(args.threads)
+    model_lib.torch_threads(args.threads)
     forward, backward = WMT19_PIVOTS.get(args.pivot, (None, None))
     forward, backward = args.forward or forward, args.backward or backward
     if not forward or not backward:
@@ -43,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     start = time.perf_counter()
     sentences = read_lines(args.corpus)
-    result, stats = back_translate(
+    result, stats = backtranslation.back_translate(
         sentences,
         forward,
         backward,
@@ -52,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         precision=args.precision,
         batch_size=args.batch_size,
-        load=functools.partial(load_translator, mirror=args.mirror),
+        load=functools.partial(backtranslation.load_translator, mirror=args.mirror),
         progress=not args.no_progress,
     )
     write_lines(args.output, result)

@@ -4,7 +4,7 @@
 
 The evaluations are those of :mod:`negcse.evaluation` (``--help`` lists them with their
 options, each prefixed by its name). The model is loaded once and every sentence encoded once
-(one :class:`~negcse.evaluation.cache.SentenceCache`); they run in ``--only``'s order. Every
+(one :class:`~negcse.vectors.SentenceCache`); they run in ``--only``'s order. Every
 selected evaluation's settings and outputs are checked before the model loads, and the JSON
 files are written when all have run, so a failure leaves no partial results.
 """
@@ -19,6 +19,7 @@ from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, evaluations, select
 from negcse.io_utils import check_writable, write_json
 from negcse.model_cli import add_model_arguments, header, load_embedder, tags
+from negcse.vectors import SentenceCache
 
 NAME = "evaluate"
 HELP = "run evaluations of one model (--only sts,transfer,...): one model load, one sentence cache"
@@ -70,8 +71,6 @@ def settings_of(args: argparse.Namespace, cls: type[Evaluation]) -> dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.evaluation.cache import SentenceCache
-
     try:
         chosen = select(args.only)
     except ValueError as exc:

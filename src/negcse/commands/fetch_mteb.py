@@ -5,8 +5,16 @@ then reads them from that cache only."""
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from negcse.data.mteb_tasks import GROUPS
+from negcse.io_utils import write_json
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from negcse.evaluation import mteb_runner
+else:  # mteb and datasets: imported when the command runs, not for --help
+    mteb_runner = LazyModule("negcse.evaluation.mteb_runner")
 
 NAME = "fetch-mteb"
 HELP = "download one group's MTEB datasets (networked machine) and write their manifest"
@@ -19,9 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.evaluation.mteb_runner import MTEB_VERSION, prefetch
-    from negcse.io_utils import write_json
-
-    rows = prefetch(args.group, args.tasks)
-    write_json(args.out, {"group": args.group, "mteb_version": MTEB_VERSION, "tasks": rows})
+    rows = mteb_runner.prefetch(args.group, args.tasks)
+    write_json(
+        args.out, {"group": args.group, "mteb_version": mteb_runner.MTEB_VERSION, "tasks": rows}
+    )
     return 0

@@ -10,8 +10,25 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from negcse.gcse.denoise import (
+    Triplet,
+    candidate_roles,
+    denoise,
+    denoise_released,
+    denoising_inputs,
+    usable,
+)
+from negcse.gcse.released import augment_anchor
+from negcse.generators.specs.gcse import THRESHOLDS
+from negcse.io_utils import read_jsonl, write_json, write_lines
+from negcse.lazy import LazyModule
+
 if TYPE_CHECKING:
-    from negcse.gcse.denoise import Triplet
+    from negcse.evaluation import embedder
+    from negcse.training import model
+else:  # torch and transformers: imported when the command runs, not for --help
+    embedder = LazyModule("negcse.evaluation.embedder")
+    model = LazyModule("negcse.training.model")
 
 NAME = "gcse-denoise"
 HELP = "GCSE denoising: score candidates with the stage-1 model, write anchor/positive/negative"
@@ -66,8 +83,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _roles(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[list[str]]]:
     """Anchors and their usable positive- and negative-prompt candidates (skipped sources and
     fallen-back completions left out)."""
-    from negcse.gcse.denoise import usable
-
     anchors, pos, neg = [], [], []
     for row in rows:
         if row.get("skipped"):
@@ -83,8 +98,6 @@ def unfiltered(
     anchors: list[str], pos: list[list[str]], neg: list[list[str]], seed: int
 ) -> list[Triplet]:
     """The first candidate of each role, no scores; eq. 10-11's fallbacks where none."""
-    from negcse.gcse.denoise import Triplet
-
     rng = random.Random(seed)
     out = []
     for i, anchor in enumerate(anchors):
@@ -102,14 +115,7 @@ def unfiltered(
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from negcse.evaluation.embedder import Embedder
-    from negcse.gcse.denoise import candidate_roles, denoise, denoise_released, denoising_inputs
-    from negcse.gcse.released import augment_anchor
-    from negcse.generators.specs.gcse import THRESHOLDS
-    from negcse.io_utils import read_jsonl, write_json, write_lines
-    from negcse.training.model import torch_threads
-
-    torch_threads(args.threads)
+    model.torch_threads(args.threads)
     rows = read_jsonl(args.candidates)
     anchors, candidates = denoising_inputs(rows)
     roles = candidate_roles(rows)
@@ -126,7 +132,9 @@ def run(args: argparse.Namespace) -> int:
         triplets = unfiltered(*_roles(rows), args.seed)
     else:
         # [CLS] + the saved MLP head: the frozen model as GCSE's guide embeds (guide_pooler cls)
-        encoder = Embedder.load(args.model, "cls", args.mirror, max_length=args.max_seq_len)
+        encoder = embedder.Embedder.load(
+            args.model, "cls", args.mirror, max_length=args.max_seq_len
+        )
         flat = [c for cands in candidates for c in cands]
         a = encoder.encode(anchors, args.batch_size)
         c = encoder.encode(flat, args.batch_size) if flat else np.zeros((0, a.shape[1]))

@@ -7,6 +7,17 @@ import contextlib
 import logging
 from pathlib import Path
 
+from negcse.commands.negate import InputError, read_sentences
+from negcse.gcse.pipeline import run_pipeline
+from negcse.gcse.prompts import load_prompts
+from negcse.gcse.released import check_bugs
+from negcse.io_utils import write_json, write_jsonl
+from negcse.llm.backend import GenerationSettings, LLMError
+from negcse.llm.cache import CachedLLM, CacheStats
+from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings
+from negcse.llm.pinned import PINNED
+from negcse.llm.transformers_backend import TransformersBackend
+
 NAME = "gcse-synthesize"
 HELP = "GCSE data synthesis with an LLM: extract knowledge, build the entity KG, write candidates"
 logger = logging.getLogger(__name__)
@@ -95,8 +106,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def make_backend(args: argparse.Namespace):  # -> Backend
     """The backend the options ask for (raises ValueError or LLMError with the setting named)."""
     if args.backend == "openai":
-        from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings
-
         if not args.base_url:
             raise ValueError("--base-url is required with --backend openai")
         settings = OpenAISettings(
@@ -114,8 +123,6 @@ def make_backend(args: argparse.Namespace):  # -> Backend
         import torch
 
         torch.set_num_threads(args.threads)
-    from negcse.llm.pinned import PINNED
-    from negcse.llm.transformers_backend import TransformersBackend
 
     if args.model in PINNED:
         return TransformersBackend.from_pinned(args.model, args.batch_size, args.device)
@@ -123,14 +130,6 @@ def make_backend(args: argparse.Namespace):  # -> Backend
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.commands.negate import InputError, read_sentences
-    from negcse.gcse.pipeline import run_pipeline
-    from negcse.gcse.prompts import load_prompts
-    from negcse.gcse.released import check_bugs
-    from negcse.io_utils import write_json, write_jsonl
-    from negcse.llm.backend import GenerationSettings, LLMError
-    from negcse.llm.cache import CachedLLM, CacheStats
-
     try:
         sentences = read_sentences(args.input)[: args.max_sources]
         synthesis = GenerationSettings(

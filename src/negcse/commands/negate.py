@@ -5,11 +5,18 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from negcse.errors import UserError
 from negcse.generators.settings import add_options
 from negcse.generators.specs.negation import NegationSettings
 from negcse.io_utils import write_lines
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from negcse.generators import negation
+else:  # spaCy: imported when the command runs, not for --help
+    negation = LazyModule("negcse.generators.negation")
 
 NAME = "negate"
 HELP = "negate each line of a text file (SNCSE rules or OssCSE root insertion), line for line"
@@ -56,8 +63,6 @@ def read_sentences(path: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.generators.negation import negate  # imports spaCy: only when this command runs
-
     if args.reference_quirks and args.style != "sncse":
         logger.error("--reference-quirks applies to --style sncse only")
         return 2
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     except InputError as err:
         logger.error("%s", err)
         return 2
-    negations = negate(
+    negations = negation.negate(
         sentences,
         style=args.style,
         reference_quirks=args.reference_quirks,

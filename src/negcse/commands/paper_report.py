@@ -7,8 +7,12 @@ import argparse
 import logging
 import os
 
+from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
 from negcse.io_utils import atomic_open, check_writable
+from negcse.tables.html import markdown_html
+from negcse.tables.published import PAPERS
+from negcse.tables.reports import paper_page
 
 NAME = "paper-report"
 HELP = "one paper's page: its claims' verdicts, STS rows, released checkpoints, figures"
@@ -42,11 +46,6 @@ def _csv(path: str, needed: tuple[str, ...]):
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.commands.table import parse_baselines
-    from negcse.tables.html import markdown_html
-    from negcse.tables.published import PAPERS
-    from negcse.tables.reports import paper_page
-
     if args.paper not in PAPERS:
         raise UserError(f"--paper {args.paper!r}: known papers {', '.join(PAPERS)}")
     check_writable(args.out, args.html)

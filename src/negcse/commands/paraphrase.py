@@ -5,19 +5,22 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from negcse.data.sources import resolve_model
-from negcse.generators.paraphrase import (
-    GenerationSettings,
-    Paraphraser,
-    open_cache,
-    paraphrase_corpus,
-)
 from negcse.generators.settings import add_options
 from negcse.generators.specs.paraphrase import ParaphraseSettings
 from negcse.io_utils import read_lines, write_lines
-from negcse.pretrained import default_device
-from negcse.training.model import torch_threads
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import negcse.generators.paraphrase as paraphrase
+    import negcse.pretrained as pretrained
+    import negcse.training.model as model_lib
+else:  # imported when run() uses them, not for --help (negcse.lazy)
+    paraphrase = LazyModule("negcse.generators.paraphrase")
+    pretrained = LazyModule("negcse.pretrained")
+    model_lib = LazyModule("negcse.training.model")
 
 NAME = "paraphrase"
 HELP = "paraphrase every corpus line with a seq2seq model (PEGASUS), reusing a cache"
@@ -35,21 +38,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    torch_threads(args.threads)
+    model_lib.torch_threads(args.threads)
     start = time.perf_counter()
-    settings = GenerationSettings(
+    settings = paraphrase.GenerationSettings(
         model=args.model,
         num_beams=args.num_beams,
         max_length=args.max_length,
         precision=args.precision,
     )
     sentences = read_lines(args.corpus)
-    with open_cache(args.cache, settings) as cache:
-        result, stats = paraphrase_corpus(
+    with paraphrase.open_cache(args.cache, settings) as cache:
+        result, stats = paraphrase.paraphrase_corpus(
             sentences,
             cache,
-            lambda: Paraphraser.load(
-                resolve_model(args.model, args.mirror), settings, default_device()
+            lambda: paraphrase.Paraphraser.load(
+                resolve_model(args.model, args.mirror), settings, pretrained.default_device()
             ),
             args.batch_size,
             progress=not args.no_progress,

@@ -6,7 +6,15 @@ import argparse
 import json
 import logging
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from negcse.analysis.curves import read_curve
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from negcse.analysis import figures
+else:  # matplotlib: imported when the command runs, not for --help
+    figures = LazyModule("negcse.analysis.figures")
 
 NAME = "plot-analysis"
 HELP = "similarity distributions (SNCSE / SAN Figure 4) or training curves, per method"
@@ -52,15 +60,12 @@ def _pooled(results: list[dict[str, Any]], key: str) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
-    from negcse.analysis.curves import read_curve
-    from negcse.analysis.figures import curves_figure, save_figure, similarity_figure
-
     if args.kind == "training_curves":
         curves: dict[str, list[Any]] = defaultdict(list)
         for folder in args.inputs:
             curve = read_curve(folder)
             curves[curve.method].append(curve)
-        fig = curves_figure(curves, args.title, args.baseline)
+        fig = figures.curves_figure(curves, args.title, args.baseline)
     else:
         results = [_load(p) for p in args.inputs]
         n = results[0]["similarity"]["n_sentences"]
@@ -75,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                     _pooled(results, "random"),
                 ),
             ]
-            fig = similarity_figure(panels, args.title, True, args.baseline)
+            fig = figures.similarity_figure(panels, args.title, True, args.baseline)
         else:
             s = results[0]["settings"]
             panels = [
@@ -85,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
                     _pooled(results, "hard_positive"),
                 ),
             ]
-            fig = similarity_figure(panels, args.title, baseline=args.baseline)
-    save_figure(fig, args.png)
-    save_figure(fig, args.pdf)
+            fig = figures.similarity_figure(panels, args.title, baseline=args.baseline)
+    figures.save_figure(fig, args.png)
+    figures.save_figure(fig, args.pdf)
     plt.close(fig)
     logger.info("%s -> %s, %s", args.kind, args.png, args.pdf)
     return 0

@@ -6,6 +6,9 @@ import argparse
 import logging
 import time
 
+from negcse.data.sources import resolve_data, resolve_model
+from negcse.generators.pos_lexicon import build_lexicon, log_distribution, read_released_table
+from negcse.generators.specs.san import RELEASED_TABLE
 from negcse.io_utils import write_json
 
 NAME = "pos-lexicon"
@@ -38,10 +41,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from transformers import AutoTokenizer
-
-    from negcse.data.sources import resolve_data, resolve_model
-    from negcse.generators.pos_lexicon import build_lexicon, log_distribution, read_released_table
-    from negcse.generators.specs.san import RELEASED_TABLE
 
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(args.mlm, args.mirror))

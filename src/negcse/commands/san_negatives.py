@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from typing import TYPE_CHECKING
 
+from negcse.generators.pos_lexicon import PosLexicon
 from negcse.generators.settings import add_options
 from negcse.generators.specs.san import SanSettings
 from negcse.io_utils import atomic_open, read_lines, write_json
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from negcse.generators import san
+    from negcse.training import model
+else:  # torch and transformers: imported when the command runs, not for --help
+    san = LazyModule("negcse.generators.san")
+    model = LazyModule("negcse.training.model")
 
 NAME = "san-negatives"
 HELP = "SAN negatives: iterated POS-weighted mask-predict with an MLM, aligned with the corpus"
@@ -31,13 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from negcse.generators.pos_lexicon import PosLexicon
-    from negcse.generators.san import MaskPredictor, SanGenerator, SanParams, SanStats
-    from negcse.training.model import torch_threads
-
-    torch_threads(args.threads)
+    model.torch_threads(args.threads)
     start = time.perf_counter()
-    params = SanParams(
+    params = san.SanParams(
         iterations=args.iterations,
         scale=args.scale,
         reference_quirks=args.reference_quirks,
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     )
     lexicon = PosLexicon.read_tsv(args.lexicon)
     device = torch.device(args.device) if args.device else None
-    predictor = MaskPredictor.load(args.mlm, lexicon, params.scale, args.mirror, device)
+    predictor = san.MaskPredictor.load(args.mlm, lexicon, params.scale, args.mirror, device)
     sentences = read_lines(args.corpus)  # the trainer's reader: same line count
     logger.info(
         "%d lines, MLM %s on %s, %s",
@@ -55,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
         predictor.device,
         params,
     )
-    stats = SanStats()
-    generator = SanGenerator(predictor, params)
+    stats = san.SanStats()
+    generator = san.SanGenerator(predictor, params)
     with atomic_open(args.output) as fh:
         for sample in generator.iter_generate(
             sentences,

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from negcse.generators.backtranslation import select_paraphrases
 from negcse.generators.settings import add_options
 from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import negcse.generators.backtranslation as backtranslation
+else:  # imported when run() uses them, not for --help (negcse.lazy)
+    backtranslation = LazyModule("negcse.generators.backtranslation")
 
 NAME = "select-paraphrases"
 HELP = "keep, per corpus line, a candidate with word MER in [--mer-min, --mer-max] (OssCSE)"
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         candidates[name] = read_lines(path)
     try:
-        chosen, stats = select_paraphrases(
+        chosen, stats = backtranslation.select_paraphrases(
             sentences,
             candidates,
             args.mer_min,

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import TYPE_CHECKING
 
-from negcse.generators.backtranslation import surface_edits
 from negcse.generators.settings import add_options
 from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_lines
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import negcse.generators.backtranslation as backtranslation
+else:  # imported when run() uses them, not for --help (negcse.lazy)
+    backtranslation = LazyModule("negcse.generators.backtranslation")
 
 NAME = "surface-edits"
 HELP = "EDA-style random word deletions and swaps per line (offline paraphrase candidates)"
@@ -23,8 +29,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sentences = read_lines(args.corpus)
-    write_lines(args.output, surface_edits(sentences, args.edit_rate, args.seed))
+    write_lines(args.output, backtranslation.surface_edits(sentences, args.edit_rate, args.seed))
     logger.info(
-        "wrote %s: %d lines (rate %g, seed %d)", args.output, len(sentences), args.edit_rate, args.seed
+        "wrote %s: %d lines (rate %g, seed %d)",
+        args.output,
+        len(sentences),
+        args.edit_rate,
+        args.seed,
     )
     return 0

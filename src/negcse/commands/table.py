@@ -7,6 +7,9 @@ import logging
 
 from negcse.errors import UserError
 from negcse.io_utils import atomic_open, check_writable, write_json
+from negcse.tables.build import Options
+from negcse.tables.render import to_csv
+from negcse.tables.specs import table_spec
 
 NAME = "table"
 HELP = "build one results table (negcse.tables.specs.TABLES) from evaluation JSON files"
@@ -48,10 +51,6 @@ def parse_baselines(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.tables.build import Options
-    from negcse.tables.render import to_csv
-    from negcse.tables.specs import table_spec
-
     try:
         spec = table_spec(args.name)
     except KeyError as exc:

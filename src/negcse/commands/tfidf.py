@@ -5,8 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from typing import TYPE_CHECKING
 
-from negcse.generators.tfidf import fit_tfidf_files, write_tfidf_table
+from negcse.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import negcse.generators.tfidf as tfidf
+else:  # imported when run() uses them, not for --help (negcse.lazy)
+    tfidf = LazyModule("negcse.generators.tfidf")
 
 NAME = "tfidf"
 HELP = "fit UNA's TF-IDF table on one or more corpora (one sentence per line) and write a TSV"
@@ -28,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     if args.chunk_size < 1:
         raise ValueError(f"--chunk-size must be >= 1, got {args.chunk_size}")
     start = time.perf_counter()
-    table = fit_tfidf_files(args.input, chunk_size=args.chunk_size, progress=True)
-    write_tfidf_table(table, args.output)
+    table = tfidf.fit_tfidf_files(args.input, chunk_size=args.chunk_size, progress=True)
+    tfidf.write_tfidf_table(table, args.output)
     logger.info(
         "wrote %s: %d terms in %.1f s", args.output, len(table), time.perf_counter() - start
     )

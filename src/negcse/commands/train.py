@@ -7,24 +7,33 @@ import json
 import logging
 import platform
 from pathlib import Path
-
-import torch
-import transformers
+from typing import TYPE_CHECKING
 
 from negcse import __version__
 from negcse.data.sources import resolve_model
-from negcse.evaluation.sts import dev_scorer
 from negcse.io_utils import check_writable, read_lines
+from negcse.lazy import LazyModule, torch
+from negcse.lock_record import lock_record
 from negcse.methods.base import Column
 from negcse.methods.registry import build_method
 from negcse.seed import seed_everything
 from negcse.training.columns import read_column
 from negcse.training.fingerprint import run_fingerprint
-from negcse.training.guides import guide_paths
-from negcse.training.model import SentenceEncoder, torch_threads
-from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import TrainSettings
-from negcse.workflow.lockfile import lock_record
+from negcse.training.settings import TrainSettings
+
+if TYPE_CHECKING:
+    import transformers
+
+    import negcse.evaluation.sts as sts
+    import negcse.training.guides as guides_lib
+    import negcse.training.model as model_lib
+    import negcse.training.trainer as trainer_lib
+else:  # torch, transformers, scipy: imported when run() uses them, not for --help (lazy.py)
+    transformers = LazyModule("transformers")
+    sts = LazyModule("negcse.evaluation.sts")
+    guides_lib = LazyModule("negcse.training.guides")
+    model_lib = LazyModule("negcse.training.model")
+    trainer_lib = LazyModule("negcse.training.trainer")
 
 NAME = "train"
 HELP = "train one method on one backbone with one seed; resumes from --checkpoint-dir"
@@ -79,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     text = args.run if args.run.lstrip().startswith("{") else Path(args.run).read_text()
     spec = json.loads(text)
     check_writable(args.out, args.checkpoint_dir, folder=True)
-    torch_threads(args.threads)
+    model_lib.torch_threads(args.threads)
     settings = TrainSettings.from_dict(spec["train"])
     method = build_method(
         spec["implementation"],
@@ -91,24 +100,26 @@ def run(args: argparse.Namespace) -> int:
     sources = {"sentence": args.corpus}
     for name, path in _pairs(args.column, "--column", "NAME=FILE").items():
         columns[name], sources[name] = read_column(path), path
-    data = TrainData(columns, sources)
-    guides = guide_paths(method.guides(), _pairs(args.guide, "--guide", "NAME=PATH"), args.mirror)
+    data = trainer_lib.TrainData(columns, sources)
+    named = _pairs(args.guide, "--guide", "NAME=PATH")
+    guides = guides_lib.guide_paths(method.guides(), named, args.mirror)
     backbone_path = None if method.init_guide else resolve_model(spec["backbone"], args.mirror)
     fingerprint = run_fingerprint(spec, args.seed, sources, guides, backbone_path)
     seed_everything(args.seed)  # the MLP head's initialisation draws from the seeded RNG
     if backbone_path is not None:
-        model = SentenceEncoder.from_pretrained(backbone_path, settings.dropout)
+        model = model_lib.SentenceEncoder.from_pretrained(backbone_path, settings.dropout)
     else:  # a copy of a guide's model, its MLP head included (GCSE stage 2)
-        model = SentenceEncoder.from_pretrained(guides[method.init_guide], settings.dropout)
+        init = guides[method.init_guide]
+        model = model_lib.SentenceEncoder.from_pretrained(init, settings.dropout)
         model.load_saved_head()
         logger.info("starting from guide %s: %s", method.init_guide, guides[method.init_guide])
-    trainer = Trainer(
+    trainer = trainer_lib.Trainer(
         method,
         model,
         data,
         settings,
         args.seed,
-        dev_scorer(args.eval_protocol, args.mirror),
+        sts.dev_scorer(args.eval_protocol, args.mirror),
         Path(args.checkpoint_dir),
         progress=not args.no_progress,
         guides=guides,

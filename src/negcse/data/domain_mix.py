@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from negcse.data.sources import ResolveError
 from negcse.errors import UserError
 from negcse.io_utils import read_lines
 
@@ -155,8 +156,6 @@ def build(
     a failed download is another error) is skipped (logged, listed under ``skipped``); without
     domain or general lines where the mix needs them, a :class:`DomainDataError` names the
     setting."""
-    from negcse.data.sources import ResolveError
-
     seed = int(spec.get("seed", 0))
     use_domain, use_general = bool(spec.get("use_domain", True)), bool(spec.get("use_general", True))
     stats: dict[str, Any] = {"domain": [], "skipped": [], "seed": seed}

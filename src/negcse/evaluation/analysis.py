@@ -5,6 +5,7 @@ tables (:mod:`negcse.analysis`)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from negcse.analysis.latex import TASK_NAMES, case_study_table, latex_escape, rank_error_table
@@ -13,9 +14,9 @@ from negcse.analysis.rank_errors import TIE_METHODS
 from negcse.analysis.run import AnalysisSettings, analyze_model
 from negcse.data.sts import PROTOCOLS, STS_TASKS
 from negcse.errors import UserError
-from negcse.evaluation.cache import SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.io_utils import atomic_open, read_lines
+from negcse.vectors import SentenceCache
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,22 @@ def caption_model(tags: dict[str, str], model: str) -> str:
         seed = f", seed {tags['seed']}" if "seed" in tags else ""
         return latex_escape(f"{tags['method']} ({tags['backbone']}{seed})")
     return latex_escape(model)
+
+
+def _job_args(s: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """Settings of the analysis (params.yaml ``analysis``)."""
+    return (
+        f"--analysis-protocol {config['evaluation']['protocol']} "
+        f"--analysis-min-gold {s['min_gold']} --analysis-max-overlap {s['max_overlap']} "
+        f"--analysis-overlap {s['overlap']} --analysis-rank-tasks {quoted(s['rank_tasks'])} "
+        f"--analysis-top-k {s['top_k']} --analysis-ties {s['ties']} "
+        f"--analysis-error-threshold {s['error_threshold']} "
+        f"--analysis-partner-seed {s['seed']}"
+    )
+
+
+#: where each model's analysis files go: results/analysis/<method>/<backbone>/seed<seed>/
+FOLDER = "results/analysis/{model}"
 
 
 @register
@@ -55,6 +72,33 @@ class Analysis(Evaluation):
         "partner_seed": {"type": int, "default": 0},
     }
     outputs = ("rank_tex", "case_tex")
+    job = Job(
+        order=4,
+        config_key="analysis",
+        args=_job_args,
+        models=("trained",),
+        reads={
+            "sentences": "results/analysis/sts_sentences.txt",
+            "negations": "results/analysis/sts_sentences.negation.txt",
+        },
+        out=f"{FOLDER}/analysis.json",
+        writes={
+            "rank": ("rank_tex", f"{FOLDER}/rank_errors.tex"),
+            "case": ("case_tex", f"{FOLDER}/case_study.tex"),
+        },
+        reports={
+            "rank": {
+                "caption": "report/rank_errors.rst",
+                "category": "Analysis",
+                "subcategory": "Rank errors (SNCSE Table 4)",
+            },
+            "case": {
+                "caption": "report/case_study.rst",
+                "category": "Analysis",
+                "subcategory": "Normalized errors (GCSE App. J)",
+            },
+        },
+    )
 
     def check(self, settings: dict[str, Any]) -> None:
         self._read(settings)

@@ -5,11 +5,17 @@
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.evaluation.cache import SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.lazy import LazyModule
+from negcse.vectors import SentenceCache
+
+if TYPE_CHECKING:
+    from negcse.evaluation import mteb_runner
+else:  # mteb and datasets: imported when an MTEB evaluation runs
+    mteb_runner = LazyModule("negcse.evaluation.mteb_runner")
 
 
 @register
@@ -26,11 +32,11 @@ class Mteb(Evaluation):
         os.environ["HF_DATASETS_OFFLINE"] = "1"
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
-        from negcse.evaluation.mteb_runner import MtebModel, model_name, run_mteb
-
         # MTEB's corpora are read once: the model encodes them directly, not through the cache.
-        model = MtebModel.wrap(encoder.model, model_name(settings["model"]), settings["batch_size"])
-        result = run_mteb(
+        model = mteb_runner.MtebModel.wrap(
+            encoder.model, mteb_runner.model_name(settings["model"]), settings["batch_size"]
+        )
+        result = mteb_runner.run_mteb(
             settings["model"],
             settings["pooler"],
             settings["tasks"],

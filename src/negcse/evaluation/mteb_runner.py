@@ -40,7 +40,8 @@ from mteb.models.model_meta import ModelMeta, ScoringFunction
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, TASK_TYPES, TaskSpec
 from negcse.errors import UserError
 from negcse.io_utils import write_json
-from negcse.workflow.lockfile import lock_record
+from negcse.lazy import LazyModule
+from negcse.lock_record import lock_record
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata
@@ -48,7 +49,10 @@ if TYPE_CHECKING:
     from mteb.types import Array, BatchedInput, PromptType
     from torch.utils.data import DataLoader
 
+    from negcse.evaluation import embedder as embedding
     from negcse.evaluation.embedder import Embedder
+else:  # torch: loaded by MtebModel.load only (a wrapped embedder brings its own)
+    embedding = LazyModule("negcse.evaluation.embedder")
 
 logger = logging.getLogger(__name__)
 
@@ -123,9 +127,7 @@ class MtebModel(AbsEncoder):
         batch_size: int = 128,
     ) -> MtebModel:
         """Load a trained folder, mirror name or hub id as an :class:`Embedder`."""
-        from negcse.evaluation.embedder import Embedder
-
-        embedder = Embedder.load(name_or_path, pooler, mirror=mirror)
+        embedder = embedding.Embedder.load(name_or_path, pooler, mirror=mirror)
         return cls.wrap(embedder, model_name(name_or_path), batch_size)
 
     @classmethod

@@ -16,9 +16,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
-from negcse.evaluation.sts import cosine_rows
+from negcse.evaluation.registry import Evaluation, Job, Options, register
+from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +73,7 @@ class ProbeEvaluation(Evaluation):
             "help": "a JSON probe (anchor, paraphrases, negations); default: the built-in one",
         }
     }
+    job = Job(order=3)
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         return run_probe(load_probe(settings["file"]), encoder)

@@ -1,16 +1,26 @@
 """Evaluations by name: each module of ``negcse.evaluation`` (but the helpers in
 :data:`HELPERS`) defines one :class:`Evaluation` subclass and decorates it with
-:func:`register`; ``negcse evaluate --only NAME,...`` runs them on one loaded model."""
+:func:`register`; ``negcse evaluate --only NAME,...`` runs them on one loaded model. A module
+outside the package registers the same way when it is importable and named in
+``$NEGCSE_EVALUATIONS`` (:data:`MODULES_ENV`; the workflow's parse and its jobs both read it).
+An evaluation with a :class:`Job` runs in every model's evaluation job of the workflow
+(negcse.workflow.plan)."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import shlex
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from negcse.evaluation.cache import SentenceCache
+    from negcse.vectors import SentenceCache
 
 #: modules of the package that are not evaluations
 HELPERS = frozenset({"registry", "cache", "embedder", "transfer_classifier", "mteb_runner"})
@@ -20,6 +30,58 @@ Options = dict[str, dict[str, Any]]
 
 #: settings every evaluation receives besides its own options
 COMMON_SETTINGS = ("model", "pooler", "mirror", "batch_size", "tags")
+
+#: environment variable naming modules outside the package that define evaluations
+#: (comma-separated, importable: e.g. on PYTHONPATH)
+MODULES_ENV = "NEGCSE_EVALUATIONS"
+
+#: the models an evaluation job evaluates (rules/evaluate.smk): trained runs, untrained
+#: backbones, released checkpoints
+MODELS = ("trained", "untrained", "released")
+
+
+def quoted(values: Iterable[Any]) -> str:
+    """Values as shell words: spaces and metacharacters stay inert."""
+    return " ".join(shlex.quote(str(v)) for v in values)
+
+
+def setting(config: Mapping[str, Any], key: str | None) -> Any:
+    """The config value at a dotted ``key`` (``evaluation.transfer``); None for no key."""
+    value: Any = config
+    for part in key.split(".") if key else ():
+        value = (value or {}).get(part)
+    return value if key else None
+
+
+def _no_args(settings: Any, config: Mapping[str, Any]) -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """How the workflow runs an evaluation in each model's evaluation job: its place in the
+    job's ``--only`` list, the config key of its settings, the options they become, the files it
+    reads and writes (``{model}``: the model's part of a path, e.g. ``m/bert/seed1``).
+
+    ``args(settings, config)`` gives the options before the files (``settings``: the value at
+    ``config_key``). ``needs`` are input files the job waits for (input name -> path), ``reads``
+    input files passed as ``--NAME-OPTION FILE`` (option -> path); ``out`` is the JSON result
+    (``--NAME-out``, output named ``NAME``), ``writes`` more outputs (output name -> (option,
+    path)), ``reports`` the ``report()`` keywords of some outputs. ``models``: which models.
+    """
+
+    order: int
+    config_key: str | None = None
+    args: Callable[[Any, Mapping[str, Any]], str] = _no_args
+    models: tuple[str, ...] = MODELS
+    needs: Mapping[str, str] = field(default_factory=dict)
+    reads: Mapping[str, str] = field(default_factory=dict)
+    out: str = "results/eval/{name}/{model}.json"
+    writes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    reports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def options(self, config: Mapping[str, Any]) -> str:
+        return self.args(setting(config, self.config_key), config)
 
 
 class Evaluation(ABC):
@@ -37,6 +99,8 @@ class Evaluation(ABC):
     help: ClassVar[str]
     options: ClassVar[Options] = {}
     outputs: ClassVar[tuple[str, ...]] = ()
+    #: how the workflow runs it (None: by the command only, e.g. MTEB's own rule)
+    job: ClassVar[Job | None] = None
 
     @abstractmethod
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
@@ -67,14 +131,28 @@ def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
 
 
-def evaluations() -> dict[str, type[Evaluation]]:
-    """Every evaluation: the package's modules (imported here) and any registered elsewhere."""
-    import negcse.evaluation as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
+@cache
+def _import_all() -> None:
+    """Import the package's evaluation modules and those ``$NEGCSE_EVALUATIONS`` names."""
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name not in HELPERS:
             importlib.import_module(f"negcse.evaluation.{info.name}")
+    for module in os.environ.get(MODULES_ENV, "").split(","):
+        if module.strip():
+            importlib.import_module(module.strip())
+
+
+def evaluations() -> dict[str, type[Evaluation]]:
+    """Every evaluation: the package's modules, ``$NEGCSE_EVALUATIONS``' and any registered
+    elsewhere."""
+    _import_all()
     return dict(_REGISTRY)
+
+
+def workflow_evaluations() -> list[tuple[str, Job]]:
+    """(name, job) of every evaluation the workflow runs, in their :attr:`Job.order`."""
+    jobs = [(name, cls.job) for name, cls in evaluations().items() if cls.job is not None]
+    return sorted(jobs, key=lambda item: (item[1].order, item[0]))
 
 
 def select(only: str) -> list[type[Evaluation]]:

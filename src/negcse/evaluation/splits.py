@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from negcse.data.sts import PROTOCOLS, load_sts
-from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
-from negcse.evaluation.sts import cosine_rows, spearman100
+from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
+from negcse.evaluation.sts import spearman100
 from negcse.mer import ALIGNMENTS, DEFAULT_ALIGNMENT, mer
+from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
 
@@ -243,6 +243,14 @@ def evaluate_splits(datasets: Sequence[SplitDataset], encode: EncodeFn) -> dict[
     return result
 
 
+def _job_args(settings: Mapping[str, Any] | None, config: Mapping[str, Any]) -> str:
+    """The protocol, and ``--splits-datasets ...`` when evaluation.splits.datasets names a
+    reduced set (smoke); else all."""
+    datasets = (settings or {}).get("datasets")
+    reduced = f"--splits-datasets {quoted(datasets)}" if datasets else ""
+    return f"--splits-protocol {config['evaluation']['protocol']} {reduced}"
+
+
 @register
 class Splits(Evaluation):
     name = "splits"
@@ -269,6 +277,7 @@ class Splits(Evaluation):
             "protocol; default: all (STS12-16 test subsets, STS-B train and test)",
         },
     }
+    job = Job(order=2, config_key="evaluation.splits", args=_job_args)
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         start = time.perf_counter()

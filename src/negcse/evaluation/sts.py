@@ -11,30 +11,27 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
-from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.registry import Evaluation, Job, Options, register
+from negcse.lazy import LazyModule
+from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
+
+if TYPE_CHECKING:
+    import scipy.stats as stats
+else:
+    # imported on first use (the workflow's parse reads this module)
+    stats = LazyModule("scipy.stats")
 
 logger = logging.getLogger(__name__)
 
 
-def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cosine similarity of two equally shaped matrices."""
-    a = a.astype(np.float64)
-    b = b.astype(np.float64)
-    num = (a * b).sum(axis=1)
-    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    return num / np.maximum(den, 1e-12)
-
-
 def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
-    return float(spearmanr(pred, gold).statistic * 100.0)
+    return float(stats.spearmanr(pred, gold).statistic * 100.0)
 
 
 def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:
@@ -110,6 +107,10 @@ def dev_scorer(
     return score
 
 
+def _job_args(protocol: str, config: Mapping[str, Any]) -> str:
+    return f"--sts-protocol {protocol} --sts-pairs"
+
+
 @register
 class STS(Evaluation):
     name = "sts"
@@ -126,6 +127,12 @@ class STS(Evaluation):
             "help": "keep every test pair's cosine and gold score (the verdicts' bootstrap)",
         },
     }
+    job = Job(
+        order=0,
+        config_key="evaluation.protocol",
+        args=_job_args,
+        needs={"sts": "results/data/sts_manifest.tsv"},
+    )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         return evaluate_sts(

@@ -15,19 +15,21 @@ folds SentEval's own. Accuracies are x100 and rounded to 2 decimals where and as
 rounds (numpy's rounding for means, Python's for single scores), so ties pick the same penalty.
 Classifiers: ``sentevalish`` (default) reproduces SentEval's PyTorch logistic regression
 (``negcse.evaluation.transfer_classifier``), ``sklearn`` is SentEval's ``usepytorch=False`` branch.
+
+Every task also records whether each test example was classified right (``details.<task>.test``,
+:func:`record_tested`), for the paired bootstrap of the transfer average
+(``negcse.analysis.transfer_bootstrap``, ``docs/statistics.md``).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from sklearn.metrics import f1_score
-from sklearn.model_selection import StratifiedKFold
 
 from negcse.data.transfer import (
     TRANSFER_TASKS,
@@ -36,8 +38,7 @@ from negcse.data.transfer import (
     load_transfer,
     senteval_order,
 )
-from negcse.evaluation.cache import EncodeFn, SentenceCache
-from negcse.evaluation.registry import Evaluation, Options, register
+from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.evaluation.transfer_classifier import (
     FitJob,
     Fitted,
@@ -45,7 +46,17 @@ from negcse.evaluation.transfer_classifier import (
     fit_logreg_batch,
     fit_sklearn_batch,
 )
+from negcse.lazy import LazyModule
 from negcse.model_cli import at_least
+from negcse.vectors import EncodeFn, SentenceCache
+
+if TYPE_CHECKING:
+    import sklearn.metrics as metrics
+    import sklearn.model_selection as model_selection
+else:
+    # imported on first use (the workflow's parse reads this module)
+    metrics = LazyModule("sklearn.metrics")
+    model_selection = LazyModule("sklearn.model_selection")
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +74,23 @@ PENALTIES = {
 }
 
 
+#: one character per fold in ``details.<task>.test.fold`` (at most 36 folds)
+FOLD_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def record_tested(correct: np.ndarray, fold: np.ndarray | None = None) -> dict[str, str]:
+    """Each test example's correctness as a string of 0/1, one character per example in the
+    task's example order (SentEval's order of the rows that are tested: all of a CV task's, the
+    test split's otherwise), and, for a CV task, the outer fold that tested it (``fold``, one
+    digit of :data:`FOLD_DIGITS` per example). ~1-2 bytes an example: the file stays small."""
+    record = {"correct": "".join("1" if c else "0" for c in np.asarray(correct, dtype=bool))}
+    if fold is not None:
+        if int(np.max(fold)) >= len(FOLD_DIGITS):
+            raise ValueError(f"at most {len(FOLD_DIGITS)} folds are recorded, got {max(fold) + 1}")
+        record["fold"] = "".join(FOLD_DIGITS[f] for f in np.asarray(fold))
+    return record
+
+
 def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
     """SentEval's test accuracy: Python's round(100 * accuracy, 2)."""
     return round(100.0 * float(np.mean(np.asarray(pred) == np.asarray(gold))), 2)
@@ -70,7 +98,7 @@ def accuracy100(pred: np.ndarray, gold: np.ndarray) -> float:
 
 def f1_100(pred: np.ndarray, gold: np.ndarray) -> float:
     """SentEval's MRPC F1 (positive class 1), 100 * F1 rounded as numpy rounds."""
-    return np_round2(100.0 * f1_score(gold, pred))
+    return np_round2(100.0 * metrics.f1_score(gold, pred))
 
 
 def np_round2(value: float) -> float:
@@ -98,7 +126,7 @@ class _Prober:
 
 
 def _stratified_folds(y: np.ndarray, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    skf = StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+    skf = model_selection.StratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
     return list(skf.split(np.zeros((len(y), 1)), y))
 
 
@@ -126,9 +154,10 @@ def inner_kfold(
         chosen.append((*_pick(scores, penalties), max(scores)))
     final_jobs = [FitJob(train, None, (chosen[f][1],)) for f, (train, _) in enumerate(outer)]
     final = prober.fit(x, y, final_jobs, nclasses, f"{name} outer folds")
-    test_acc = [
-        accuracy100(final.predict(x[test], f, 0), y[test]) for f, (_, test) in enumerate(outer)
-    ]
+    pred, fold = np.empty_like(y), np.empty(len(y), dtype=np.int64)  # the folds partition y
+    for f, (_, test) in enumerate(outer):
+        pred[test], fold[test] = final.predict(x[test], f, 0), f
+    test_acc = [accuracy100(pred[test], y[test]) for _, test in outer]
     return {
         "acc": np_round2(np.mean(test_acc)),
         "devacc": np_round2(np.mean([c[2] for c in chosen])),
@@ -137,6 +166,7 @@ def inner_kfold(
             for (tr, te), c, a in zip(outer, chosen, test_acc, strict=True)
         ],
         "penalties": list(penalties),
+        "test": record_tested(pred == y, fold),
     }
 
 
@@ -157,12 +187,14 @@ def split_classifier(
     r, penalty = _pick(scores, penalties)
     # SentEval refits with the chosen penalty; with the same seed and data that fit is this one.
     test = rows["test"]
+    pred = fitted.predict(x[test], 0, r)
     return {
-        "acc": accuracy100(fitted.predict(x[test], 0, r), y[test]),
+        "acc": accuracy100(pred, y[test]),
         "devacc": max(scores),
         "penalty": penalty,
         "dev_scores": scores,
         "penalties": list(penalties),
+        "test": record_tested(pred == y[test]),
     }
 
 
@@ -194,6 +226,7 @@ def kfold_classifier(
         "penalties": list(penalties),
         "fold_sizes": [len(te) for _, te in folds],
         "pred": pred,
+        "test": record_tested(pred == y[test]),
     }
 
 
@@ -295,6 +328,14 @@ def evaluate_transfer(
     return result
 
 
+def _job_args(settings: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """Tasks, folds and classifier (evaluation.transfer)."""
+    return (
+        f"--transfer-tasks {quoted(settings['tasks'])} --transfer-kfold {settings['kfold']} "
+        f"--transfer-classifier {settings['classifier']}"
+    )
+
+
 @register
 class Transfer(Evaluation):
     name = "transfer"
@@ -310,6 +351,12 @@ class Transfer(Evaluation):
         "seed": {"type": int, "default": 1111, "help": "SentEval's seed (default 1111)"},
         "kfold": {"type": at_least(2), "default": 10, "help": "folds (SimCSE's test mode: 10)"},
     }
+    job = Job(
+        order=1,
+        config_key="evaluation.transfer",
+        args=_job_args,
+        needs={"transfer": "results/data/transfer_manifest.tsv"},
+    )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         result = evaluate_transfer(

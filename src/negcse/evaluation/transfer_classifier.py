@@ -29,14 +29,21 @@ import logging
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
 from tqdm.auto import tqdm
 
-from negcse.lazy import torch
+from negcse.lazy import LazyModule, torch
+
+if TYPE_CHECKING:
+    import sklearn.exceptions as sk_exceptions
+    import sklearn.linear_model as linear_model
+    from sklearn.linear_model import LogisticRegression
+else:
+    # imported on first use (the workflow's parse reads this module)
+    sk_exceptions = LazyModule("sklearn.exceptions")
+    linear_model = LazyModule("sklearn.linear_model")
 
 logger = logging.getLogger(__name__)
 
@@ -389,18 +396,18 @@ def fit_sklearn_batch(
         tqdm(total=total, desc=desc, leave=False) as bar,
         warnings.catch_warnings(record=True) as w,
     ):
-        warnings.simplefilter("always", ConvergenceWarning)
+        warnings.simplefilter("always", sk_exceptions.ConvergenceWarning)
         for j, job in enumerate(jobs):
             row: list[LogisticRegression] = []
             for r, c in enumerate(job.penalties):
-                clf = LogisticRegression(C=c, random_state=seed)
+                clf = linear_model.LogisticRegression(C=c, random_state=seed)
                 clf.fit(x[job.train_rows], y[job.train_rows])
                 if job.dev_rows is not None:
                     dev_acc[j, r] = clf.score(x[job.dev_rows], y[job.dev_rows])
                 row.append(clf)
                 bar.update(1)
             models.append(row)
-        unconverged = sum(issubclass(item.category, ConvergenceWarning) for item in w)
+        unconverged = sum(issubclass(item.category, sk_exceptions.ConvergenceWarning) for item in w)
     if unconverged:
         logger.warning(
             "%s: %d of %d fits did not converge (lbfgs, 100 iterations)", desc, unconverged, total

@@ -16,6 +16,7 @@ from typing import Any
 from negcse.data.sources import sha256_of
 from negcse.io_utils import atomic_dir
 from negcse.llm.backend import GenerationSettings, LLMError
+from negcse.llm.pinned import PINNED, locate
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +109,6 @@ class TransformersBackend:
         cls, name: str, batch_size: int = 8, device: str | None = None
     ) -> TransformersBackend:
         """A pinned PyPI-shipped model (``negcse.llm.pinned``), checksum verified, converted once."""
-        from negcse.llm.pinned import PINNED, locate
-
         pinned = PINNED[name]
         path = locate(pinned)
         return cls(

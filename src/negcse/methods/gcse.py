@@ -8,7 +8,7 @@ evaluation model, the ``evaluation`` guide, with its MLP head: ``init_guide``) e
 three with dropout, [CLS] + MLP as SimCSE trains. The frozen stage-1 model is the ``evaluation``
 guide (``negcse train --guide evaluation=STAGE1_MODEL``): it gives s'_i = cos(h'_i, h'_i-) of
 the anchor and its own hard negative, and the loss is
-:func:`negcse.gcse.loss.gaussian_decayed_info_nce` (``form`` "released", the default: G as a
+:func:`negcse.losses.gcse.gaussian_decayed_info_nce` (``form`` "released", the default: G as a
 detached change, width sigma 0.0085 = the released alpha 0.17 logits; or "paper": the gradient
 through G, eq. 12-13 read literally, the labelled variant ``gcse_paper_form``;
 docs/fidelity-gcse.md says why). The guide embeds with [CLS] + the dense + tanh head
@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from negcse.gcse.loss import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
 from negcse.lazy import F, torch
+from negcse.losses.gcse import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.params import bounded
 from negcse.methods.registry import register

@@ -10,7 +10,7 @@ mixed with weights ``teacher_weight`` and ``1 - teacher_weight``. The loss is
 - ``rankcse_san`` (eq. 6): + the SAN view at dropout p2; HiNCE at tau2 in place of InfoNCE and
   + gamma * lambda * ListMLE over the SAN similarities (eq. 5).
 - ``rlrd``: SNCSE's prompt views and BML + gamma * ListMLE; the teachers' weights come from
-  the released reinforcement-learned agent (:mod:`negcse.training.teacher_agent`, method-owned
+  the released reinforcement-learned agent (:mod:`negcse.methods.teacher_agent`, method-owned
   state in the training checkpoint), or are fixed (``weighting: fixed``, ``teacher_weight``).
   As released, both teachers encode the student's prompt-wrapped inputs (``teacher_inputs:
   prompts``): their list is cos(T(anchor prompt of x_i), T(positive prompt of x_j)), the SAN
@@ -56,9 +56,9 @@ if TYPE_CHECKING:
     import torch
     from torch import Tensor
 
-    from negcse.training import teacher_agent
+    from negcse.methods import teacher_agent
 else:  # its torch networks would load with the method registry (the Snakefile's parse)
-    teacher_agent = LazyModule("negcse.training.teacher_agent")
+    teacher_agent = LazyModule("negcse.methods.teacher_agent")
 
 TEACHERS = ("teacher1", "teacher2")
 #: the released temperature of the teachers' SAN lists (``z1_z3_tau2`` / ``z1_z4_tau2``)

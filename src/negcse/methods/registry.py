@@ -6,6 +6,7 @@ import importlib
 import pkgutil
 from typing import Any
 
+import negcse.methods as pkg
 from negcse.methods.base import Method
 
 METHODS: dict[str, type[Method]] = {}
@@ -19,6 +20,9 @@ def register(cls: type[Method]) -> type[Method]:
 
 
 _loaded = False
+#: the package's modules that register no method (teacher_agent: RLRD's torch networks, imported
+#: when a run builds its agent, not with the registry at the Snakefile's parse)
+NOT_METHODS = ("base", "params", "registry", "teacher_agent")
 
 
 def _load_all() -> None:
@@ -26,10 +30,9 @@ def _load_all() -> None:
     global _loaded
     if _loaded:
         return
-    import negcse.methods as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name not in ("base", "params", "registry"):
+        if info.name not in NOT_METHODS:
             importlib.import_module(f"negcse.methods.{info.name}")
     _loaded = True
 

@@ -18,8 +18,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from negcse.analysis.latex import case_comparison_table, scaled
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.errors import UserError
+from negcse.latex import latex_escape
+from negcse.lazy import LazyModule
 from negcse.tables.html import markdown_html
 from negcse.tables.published import (
     TRANSFER_TASKS,
@@ -34,7 +37,6 @@ from negcse.tables.render import (
     Column,
     add_baseline_delta,
     collect,
-    latex_escape,
     metrics,
     plain_caption,
     render_latex,
@@ -43,7 +45,12 @@ from negcse.tables.render import (
 )
 
 if TYPE_CHECKING:
+    from negcse.analysis import run as analysis_run
+    from negcse.evaluation import splits
     from negcse.tables.specs import PaperColumn, TableSpec
+else:  # scipy: only the splits note and the GCSE cases need them, not the parse (table specs)
+    splits = LazyModule("negcse.evaluation.splits")
+    analysis_run = LazyModule("negcse.analysis.run")
 
 logger = logging.getLogger(__name__)
 
@@ -219,16 +226,14 @@ def transfer_table(spec: TableSpec, evals: Sequence[str], options: Options) -> T
 
 
 def splits_protocol_note(evals: Sequence[str]) -> str:
-    from negcse.evaluation.splits import TABLE2_DATASETS
-
     used: set[str] = set()
     for path in evals:
         used.update(_read(path)["datasets"])
-    if used >= set(TABLE2_DATASETS):
+    if used >= set(splits.TABLE2_DATASETS):
         return ""
-    names = ", ".join(d for d in TABLE2_DATASETS if d in used)
+    names = ", ".join(d for d in splits.TABLE2_DATASETS if d in used)
     return (
-        f" REDUCED protocol: only {len(used & set(TABLE2_DATASETS))} of Table 2's 16 datasets "
+        f" REDUCED protocol: only {len(used & set(splits.TABLE2_DATASETS))} of Table 2's 16 datasets "
         f"({names}), so the paper's numbers are not comparable."
     )
 
@@ -353,8 +358,6 @@ def case_study_frame(
 ) -> pd.DataFrame:
     """One row per method: each pair's score on the label scale and its absolute error, then
     the false-positive / false-negative rates (the CSV twin of the case-study table)."""
-    from negcse.analysis.latex import scaled
-
     rows = []
     for method, stats in methods.items():
         row: dict[str, object] = {"method": method, "backbone": backbone}
@@ -391,9 +394,6 @@ def case_study_markdown(
 
 
 def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
-    from negcse.analysis.latex import case_comparison_table
-    from negcse.analysis.run import GCSE_CASES
-
     check_evaluations(evals)
     per_method: dict[str, list[dict]] = defaultdict(list)
     backbones = set()
@@ -406,7 +406,7 @@ def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) ->
     methods = {}
     for method, cases in per_method.items():
         preds = []
-        for j in range(len(GCSE_CASES)):
+        for j in range(len(analysis_run.GCSE_CASES)):
             values = [c["gcse_cases"][j]["pred_norm"] for c in cases if c["gcse_cases"][j]]
             preds.append(sum(values) / len(values) if values else math.nan)
         methods[method] = {
@@ -417,10 +417,10 @@ def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) ->
     low, high = next(iter(per_method.values()))[0]["label_range"]
     backbone = backbones.pop()
     caption = spec.caption.format(backbone=latex_escape(backbone))
-    frame = case_study_frame(GCSE_CASES, methods, low, high, backbone)
-    md = case_study_markdown(GCSE_CASES, frame, plain_caption(caption))
+    frame = case_study_frame(analysis_run.GCSE_CASES, methods, low, high, backbone)
+    md = case_study_markdown(analysis_run.GCSE_CASES, frame, plain_caption(caption))
     return Table(
-        tex=case_comparison_table(GCSE_CASES, methods, low, high, caption, "tab:cases"),
+        tex=case_comparison_table(analysis_run.GCSE_CASES, methods, low, high, caption, "tab:cases"),
         frame=frame,
         md=md,
         html=markdown_html(md, f"{spec.name} {backbone}"),

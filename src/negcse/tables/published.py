@@ -201,9 +201,10 @@ def load_published_transfer(path: str | Path | None = None) -> pd.DataFrame:
 
 
 def published_transfer(
-    method: str, backbone: str, tasks: Sequence[str] = TRANSFER_TASKS
+    method: str, backbone: str, tasks: Sequence[str] = TRANSFER_TASKS, paper: str | None = None
 ) -> float | None:
-    """The published transfer average of ``method`` x ``backbone`` over ``tasks``, or None."""
+    """The published transfer average of ``method`` x ``backbone`` over ``tasks``, or None;
+    from ``paper`` only when given (a baseline as the compared method's paper prints it)."""
     unknown = [t for t in tasks if t not in TRANSFER_TASKS]
     if unknown or not tasks:
         raise ValueError(f"tasks must be a non-empty subset of {TRANSFER_TASKS}, got {tasks}")
@@ -213,6 +214,8 @@ def published_transfer(
         & (frame["backbone"] == backbone)
         & (frame["status"] == "transfer")
     ]
+    if paper is not None:
+        hit = hit[hit["paper"] == paper]
     own = TRANSFER_OWN_PAPER.get(method)
     if own is not None and (hit["paper"] == own).any():
         hit = hit[hit["paper"] == own]

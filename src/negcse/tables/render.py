@@ -5,7 +5,7 @@
 summary into rows of cells described by :class:`Column` (per backbone, the best trained
 method's mean in bold, in the direction the metric improves), which :func:`render_latex`
 (booktabs ``table*``, shrunk to the page width, one per backbone and family when large) and
-:func:`render_markdown` lay out. :func:`latex_escape` is the one escaper of the package.
+:func:`render_markdown` lay out (with ``negcse.latex``'s escaper and table frame).
 """
 
 from __future__ import annotations
@@ -19,25 +19,15 @@ from typing import Literal
 
 import pandas as pd
 
-_ESCAPES = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
+from negcse.analysis.groups import method_groups
+from negcse.latex import ESCAPES, latex_escape, latex_table
 
 CellKind = Literal["mean", "number", "signed", "text", "count"]
 #: evaluation JSON keys shown in a row's name: the LLM that wrote the model's data (GCSE), a
 #: resource substituted where the run was planned (SAN's lexicon); a CSV column each where set
 ROW_NOTES = ("llm", "substitute")
 
-#: The method name of an untrained backbone's evaluation (rules/common.smk evaluation_args).
+#: The method name of an untrained backbone's evaluation (negcse.workflow.plan.evaluate).
 UNTRAINED = "untrained"
 #: At most this many trained methods per LaTeX table; more are split by method family
 #: (negcse.analysis.groups), each part repeating the reference rows.
@@ -54,7 +44,7 @@ _PLAIN = {
     "``": '"',
     "''": '"',
     "~": " ",
-    **{v: k for k, v in _ESCAPES.items() if k not in "~^\\"},
+    **{v: k for k, v in ESCAPES.items() if k not in "~^\\"},
 }
 
 
@@ -63,11 +53,6 @@ def plain_caption(latex: str) -> str:
     for code, text in _PLAIN.items():
         latex = latex.replace(code, text)
     return latex
-
-
-def latex_escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell (every special character escaped)."""
-    return "".join(_ESCAPES.get(c, c) for c in text)
 
 
 @dataclass(frozen=True)
@@ -256,28 +241,6 @@ def cells(
     return out
 
 
-def latex_table(body: Sequence[str], cols: str, caption: str, label: str) -> str:
-    """A booktabs ``table*`` around ``body`` (its lines, header and midrules included), shrunk
-    to the line width when it is wider (graphicx's ``\\resizebox``; never enlarged)."""
-    return "\n".join(
-        [
-            r"\begin{table*}[t]",
-            r"\centering",
-            r"\small",
-            r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
-            rf"\begin{{tabular}}{{{cols}}}",
-            r"\toprule",
-            *body,
-            r"\bottomrule",
-            r"\end{tabular}}",
-            rf"\caption{{{caption}}}",
-            rf"\label{{{label}}}",
-            r"\end{table*}",
-            "",
-        ]
-    )
-
-
 def _parts(
     summary: pd.DataFrame, baselines: Mapping[str, str]
 ) -> list[tuple[str, pd.DataFrame]]:
@@ -285,8 +248,6 @@ def _parts(
     are several, each split into method families of at most :data:`MAX_ROWS` trained methods.
     Every part has its backbone's reference rows (untrained, released, published) and those of
     the backbones nothing was trained on (e.g. a paper's BERT-base numbers)."""
-    from negcse.analysis.groups import method_groups
-
     is_trained = _trained(summary) & (summary["seeds"] > 0)
     backbones = list(dict.fromkeys(summary.loc[is_trained, "backbone"]))
     others = summary[~summary["backbone"].isin(backbones)]

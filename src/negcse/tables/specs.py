@@ -307,6 +307,34 @@ def _tables() -> dict[str, TableSpec]:
             subcategory="Released checkpoints",
             build=verdicts.checkpoint_table,
         ),
+        TableSpec(
+            name="transfer_verdicts",
+            **_eval("transfer"),
+            columns=verdicts.VERDICT_COLUMNS,
+            metric=None,  # verdicts.transfer_verdict_table: Δ base per method/backbone
+            caption=(
+                "Does each claim hold on the transfer tasks? Transfer average (mean accuracy "
+                "$\\times$100 over {tasks}, logistic regression on frozen embeddings): "
+                "$\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared with "
+                "(params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
+                "({resamples} resamples of each task's test examples, within each "
+                "cross-validation fold, the same examples for both models; the classifiers are "
+                "not refit; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: the paper's "
+                "own difference over the same tasks (from another backbone, named, where it "
+                "prints none on this one; only OssCSE Table 5 prints a method and its baseline: "
+                "GCSE Table 7's baselines are STS numbers). Verdict as in the STS verdicts. "
+                "$\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average over the same "
+                "tasks, with its interval."
+            ),
+            summary=(
+                "Transfer verdicts: each method's transfer-average difference to its paper's "
+                "baseline with a 95% paired-bootstrap interval over the test examples, the "
+                "paper's own difference where it prints one, and whether the claim held."
+            ),
+            category="Transfer",
+            subcategory="Verdicts",
+            build=verdicts.transfer_verdict_table,
+        ),
     ]
     return {spec.name: spec for spec in specs}
 

@@ -1,17 +1,20 @@
-"""Does each claim reproduce? Paired-bootstrap intervals on the STS average, and a verdict.
+"""Does each claim reproduce? Paired-bootstrap intervals on the STS and transfer averages.
 
-Two table builders over the STS evaluation files (their per-pair cosines,
-``details.<task>.pairs``):
+Three table builders, over the STS evaluation files (their per-pair cosines,
+``details.<task>.pairs``) or the transfer ones (each tested example's correctness,
+``details.<task>.test``); a :class:`Measure` says how each is read, resampled and published:
 
 - :func:`verdict_table`: every method with a paper baseline (``baseline:``) or a printed
   number: our difference to the baseline with its 95% interval, the paper's own difference,
   the verdict (``reproduced``, ``not significant``, ``reversed``) and whether the paper's
   difference lies in our interval; our difference to the paper's number with its interval.
+- :func:`transfer_verdict_table`: the same for the transfer average (mean task accuracy).
 - :func:`checkpoint_table`: every released checkpoint (params.yaml ``released``): the paper's
   number, the checkpoint through our evaluator, our training, the evaluation gap (released -
   paper) and the training gap (ours - released), each with its interval.
 
-The procedure is :mod:`negcse.analysis.bootstrap`'s; ``docs/statistics.md`` states it.
+The procedures are :mod:`negcse.analysis.bootstrap`'s and
+:mod:`negcse.analysis.transfer_bootstrap`'s; ``docs/statistics.md`` states them.
 """
 
 from __future__ import annotations
@@ -19,18 +22,27 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from negcse.analysis import bootstrap
+from negcse.analysis import bootstrap, transfer_bootstrap
 from negcse.analysis.bootstrap import Draws, Interval, TaskPairs
-from negcse.tables.build import Options, Table, TableInputError
+from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
+from negcse.tables.build import Options, Table, TableInputError, transfer_protocol
 from negcse.tables.html import markdown_html
-from negcse.tables.published import CHECKPOINT_ROWS, OWN_PAPER, TASKS, published_avg
+from negcse.tables.published import (
+    CHECKPOINT_ROWS,
+    OWN_PAPER,
+    TASKS,
+    TRANSFER_OWN_PAPER,
+    TRANSFER_TASKS,
+    published_avg,
+    published_transfer,
+)
 from negcse.tables.render import Column, plain_caption, render_latex, render_markdown
 
 if TYPE_CHECKING:
@@ -52,7 +64,8 @@ THREE_SEEDS = "config/three-seeds.yaml"
 
 @dataclass
 class Model:
-    """One method x backbone: per seed, its per-pair cosines per task (sorted by seed)."""
+    """One method x backbone: per seed, its per-task predictions (per-pair cosines, per-example
+    correctness) and full-test-set average (sorted by seed)."""
 
     method: str
     backbone: str
@@ -60,6 +73,25 @@ class Model:
     preds: list[dict[str, np.ndarray]] = field(default_factory=list)
     resampled: np.ndarray | None = None  # (seeds, B), filled by :func:`resample`
     observed: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """The average a verdict table resamples. ``read``: a file's tags, per-task predictions and
+    per-task test design (what must be equal across a backbone's files to pair them);
+    ``observed``: a file's full-test-set average; ``draw``: one backbone's shared resample;
+    ``resampled``: (B,) one model-seed's average on it; ``published(method, backbone, tasks,
+    paper)``: a paper's number (``paper`` None: the method's own), ``own_paper`` by method."""
+
+    unit: str  # what is resampled, for the log and errors
+    size: Callable[[Any], int]  # how many of them one task's test design holds
+    read: Callable[[str], tuple[dict, dict[str, np.ndarray], dict[str, Any]]]
+    same: Callable[[dict[str, Any], dict[str, Any]], bool]
+    observed: Callable[[dict, dict[str, np.ndarray], dict[str, Any]], float]
+    draw: Callable[[dict[str, Any]], Any]
+    resampled: Callable[[dict[str, np.ndarray], Any], np.ndarray]
+    published: Callable[[str, str, Sequence[str], str | None], float | None]
+    own_paper: Mapping[str, str]
 
 
 def read_pairs(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, TaskPairs]]:
@@ -95,27 +127,91 @@ def _same_pairs(a: dict[str, TaskPairs], b: dict[str, TaskPairs]) -> bool:
     )
 
 
-def load_models(evals: Sequence[str]) -> tuple[dict[tuple[str, str], Model], dict]:
-    """Models by (method, backbone) and each backbone's test pairs; every file of a backbone
-    must hold the same pairs (one protocol), or the bootstrap could not pair them."""
+def read_tested(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, FoldedExamples]]:
+    """A transfer evaluation file's tags, per-task correctness and tested examples (folds);
+    each task's record must give back its recorded accuracy."""
+    with open(path, encoding="utf-8") as fh:
+        result = json.load(fh)
+    details = result.get("details")
+    tasks = [t for t in TRANSFER_TASKS if t in details] if isinstance(details, dict) else []
+    if not tasks:
+        raise TableInputError(f"{path}: no transfer task in 'details'")
+    correct, tested = {}, {}
+    for task in tasks:
+        detail = details[task]
+        if "test" not in detail:
+            raise TableInputError(
+                f"{path}: no per-example record for {task} (details.{task}.test: written by "
+                "negcse evaluate since the transfer bootstrap; rerun this evaluation)"
+            )
+        try:
+            correct[task], tested[task] = transfer_bootstrap.read_record(detail["test"])
+            acc = transfer_bootstrap.task_accuracy(correct[task], tested[task])
+            if abs(acc - float(detail["acc"])) > 0.0101:  # rounding of folds and mean: 0.01
+                raise ValueError(f"gives accuracy {acc:.4f}, the file says {detail['acc']}")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise TableInputError(f"{path}: details.{task}.test: {exc}") from None
+    for name in ("method", "backbone", "avg"):
+        if name not in result:
+            raise TableInputError(f"{path}: no '{name}' recorded")
+    return result, correct, tested
+
+
+def _same_tested(a: dict[str, FoldedExamples], b: dict[str, FoldedExamples]) -> bool:
+    return a.keys() == b.keys() and all(np.array_equal(a[t].fold, b[t].fold) for t in a)
+
+
+STS = Measure(
+    unit="STS test pairs",
+    size=lambda task: len(task.gold),
+    read=read_pairs,
+    same=_same_pairs,
+    observed=lambda result, preds, tasks: bootstrap.observed_average(preds, tasks),
+    draw=lambda tasks: Draws.draw(tasks, bootstrap.RESAMPLES, bootstrap.SEED),
+    resampled=bootstrap.resampled_average,
+    published=lambda method, backbone, tasks, paper: published_avg(method, backbone, paper),
+    own_paper=OWN_PAPER,
+)
+
+TRANSFER = Measure(
+    unit="transfer test examples",
+    size=lambda tested: len(tested.fold),
+    read=read_tested,
+    same=_same_tested,
+    observed=lambda result, correct, tested: float(result["avg"]),  # the transfer table's
+    draw=lambda tested: TransferDraws.draw(tested, bootstrap.RESAMPLES, bootstrap.SEED),
+    resampled=transfer_bootstrap.resampled_average,
+    published=published_transfer,
+    own_paper=TRANSFER_OWN_PAPER,
+)
+
+
+def load_models(
+    evals: Sequence[str], measure: Measure = STS
+) -> tuple[dict[tuple[str, str], Model], dict]:
+    """Models by (method, backbone) and each backbone's test design; every file of a backbone
+    must hold the same test pairs or examples (one protocol), or the bootstrap could not pair
+    them."""
     models: dict[tuple[str, str], Model] = {}
-    pairs: dict[str, tuple[str, dict[str, TaskPairs]]] = {}
+    pairs: dict[str, tuple[str, dict[str, Any]]] = {}
     for path in evals:
-        result, preds, tasks = read_pairs(path)
+        result, preds, tasks = measure.read(path)
         method, backbone = str(result["method"]), str(result["backbone"])
         first = pairs.setdefault(backbone, (path, tasks))
-        if not _same_pairs(first[1], tasks):
+        if not measure.same(first[1], tasks):
             raise TableInputError(
-                f"{path}: its STS test pairs differ from those of {first[0]} (another protocol "
-                "or data): a paired bootstrap needs the same pairs"
+                f"{path}: its {measure.unit} differ from those of {first[0]} (another protocol "
+                f"or data): a paired bootstrap needs the same {measure.unit.split()[-1]}"
             )
         model = models.setdefault((method, backbone), Model(method, backbone))
         model.seeds.append(str(result.get("seed", "")))
         model.preds.append(preds)
+        model.observed.append(measure.observed(result, preds, tasks))
     for model in models.values():  # seeds in numeric order: the paired seed draws match them
         order = sorted(range(len(model.seeds)), key=lambda i: _seed_key(model.seeds[i]))
         model.seeds = [model.seeds[i] for i in order]
         model.preds = [model.preds[i] for i in order]
+        model.observed = [model.observed[i] for i in order]
         if len(set(model.seeds)) != len(model.seeds):
             raise TableInputError(
                 f"{model.method}/{model.backbone}: seed listed twice among {model.seeds}"
@@ -127,12 +223,11 @@ def _seed_key(seed: str) -> tuple[int, str]:
     return (int(seed), "") if seed.lstrip("-").isdigit() else (0, seed)
 
 
-def resample(models: Sequence[Model], tasks: dict[str, TaskPairs], draws: Draws) -> None:
-    """Fill each model's (seeds, B) resampled averages and its observed average per seed."""
+def resample(models: Sequence[Model], draws: Any, measure: Measure = STS) -> None:
+    """Fill each model's (seeds, B) resampled averages."""
     for model in models:
         if model.resampled is None:
-            model.resampled = np.stack([bootstrap.resampled_average(p, draws) for p in model.preds])
-            model.observed = [bootstrap.observed_average(p, tasks) for p in model.preds]
+            model.resampled = np.stack([measure.resampled(p, draws) for p in model.preds])
 
 
 def difference(a: Model, b: Model) -> Interval:
@@ -151,20 +246,25 @@ def to_constant(a: Model, value: float) -> Interval:
 # The papers' claims.
 
 
-def paper_delta(method: str, baseline: str, backbone: str) -> float | None:
+def paper_delta(
+    method: str, baseline: str, backbone: str, measure: Measure = STS, tasks: Sequence[str] = TASKS
+) -> float | None:
     """The method's published average minus its baseline's, both from the method's paper."""
-    own = published_avg(method, backbone)
+    own = measure.published(method, backbone, tasks, None)
     if own is None:
         return None
-    base = published_avg(PRINTED_AS.get(baseline, baseline), backbone, OWN_PAPER.get(method))
+    printed = PRINTED_AS.get(baseline, baseline)
+    base = measure.published(printed, backbone, tasks, measure.own_paper.get(method))
     return None if base is None else own - base
 
 
-def claim(method: str, baseline: str, backbone: str) -> tuple[float | None, str | None]:
+def claim(
+    method: str, baseline: str, backbone: str, measure: Measure = STS, tasks: Sequence[str] = TASKS
+) -> tuple[float | None, str | None]:
     """The paper's difference on this backbone, else on its first backbone that prints one
     (and which); (None, None) when the paper prints none."""
     for candidate in (backbone, *PAPER_BACKBONES):
-        delta = paper_delta(method, baseline, candidate)
+        delta = paper_delta(method, baseline, candidate, measure, tasks)
         if delta is not None and delta != 0:
             return delta, candidate
     return None, None
@@ -187,32 +287,35 @@ def _ci(interval: Interval | None) -> str:
 # The verdict table.
 
 
-def _draws_for(backbone: str, tasks: dict[str, TaskPairs]) -> Draws:
-    draws = Draws.draw(tasks, bootstrap.RESAMPLES, bootstrap.SEED)
-    logger.info("%s: %d resamples of %d STS pairs", backbone, draws.resamples,
-                sum(len(t.gold) for t in tasks.values()))
+def _draws_for(backbone: str, tasks: dict[str, Any], measure: Measure = STS) -> Any:
+    draws = measure.draw(tasks)
+    size = sum(map(measure.size, tasks.values()))
+    logger.info("%s: %d resamples of %d %s", backbone, draws.resamples, size, measure.unit)
     return draws
 
 
-def verdict_frame(evals: Sequence[str], options: Options) -> pd.DataFrame:
-    models, pairs = load_models(evals)
+def verdict_frame(evals: Sequence[str], options: Options, measure: Measure = STS) -> pd.DataFrame:
+    models, pairs = load_models(evals, measure)
     baselines = dict(options.baselines)
     rows = []
     for backbone, tasks in pairs.items():
-        draws: Draws | None = None
+        draws: Any = None
+        names = list(tasks)
         for (method, bb), model in models.items():
             if bb != backbone:
                 continue
             base = models.get((baselines.get(method, ""), backbone))
-            paper = published_avg(method, backbone)
+            paper = measure.published(method, backbone, names, None)
             if base is None and paper is None:
                 continue
-            draws = draws or _draws_for(backbone, tasks)
-            resample([model] + ([base] if base else []), tasks, draws)
+            draws = draws or _draws_for(backbone, tasks, measure)
+            resample([model] + ([base] if base else []), draws, measure)
             row: dict[str, object] = {"method": method, "backbone": backbone,
                                       "seeds": len(model.seeds)}
             vs_base = difference(model, base) if base else None
-            claimed, where = claim(method, base.method, backbone) if base else (None, None)
+            claimed, where = (
+                claim(method, base.method, backbone, measure, names) if base else (None, None)
+            )
             same = where == backbone
             row.update(
                 baseline=base.method if base else "",
@@ -279,7 +382,17 @@ def seeds_note(seeds: pd.Series) -> str:
 
 def verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     frame = verdict_frame(evals, options)
-    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES)) + seeds_note(frame["seeds"])
+    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES))
+    return _table(frame, VERDICT_COLUMNS, caption + seeds_note(frame["seeds"]), spec,
+                  "vs_baseline", options)  # fmt: skip
+
+
+def transfer_verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
+    """:func:`verdict_table` on the transfer average, over the tasks the files evaluated."""
+    tasks, _ = transfer_protocol(evals)
+    frame = verdict_frame(evals, options, TRANSFER)
+    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES))
+    caption = caption.replace("{tasks}", ", ".join(tasks)) + seeds_note(frame["seeds"])
     return _table(frame, VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
 
 
@@ -323,7 +436,7 @@ def checkpoint_frame(evals: Sequence[str]) -> pd.DataFrame:
         tasks = pairs[backbone]
         if backbone not in draws:
             draws[backbone] = _draws_for(backbone, tasks)
-        resample([released] + ([ours] if ours else []), tasks, draws[backbone])
+        resample([released] + ([ours] if ours else []), draws[backbone])
         eval_gap = to_constant(released, paper) if paper is not None else None
         training_gap = difference(ours, released) if ours else None
         rows.append(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from negcse.data.sources import sha256_of
-from negcse.workflow.lockfile import lock_record
+from negcse.lock_record import lock_record
 
 Fingerprint = dict[str, Any]
 

@@ -51,7 +51,6 @@ from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
 from negcse.errors import ModelFilesError
-from negcse.evaluation.cache import EncodeFn
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.poolers import Pooler
@@ -62,7 +61,8 @@ from negcse.training.columns import check_aligned
 from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
 from negcse.training.model import SentenceEncoder, dropout_rate
-from negcse.workflow.config import TrainSettings
+from negcse.training.settings import TrainSettings
+from negcse.vectors import EncodeFn
 
 logger = logging.getLogger(__name__)
 

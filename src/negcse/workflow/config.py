@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,14 @@ from typing import Any
 import jsonschema
 import yaml
 
+from negcse.data.sources import ResolveError, is_local_path, registry, resolve_model
 from negcse.errors import UserError
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
 from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
+from negcse.poolers import POOLERS
+from negcse.training.settings import TrainSettings
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
 #: found without the network (a local folder, the mirror or the Hugging Face cache). A backbone
@@ -33,50 +36,6 @@ KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "r
 
 class ConfigError(UserError, ValueError):
     """The config is invalid; the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class TrainSettings:
-    epochs: int
-    batch_size: int
-    learning_rate: float
-    max_seq_len: int
-    dropout: float
-    scheduler: str
-    warmup_ratio: float
-    weight_decay: float
-    max_grad_norm: float | None
-    max_steps: int | None
-    eval_steps: int
-    checkpoint_steps: int
-    precision: str
-    # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
-    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync);
-    # compile: False, True (torch.compile's default mode), a mode name ("reduce-overhead") or
-    # "auto" (reduce-overhead + static padding on CUDA, eager on CPU; params.yaml's default)
-    compile: bool | str = False
-    static_padding: bool = False
-    log_steps: int = 50
-    #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
-    dev_max_seq_len: int | None = None
-    #: warmup in steps, instead of warmup_ratio of the run's steps (None: the ratio)
-    warmup_steps: int | None = None
-    #: the step at which the linear schedule would reach 0, however long the run is (None: the
-    #: run's last step); released GCSE: 80,000 for a run of about 1,000 steps
-    schedule_horizon: int | None = None
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in values.items() if k in names})
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        # unset: absent, so existing run specs are unchanged
-        for key in ("dev_max_seq_len", "warmup_steps", "schedule_horizon"):
-            if out[key] is None:
-                del out[key]
-        return out
 
 
 def schema() -> dict[str, Any]:
@@ -233,8 +192,6 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
             )
     check_backbones(config, source)
     check_generators(config, source)
-    from negcse.data.sources import registry
-
     if config["corpus"]["source"] not in registry():
         raise ConfigError(
             f"{source}: corpus.source: '{config['corpus']['source']}' is not a registered data "
@@ -259,9 +216,86 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
                 "method (misspelt?)"
             )
-    from negcse.workflow.guide_config import check_guides
-
     check_guides(config, source)
+
+
+# Guides (``methods.<m>.guides``, negcse.workflow.guide_config): checked with the config.
+
+
+class GuideConfigError(ConfigError):
+    """A ``guides`` entry is wrong; the message names ``methods.<m>.guides.<guide>``."""
+
+
+def guide_entries(config: dict[str, Any], method: str, backbone: str) -> dict[str, dict[str, Any]]:
+    """``methods.<m>.guides``, each guide replaced by ``backbones.<backbone>.guides`` if set."""
+    entry = config["methods"][method]
+    out = dict(entry.get("guides") or {})
+    out.update(((entry.get("backbones") or {}).get(backbone) or {}).get("guides") or {})
+    return out
+
+
+def _where(method: str, guide: str) -> str:
+    return f"methods.{method}.guides.{guide}"
+
+
+def check_guides(config: dict[str, Any], source: str = "params.yaml") -> None:
+    """On every backbone: each ``guides`` entry is one of the two forms and names a configured
+    method, every guide the method declares without a default has one and no other has, and
+    the guide runs form no cycle."""
+    methods = config["methods"]
+    for method, settings in methods.items():
+        _check_acyclic(config, method, [method], source)
+        for backbone in dict.fromkeys(
+            [*config["grid"]["backbones"], *(settings.get("backbones") or {})]
+        ):
+            entries = guide_entries(config, method, backbone)
+            for guide, entry in entries.items():
+                _check_entry(entry, f"{source}: {_where(method, guide)} ({backbone})", methods)
+            impl = build_method(
+                settings["implementation"], method_params(config, method, backbone), backbone
+            )
+            declared = {g.name for g in impl.guides()}
+            required = {g.name for g in impl.guides() if g.default is None}
+            if not required <= set(entries) <= declared:
+                raise GuideConfigError(
+                    f"{source}: methods.{method}.guides: the method's guides on {backbone} are "
+                    f"{sorted(declared) or 'none'} (needing a model: {sorted(required) or 'none'})"
+                    f", the entry names {sorted(entries) or 'none'}"
+                )
+
+
+def _check_entry(entry: Any, where: str, methods: dict[str, Any]) -> None:
+    if not isinstance(entry, dict) or ("model" in entry) == ("method" in entry):
+        raise GuideConfigError(f"{where}: give either 'method' (a run) or 'model' (a name)")
+    extra = set(entry) - ({"model"} if "model" in entry else {"method", "backbone", "seed"})
+    if extra:
+        raise GuideConfigError(f"{where}: unknown key(s) {sorted(extra)}")
+    if "method" in entry and entry["method"] not in methods:
+        raise GuideConfigError(f"{where}: '{entry['method']}' is not a configured method")
+    model = str(entry.get("model", ""))
+    if model and is_local_path(model) and not Path(model).expanduser().is_dir():
+        raise GuideConfigError(
+            f"{where}: model '{model}' is a path and no such folder exists (relative paths are "
+            "read from the workflow's folder)"
+        )
+
+
+def _check_acyclic(config: dict[str, Any], method: str, path: list[str], source: str) -> None:
+    """No method is its own guide run, directly or through others (on any backbone)."""
+    entry = config["methods"].get(method) or {}
+    overrides = [(o or {}).get("guides") or {} for o in (entry.get("backbones") or {}).values()]
+    for guide in [
+        *(entry.get("guides") or {}).values(),
+        *(g for o in overrides for g in o.values()),
+    ]:
+        run = guide.get("method") if isinstance(guide, dict) else None
+        if run is None:
+            continue
+        if run in path:
+            raise GuideConfigError(
+                f"{source}: methods.{path[0]}.guides: a cycle: {' -> '.join([*path, run])}"
+            )
+        _check_acyclic(config, run, [*path, run], source)
 
 
 def method_seeds(config: dict[str, Any], method: str, backbone: str) -> list[int]:
@@ -314,8 +348,6 @@ def method_corpus(config: dict[str, Any], method: str) -> str:
 def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
     """Every ``corpora`` entry reads registered files and can be mixed; every method's
     ``corpus`` names the main corpus or a ``corpora`` entry."""
-    from negcse.data.sources import registry
-
     main, corpora = config["corpus"]["name"], config.get("corpora") or {}
     if main in corpora:
         raise ConfigError(f"{source}: corpora.{main}: the name of corpus.name (rename one)")
@@ -347,8 +379,6 @@ def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
 def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:
     """Released checkpoints: a row name that is no method's, a known pooler, known backbones;
     the untrained rows' pooler (evaluation.baseline_pooler) is a known one too."""
-    from negcse.poolers import POOLERS
-
     pooler = (config.get("evaluation") or {}).get("baseline_pooler")
     if pooler is not None and pooler not in POOLERS:
         raise ConfigError(
@@ -427,8 +457,6 @@ def check_backbones(config: dict[str, Any], source: str = "params.yaml") -> None
     """Every ``grid.backbones`` entry is a known backbone or a model found here without the
     network (local folder, mirror, Hugging Face cache); every key under ``methods.*.backbones``
     is a known backbone or one of the grid's (a misspelt override would silently not apply)."""
-    from negcse.data.sources import ResolveError, resolve_model
-
     grid = config["grid"]["backbones"]
     known = ", ".join(KNOWN_BACKBONES)
     for backbone in grid:

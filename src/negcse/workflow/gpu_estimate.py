@@ -12,7 +12,8 @@ of a trained view, the forward of forward + backward, at the guide's backbone si
 costs its per-sentence time over the corpus for each distinct output the grid needs; GCSE's
 synthesis and denoising are priced over its sources. Every size comes from the config and the
 registered files' line counts (``datasets.tsv``), never from built files, so the estimate is the
-same before and after the corpora exist. The dry run prints the table (rules/common.smk).
+same before and after the corpora exist. ``negcse estimate`` prints the table (:func:`grid_table`),
+and so does a dry run of the workflow (rules/common.smk).
 """
 
 from __future__ import annotations
@@ -25,10 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from negcse.data.sources import registry
 from negcse.generators.registry import producer, settings
-from negcse.methods.registry import build_method, method_class
-from negcse.workflow.config import method_corpus, method_seeds, resolve_method
+from negcse.generators.specs.gcse import synthesis_id, triplets_id
+from negcse.methods.registry import build_method
+from negcse.workflow.config import method_corpus, method_seeds, released_models, resolve_method
 from negcse.workflow.guide_config import guide_entries
+from negcse.workflow.plan import Plan
+
+#: the unit costs benchmarks/gpu.py writes, relative to the checkout
+COSTS_FILE = "benchmarks/gpu_costs.csv"
 
 WIKI1M = 1_000_000
 DEV_SENTENCES = 3000  # STS-B dev: 1,500 pairs, the dev_eval row's work
@@ -149,8 +156,6 @@ class Row:
 
 
 def _registered_lines(files: Iterable[str]) -> int | None:
-    from negcse.data.sources import registry
-
     known = registry()
     lines = [known[f].lines if f in known else None for f in files]
     return None if None in lines else sum(lines)  # type: ignore[arg-type]
@@ -238,8 +243,6 @@ def estimate(
     """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
     synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
     backbone) per job); GPU hours on the benchmarked GPU."""
-    from negcse.workflow.config import released_models
-
     grid = config["grid"]
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
     rows = []
@@ -310,8 +313,6 @@ def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
     none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here) and its
     denoising (per stage-1 model:
     the sources and their candidates encoded once, at the dev evaluation's per-sentence rate)."""
-    from negcse.generators.specs.gcse import synthesis_id, triplets_id
-
     grid = config["grid"]
     synth: dict[tuple[str, str], float] = {}  # (corpus, synthesis id) -> source-prompts / 3
     denoise: dict[tuple[str, str, str, int], int] = {}
@@ -377,10 +378,6 @@ def mteb_jobs(files: Iterable[str], backbones: Iterable[str]) -> list[tuple[str,
     return out
 
 
-def method_columns(config: Mapping[str, Any], method: str) -> tuple[str, ...]:
-    return method_class(config["methods"][method]["implementation"]).columns
-
-
 def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: str) -> str:
     lines = [
         f"Estimated GPU hours on one {costs.device} (unit costs: {source}; corpus "
@@ -408,3 +405,16 @@ def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: s
         )
         lines += [f"  {kind} {name}: {src}" for (kind, name), src in sorted(costs.derived.items())]
     return "\n".join(lines)
+
+
+def grid_table(plan: Plan, costs_file: str | Path, source: str = COSTS_FILE) -> str:
+    """The estimate of ``plan``'s grid as the dry run and ``negcse estimate`` print it: one row
+    per method, GPU generator and evaluation kind, from the unit costs in ``costs_file``."""
+    costs = load_costs(costs_file)
+    rows = estimate(
+        plan.config,
+        costs,
+        gpu_generators(plan.config, plan.column_paths()),
+        mteb_jobs(plan.mteb_files(), plan.backbones),
+    )
+    return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source)

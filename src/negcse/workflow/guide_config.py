@@ -19,38 +19,13 @@ students, their evaluations and the tables.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 from typing import Any
 
-from negcse.data.sources import is_local_path
 from negcse.generators.steps import StepContext
-from negcse.methods.registry import build_method
-from negcse.workflow.config import (
-    ConfigError,
-    column_readers,
-    method_corpus,
-    method_params,
-    resolve_method,
-)
+from negcse.workflow.config import column_readers, guide_entries, method_corpus, resolve_method
 
 #: the folder rule ``train`` writes (rules/train.smk)
 MODEL_DIR = "results/models/{method}/{backbone}/seed{seed}"
-
-
-class GuideConfigError(ConfigError):
-    """A ``guides`` entry is wrong; the message names ``methods.<m>.guides.<guide>``."""
-
-
-def guide_entries(config: dict[str, Any], method: str, backbone: str) -> dict[str, dict[str, Any]]:
-    """``methods.<m>.guides``, each guide replaced by ``backbones.<backbone>.guides`` if set."""
-    entry = config["methods"][method]
-    out = dict(entry.get("guides") or {})
-    out.update(((entry.get("backbones") or {}).get(backbone) or {}).get("guides") or {})
-    return out
-
-
-def _where(method: str, guide: str) -> str:
-    return f"methods.{method}.guides.{guide}"
 
 
 def guide_models(
@@ -104,66 +79,6 @@ def guide_specs(config: dict[str, Any], method: str, backbone: str) -> dict[str,
             "guides": guide_specs(config, t_method, t_backbone),
         }
     return out
-
-
-def check_guides(config: dict[str, Any], source: str = "params.yaml") -> None:
-    """On every backbone: each ``guides`` entry is one of the two forms and names a configured
-    method, every guide the method declares without a default has one and no other has, and
-    the guide runs form no cycle."""
-    methods = config["methods"]
-    for method, settings in methods.items():
-        _check_acyclic(config, method, [method], source)
-        for backbone in dict.fromkeys(
-            [*config["grid"]["backbones"], *(settings.get("backbones") or {})]
-        ):
-            entries = guide_entries(config, method, backbone)
-            for guide, entry in entries.items():
-                _check_entry(entry, f"{source}: {_where(method, guide)} ({backbone})", methods)
-            impl = build_method(
-                settings["implementation"], method_params(config, method, backbone), backbone
-            )
-            declared = {g.name for g in impl.guides()}
-            required = {g.name for g in impl.guides() if g.default is None}
-            if not required <= set(entries) <= declared:
-                raise GuideConfigError(
-                    f"{source}: methods.{method}.guides: the method's guides on {backbone} are "
-                    f"{sorted(declared) or 'none'} (needing a model: {sorted(required) or 'none'})"
-                    f", the entry names {sorted(entries) or 'none'}"
-                )
-
-
-def _check_entry(entry: Any, where: str, methods: dict[str, Any]) -> None:
-    if not isinstance(entry, dict) or ("model" in entry) == ("method" in entry):
-        raise GuideConfigError(f"{where}: give either 'method' (a run) or 'model' (a name)")
-    extra = set(entry) - ({"model"} if "model" in entry else {"method", "backbone", "seed"})
-    if extra:
-        raise GuideConfigError(f"{where}: unknown key(s) {sorted(extra)}")
-    if "method" in entry and entry["method"] not in methods:
-        raise GuideConfigError(f"{where}: '{entry['method']}' is not a configured method")
-    model = str(entry.get("model", ""))
-    if model and is_local_path(model) and not Path(model).expanduser().is_dir():
-        raise GuideConfigError(
-            f"{where}: model '{model}' is a path and no such folder exists (relative paths are "
-            "read from the workflow's folder)"
-        )
-
-
-def _check_acyclic(config: dict[str, Any], method: str, path: list[str], source: str) -> None:
-    """No method is its own guide run, directly or through others (on any backbone)."""
-    entry = config["methods"].get(method) or {}
-    overrides = [(o or {}).get("guides") or {} for o in (entry.get("backbones") or {}).values()]
-    for guide in [
-        *(entry.get("guides") or {}).values(),
-        *(g for o in overrides for g in o.values()),
-    ]:
-        run = guide.get("method") if isinstance(guide, dict) else None
-        if run is None:
-            continue
-        if run in path:
-            raise GuideConfigError(
-                f"{source}: methods.{path[0]}.guides: a cycle: {' -> '.join([*path, run])}"
-            )
-        _check_acyclic(config, run, [*path, run], source)
 
 
 def _all_entries(config: dict[str, Any]) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 ``locks/cpu.txt`` and ``locks/cuda.txt`` are written by ``make lock`` (``uv pip compile
 --generate-hashes`` over pyproject.toml's dependencies and its ``dev``, ``spacy-model`` and
 ``models`` extras). ``make setup`` installs one of them with ``--require-hashes --no-deps`` and
-records which (file and sha256) in ``<venv>/negcse-lock.txt``; :func:`installed_lock` reads that
+records which (file and sha256) in ``<venv>/negcse-lock.txt``; ``negcse.lock_record`` reads that
 record so models and results can name the lock they were made with.
 
 ``python -m negcse.workflow.lockfile conda LOCK OUT`` writes the conda environment of the rules
@@ -24,7 +24,6 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-MARKER = "negcse-lock.txt"
 PROJECT = "negcse"
 # Extras that the rules' environment needs (dev tools run outside the rules).
 RUNTIME_EXTRAS = ("spacy-model", "models")
@@ -180,26 +179,6 @@ def conda_yaml(
 
 def file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def installed_lock(prefix: str | Path | None = None) -> dict[str, str] | None:
-    """``{"lock": file, "lock_sha256": hex}`` recorded by ``make setup`` in this environment, or
-    None where the environment was not installed from a lock."""
-    marker = Path(prefix or sys.prefix) / MARKER
-    if not marker.is_file():
-        return None
-    parts = marker.read_text("utf-8").split()
-    if len(parts) != 2 or not re.fullmatch(r"[0-9a-f]{64}", parts[1]):
-        raise ValueError(f"{marker}: expected '<lock file> <sha256>', got {parts!r}")
-    return {"lock": parts[0], "lock_sha256": parts[1]}
-
-
-def lock_record() -> dict[str, str | None]:
-    """What model and result metadata record beside the package versions: this environment's
-    lock file and its sha256 (both None where it was not installed from a lock)."""
-    record: dict[str, str | None] = {"lock": None, "lock_sha256": None}
-    record.update(installed_lock() or {})
-    return record
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""RLRD's teacher-weighting agent (negcse.training.teacher_agent) against hand computations: the
+"""RLRD's teacher-weighting agent (negcse.methods.teacher_agent) against hand computations: the
 Beta policy's parameters, the weights, the advantages (fixed and released), the clipped PPO
 objective, the released quirks, and the rlrd loss at the agent's weights."""
 
@@ -12,7 +12,7 @@ import torch
 import rank_by_hand as hand
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
-from negcse.training.teacher_agent import (
+from negcse.methods.teacher_agent import (
     BETA_OFFSET,
     GAE_LAMBDA,
     GAMMA,

@@ -1,4 +1,5 @@
-"""The one sentence-embedding cache of an evaluation run: each distinct sentence is encoded once,
+"""Sentence vectors as numpy arrays: the encode-function type, row-wise cosine and the one
+sentence-embedding cache of an evaluation run: each distinct sentence is encoded once,
 whichever evaluation asks for it first (STS, its splits, the probe and the analyses share most
 of their sentences). Numpy only, so it is importable without torch."""
 
@@ -11,6 +12,15 @@ import numpy as np
 
 #: a function from sentences to one embedding row per sentence, in input order
 EncodeFn = Callable[[Sequence[str]], np.ndarray]
+
+
+def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity of two equally shaped matrices."""
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    num = (a * b).sum(axis=1)
+    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return num / np.maximum(den, 1e-12)
 
 
 class SentenceCache:

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from negcse.gcse.loss import gaussian_decay, gaussian_decayed_info_nce
+from negcse.losses.gcse import gaussian_decay, gaussian_decayed_info_nce
 
 TAU = 0.05
 SIGMA = 0.01

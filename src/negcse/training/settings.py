@@ -1,0 +1,51 @@
+"""The settings of one training run (params.yaml's ``train`` block, merged with the method's and
+the backbone's overrides by ``negcse.workflow.config.train_settings``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    epochs: int
+    batch_size: int
+    learning_rate: float
+    max_seq_len: int
+    dropout: float
+    scheduler: str
+    warmup_ratio: float
+    weight_decay: float
+    max_grad_norm: float | None
+    max_steps: int | None
+    eval_steps: int
+    checkpoint_steps: int
+    precision: str
+    # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
+    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync);
+    # compile: False, True (torch.compile's default mode), a mode name ("reduce-overhead") or
+    # "auto" (reduce-overhead + static padding on CUDA, eager on CPU; params.yaml's default)
+    compile: bool | str = False
+    static_padding: bool = False
+    log_steps: int = 50
+    #: STS-B dev sentences cut to this many tokens for model selection (None: uncut)
+    dev_max_seq_len: int | None = None
+    #: warmup in steps, instead of warmup_ratio of the run's steps (None: the ratio)
+    warmup_steps: int | None = None
+    #: the step at which the linear schedule would reach 0, however long the run is (None: the
+    #: run's last step); released GCSE: 80,000 for a run of about 1,000 steps
+    schedule_horizon: int | None = None
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        # unset: absent, so existing run specs are unchanged
+        for key in ("dev_max_seq_len", "warmup_steps", "schedule_horizon"):
+            if out[key] is None:
+                del out[key]
+        return out

@@ -1,0 +1,370 @@
+"""The workflow plan: from the validated config and the registries (methods, generators,
+evaluations, tables), every job's inputs, outputs and command arguments, and the targets. The
+rule files ask it (rules/common.smk holds the Snakemake glue only); it imports no Snakemake and
+is tested without it (tests/workflow/test_plan.py)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from negcse.analysis.groups import MethodGroup, method_groups
+from negcse.data.sources import ResolveError, hub_endpoint, offline, resolve_model, unreachable
+from negcse.evaluation.registry import quoted
+from negcse.generators import registry as generators
+from negcse.methods.registry import method_class
+from negcse.tables.reports import grid_papers, page_methods
+from negcse.tables.specs import TABLES, TableSpec
+from negcse.workflow.config import (
+    column_readers,
+    grid_output,
+    grid_runs,
+    method_baselines,
+    method_corpus,
+    released_models,
+    resolve_method,
+)
+from negcse.workflow.guide_config import (
+    config_guide_models,
+    guide_args,
+    guide_backbones,
+    guide_outputs,
+    guide_specs,
+)
+from negcse.workflow.plan import evaluate
+from negcse.workflow.plan.evaluate import MODEL_DIR, SUBJECTS, Subject, mirror_arg
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["SUBJECTS", "Plan", "Subject", "alternation", "expand", "mirror_arg", "quoted"]
+
+#: the figures of each backbone and method group (rules/analysis.smk)
+FIGURES = ["soft_negatives", "hard_positives", "training_curves"]
+#: MTEB's task groups (rules/mteb.smk)
+MTEB_GROUPS = ["reranking", "classification"]
+TABLE_FORMATS = ["tex", "csv", "md", "html"]
+
+
+def alternation(values: Iterable[Any]) -> str:
+    """A regex matching exactly one of ``values`` (a wildcard constraint)."""
+    return "|".join(re.escape(str(v)) for v in values)
+
+
+def expand(patterns: str | Iterable[str], **values: Iterable[Any]) -> list[str]:
+    """Snakemake's ``expand``: each pattern formatted with every combination of ``values``."""
+    patterns = [patterns] if isinstance(patterns, str) else list(patterns)
+    keys = list(values)
+    combos = list(itertools.product(*(list(values[k]) for k in keys)))
+    return [p.format(**dict(zip(keys, combo, strict=True))) for p in patterns for combo in combos]
+
+
+def released_runs(
+    config: Mapping[str, Any], log: Callable[[str], None]
+) -> list[tuple[str, str, str]]:
+    """The released checkpoints to evaluate (evaluation.released); where they cannot be
+    downloaded (offline, or the hub does not answer), one in no mirror or cache is left out
+    with a logged message."""
+    runs = []
+    for name, backbone, model in released_models(dict(config)):
+        no_network = "offline" if offline() else unreachable(hub_endpoint())
+        if no_network:
+            try:
+                resolve_model(model, config.get("mirror") or None, network=False)
+            except ResolveError:
+                log(
+                    f"released checkpoint {model} ({name}, {backbone}) skipped: {no_network}, "
+                    "and in no mirror or cache (fetch it on a networked machine: rule prefetch)"
+                )
+                continue
+        runs.append((name, backbone, model))
+    return runs
+
+
+class Plan:
+    """The jobs of one validated config. ``log`` receives the plan's notes (a named grid, a
+    skipped table or released checkpoint) as the dry run prints them."""
+
+    def __init__(self, config: Mapping[str, Any], log: Callable[[str], None] = logger.info) -> None:
+        self.config = config
+        self.methods: list[str] = list(config["grid"]["methods"])
+        self.backbones: list[str] = list(config["grid"]["backbones"])
+        self.corpus: str = config["corpus"]["name"]
+        self.corpora: list[str] = list(config.get("corpora") or {})
+        self.baselines = method_baselines(dict(config))
+        if config["grid"].get("name"):
+            log(
+                f"grid '{config['grid']['name']}' (grid.name): its tables, metrics, figures and "
+                f"curves go under {self.grid_path('results/tables')[: -len('tables')]}, not over "
+                "the default grid's results/tables"
+            )
+        self.released = released_runs(config, log)
+        self.grid_tables = self._grid_tables(log)
+        self.figure_groups: dict[str, MethodGroup] = {
+            g.name: g for g in method_groups(self.methods, self.baselines)
+        }
+        self.paper_pages = grid_papers(self.methods)
+
+    # -- paths and words ------------------------------------------------------------------
+
+    def grid_path(self, path: str) -> str:
+        """A grid-wide output or log path (tables, metrics, figures, curves): as written for
+        the default grid, under results/grids/<grid.name>/ for a named one (its own folder)."""
+        return grid_output(dict(self.config), path)
+
+    def mirror_arg(self) -> str:
+        return mirror_arg(self.config)
+
+    def wildcard_patterns(self) -> dict[str, str]:
+        """The workflow-wide wildcard constraints."""
+        return {
+            "method": alternation(self.config["methods"]),
+            "backbone": alternation([*self.backbones, *guide_backbones(dict(self.config))]),
+            "seed": r"\d+",
+            "corpus": r"[A-Za-z0-9_.-]+",
+        }
+
+    def run_files(
+        self, patterns: str | list[str], backbones: list[str] | None = None, **more: Any
+    ) -> list[str]:
+        """``patterns`` for every (method, backbone, seed) of the grid (each method with its own
+        seeds: methods.<m>.seeds), with ``more`` expanded as Snakemake's expand does."""
+        return [
+            path
+            for method, backbone, seed in grid_runs(dict(self.config), backbones)
+            for path in expand(
+                patterns, method=[method], backbone=[backbone], seed=[str(seed)], **more
+            )
+        ]
+
+    # -- training ---------------------------------------------------------------------------
+
+    def method_class(self, method: str) -> type:
+        return method_class(self.config["methods"][method]["implementation"])
+
+    def column_input(self, column: str, method: str, backbone: str, seed: str) -> str:
+        """The file of generated ``column`` that a train job (method, backbone, seed) reads,
+        made by the column's generator (src/negcse/generators/): the seam between the
+        training jobs and the generator jobs."""
+        try:
+            return generators.column_file(
+                self.config,
+                column,
+                method,
+                seed,
+                method_corpus(dict(self.config), method),
+                backbone,
+            )
+        except KeyError as err:
+            raise KeyError(f"{err.args[0]} (method {method})") from None
+
+    def train_inputs(self, method: str, backbone: str, seed: str) -> dict[str, str]:
+        """The corpus, the method's columns and its guide runs (teachers train first)."""
+        corpus_column = self.method_class(method).corpus_column
+        inputs = {
+            "corpus": (
+                f"results/data/corpus/{method_corpus(dict(self.config), method)}.txt"
+                if corpus_column is None
+                else self.column_input(corpus_column, method, backbone, seed)
+            )
+        }
+        for column in self.method_class(method).columns:
+            inputs[column] = self.column_input(column, method, backbone, seed)
+        guides = guide_outputs(dict(self.config), method, backbone, seed)
+        inputs.update({f"guide_{name}": path for name, path in guides.items()})
+        return inputs
+
+    def run_spec(self, method: str, backbone: str) -> str:
+        """Everything that determines one training run; a change here reruns exactly that run
+        (and, through ``guide_runs``, a changed teacher reruns its students)."""
+        spec = resolve_method(dict(self.config), method, backbone)
+        guides = guide_specs(dict(self.config), method, backbone)
+        if guides:
+            spec["guide_runs"] = guides
+        return json.dumps(spec, sort_keys=True)
+
+    def column_args(self, method: str, inputs: Mapping[str, str]) -> str:
+        """``--column NAME=FILE`` for each column of the method."""
+        return " ".join(
+            f"--column {quoted([f'{c}={inputs[c]}'])}" for c in self.method_class(method).columns
+        )
+
+    def guide_args(self, method: str, backbone: str, seed: str) -> str:
+        """`--guide NAME=MODEL` for each guide of the method (teacher folders or released names)."""
+        return guide_args(dict(self.config), method, backbone, seed)
+
+    def prefetch_models(self) -> str:
+        """Every model the config names: backbones, and the models of the generators (their
+        specs' ``models``: an MLM, the paraphraser, the translation pivots; per-method
+        overrides too), the guides and the released checkpoints."""
+        models = [
+            *self.backbones,
+            *generators.config_models(self.config, column_readers(dict(self.config))),
+            *config_guide_models(dict(self.config)),
+            *(model for _, _, model in released_models(dict(self.config))),
+        ]
+        return quoted(dict.fromkeys(models))
+
+    # -- evaluation -------------------------------------------------------------------------
+
+    def evaluation_inputs(self, subject: Subject) -> dict[str, str]:
+        return evaluate.inputs(subject)
+
+    def evaluation_outputs(
+        self, subject: Subject
+    ) -> dict[str, tuple[str, Mapping[str, Any] | None]]:
+        return evaluate.outputs(subject)
+
+    def evaluation_args(
+        self,
+        wildcards: Mapping[str, str],
+        inputs: Mapping[str, str],
+        outputs: Mapping[str, str],
+        threads: int,
+    ) -> str:
+        return evaluate.evaluation_args(self.config, wildcards, inputs, outputs, threads)
+
+    def released_pattern(self) -> str:
+        return alternation(self.config.get("released") or {}) or "(?!)"
+
+    # -- analyses ---------------------------------------------------------------------------
+
+    def negation_args(self) -> str:
+        """The SNCSE negation settings of the training data (generators.negation)."""
+        negation = (self.config.get("generators") or {}).get("negation") or {}
+        return "--reference-quirks" if negation.get("reference_quirks") else ""
+
+    def figure_inputs(self, backbone: str, figure: str, group: str) -> list[str]:
+        """The group's runs on the backbone, the baseline's first (its line is drawn first)."""
+        pattern = (
+            MODEL_DIR
+            if figure == "training_curves"
+            else "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
+        )
+        runs = grid_runs(dict(self.config), [backbone])
+        return [
+            pattern.format(method=m, backbone=b, seed=seed)
+            for method in self.figure_groups[group].methods
+            for m, b, seed in runs
+            if m == method
+        ]
+
+    def figure_baseline_arg(self, group: str) -> str:
+        baseline = self.figure_groups[group].baseline
+        return f"--baseline {quoted([baseline])}" if baseline else ""
+
+    def analysis_targets(self) -> list[str]:
+        figures = expand(
+            self.grid_path("results/figures/{backbone}/{figure}/{group}.{ext}"),
+            backbone=self.backbones,
+            figure=FIGURES,
+            group=list(self.figure_groups),
+            ext=["png", "pdf"],
+        )
+        per_model = self.run_files(
+            "results/analysis/{method}/{backbone}/seed{seed}/{name}.tex",
+            name=["rank_errors", "case_study"],
+        )
+        return figures + per_model
+
+    # -- tables and reports -----------------------------------------------------------------
+
+    def table_enabled(self, spec: TableSpec) -> bool:
+        """False when the table needs an evaluation setting that is off (e.g. evaluation.mteb)."""
+        return spec.when is None or bool(self.config["evaluation"][spec.when])
+
+    def _grid_tables(self, log: Callable[[str], None]) -> list[str]:
+        """The grid-wide tables of this config; a table switched off is logged (MTEB: the
+        offline smoke grid's mirror has no MTEB data)."""
+        names = []
+        for name, spec in TABLES.items():
+            if spec.per_backbone:
+                continue
+            if self.table_enabled(spec):
+                names.append(name)
+            elif name == "mteb":
+                log(
+                    "MTEB evaluation skipped: evaluation.mteb is false (the MTEB datasets are "
+                    "not in the offline mirror; set it true where they are cached or can be "
+                    "downloaded)"
+                )
+            else:
+                log(f"{name} table skipped: evaluation.{spec.when} is false")
+        return names
+
+    def table_evals(self, spec: TableSpec, backbones: list[str] | None = None) -> list[str]:
+        """The files a table reads: every trained model's, then (evaluation.baseline) each
+        untrained backbone's, then the released checkpoints'."""
+        backbones = backbones or self.backbones
+        files = self.run_files(spec.inputs, backbones, **spec.expand)
+        if spec.untrained and self.config["evaluation"]["baseline"]:
+            files += expand(spec.untrained, backbone=backbones)
+        if spec.released:
+            files += [
+                spec.released.format(released=name, backbone=backbone)
+                for name, backbone, _ in self.released
+                if backbone in backbones
+            ]
+        return files
+
+    def table_inputs(self, table: str) -> list[str]:
+        return self.table_evals(TABLES[table])
+
+    def case_study_inputs(self, backbone: str) -> list[str]:
+        return self.table_evals(TABLES["case_study"], [backbone])
+
+    def table_targets(self) -> list[str]:
+        """Every table: LaTeX, CSV, Markdown, HTML (the report's) and DVC metrics of each
+        grid-wide one, and the case study of each backbone."""
+        return (
+            expand(
+                self.grid_path("results/tables/{table}.{ext}"),
+                table=self.grid_tables,
+                ext=TABLE_FORMATS,
+            )
+            + expand(self.grid_path("results/metrics/{table}.json"), table=self.grid_tables)
+            + expand(
+                self.grid_path("results/tables/case_study_{backbone}.{ext}"),
+                backbone=self.backbones,
+                ext=TABLE_FORMATS,
+            )
+        )
+
+    def paper_figures(self, paper: str) -> list[str]:
+        """The PNG figures of every group drawing one of the paper's methods or baselines."""
+        methods = set(page_methods(paper, self.methods, self.baselines))
+        groups = [g.name for g in self.figure_groups.values() if methods & set(g.methods)]
+        return expand(
+            self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
+            backbone=self.backbones,
+            figure=FIGURES,
+            group=groups,
+        )
+
+    def report_targets(self) -> list[str]:
+        return expand(
+            self.grid_path("results/reports/{paper}.{ext}"),
+            paper=self.paper_pages,
+            ext=["md", "html"],
+        )
+
+    def all_targets(self) -> list[str]:
+        """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
+        curves = self.grid_path("results/plots/training_curves.csv")
+        return [*self.table_targets(), curves, *self.analysis_targets(), *self.report_targets()]
+
+    def mteb_files(self) -> list[str]:
+        """The MTEB results the grid's tables read (none when evaluation.mteb is off)."""
+        spec = TABLES["mteb"]
+        return self.table_evals(spec) if self.table_enabled(spec) else []
+
+    def column_paths(self) -> list[tuple[str, str]]:
+        """(column, file) of every generated column a training job of the grid reads."""
+        return [
+            (column, self.column_input(column, method, backbone, str(seed)))
+            for method, backbone, seed in grid_runs(dict(self.config))
+            for column in self.method_class(method).columns
+        ]

@@ -1,0 +1,58 @@
+"""The config a plan is built from outside Snakemake (``negcse estimate``, tests): params.yaml
+and its overlays merged and checked as the workflow checks them, with the schema's defaults
+filled in as Snakemake's ``validate(..., set_default=True)`` fills them (rules/common.smk)."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from negcse.workflow.config import ConfigError, load_config, schema_path
+
+
+def _set_defaults(
+    validator: Any, properties: dict[str, Any], instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    if isinstance(instance, dict):
+        for key, sub in properties.items():
+            if "default" in sub:
+                instance.setdefault(key, copy.deepcopy(sub["default"]))
+    yield from jsonschema.Draft202012Validator.VALIDATORS["properties"](
+        validator, properties, instance, schema
+    )
+
+
+_Filling = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"properties": _set_defaults}
+)
+
+
+def with_defaults(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with every schema default it leaves out (config.schema.yaml), in place."""
+    schema = yaml.safe_load(Path(schema_path()).read_text(encoding="utf-8"))
+    for error in _Filling(schema).iter_errors(config):
+        raise ConfigError(f"invalid config: {error.message}")
+    return config
+
+
+def profile_configfiles(profile: str | os.PathLike[str]) -> list[str]:
+    """The ``configfile`` entries of a Snakemake profile (``<profile>/profile.yaml``)."""
+    path = Path(profile) / "profile.yaml"
+    try:
+        found = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("configfile") or []
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the profile ({err.strerror})") from None
+    return [found] if isinstance(found, str) else list(found)
+
+
+def workflow_config(
+    params: str | os.PathLike[str], overlays: Sequence[str | os.PathLike[str]] = ()
+) -> dict[str, Any]:
+    """``params`` with ``overlays`` merged over it (later wins), checked, defaults filled."""
+    return with_defaults(load_config(params, *overlays))

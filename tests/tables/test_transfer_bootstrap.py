@@ -1,0 +1,203 @@
+"""The paired bootstrap of the transfer average (negcse.analysis.transfer_bootstrap) and its
+verdict table: a hand-computed toy, the known cases (identical models; a model right on every
+example the other gets right and on a fixed share more), pairing, the seed level, and the files
+as `negcse evaluate` writes them (negcse.evaluation.transfer.record_tested)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from negcse.analysis.bootstrap import paired_difference
+from negcse.analysis.transfer_bootstrap import (
+    FoldedExamples,
+    TransferDraws,
+    read_record,
+    resampled_accuracy,
+    resampled_average,
+    task_accuracy,
+)
+from negcse.cli import main
+from negcse.evaluation.transfer import record_tested
+from negcse.tables.build import Options, TableInputError
+from negcse.tables.verdicts import TRANSFER, claim, verdict_frame
+
+
+def test_toy_by_hand() -> None:
+    """Task A: five examples, folds 0 1 0 1 1 (fold 0 = examples 0, 2; fold 1 = 1, 3, 4), so a
+    resample's positions 0-1 redraw fold 0 and 2-4 fold 1 (fold order: examples 0 2 1 3 4).
+    Task B: four examples, one test split.
+
+    Model a on A: right on 0, 3, 4. Full data: fold 0 (0, 2) 1/2, fold 1 (1, 3, 4) 2/3:
+    A = (50 + 66.67) / 2 = 58.33. Resample [0, 0 | 2, 2, 4] draws examples 0 0 | 1 1 4: fold 0
+    2/2, fold 1 1/3: (100 + 33.33) / 2 = 66.67. Model a on B: right on 0, 2, 3; resample
+    [1, 1, 3, 0]: 0 0 1 1 = 50. Transfer average = (66.67 + 50) / 2 = 58.33.
+    """
+    a_task = FoldedExamples(np.array([0, 1, 0, 1, 1]))
+    b_task = FoldedExamples(np.zeros(4, dtype=np.int64))
+    assert a_task.order.tolist() == [0, 2, 1, 3, 4] and a_task.sizes == (2, 3)
+    correct = {"A": np.array([1, 0, 0, 1, 1], bool), "B": np.array([1, 0, 1, 1], bool)}
+    assert task_accuracy(correct["A"], a_task) == pytest.approx((50 + 200 / 3) / 2)
+    assert task_accuracy(correct["B"], b_task) == pytest.approx(75.0)
+    draws = TransferDraws.from_indices(
+        {"A": a_task, "B": b_task},
+        {"A": np.array([[0, 0, 2, 2, 4]]), "B": np.array([[1, 1, 3, 0]])},
+    )
+    assert resampled_accuracy(correct["A"], draws, "A") == pytest.approx([200 / 3], abs=1e-4)
+    assert resampled_accuracy(correct["B"], draws, "B") == pytest.approx([50.0], abs=1e-4)
+    assert resampled_average(correct, draws) == pytest.approx([(200 / 3 + 50) / 2], abs=1e-4)
+
+
+def test_record_round_trip_and_draws_stay_in_their_fold() -> None:
+    correct = np.array([1, 0, 1, 1, 0, 0, 1], bool)
+    fold = np.array([2, 0, 1, 0, 2, 1, 0])
+    record = record_tested(correct, fold)
+    assert record == {"correct": "1011001", "fold": "2010210"}
+    back, tested = read_record(record)
+    assert back.tolist() == correct.tolist() and tested.fold.tolist() == fold.tolist()
+    draws = TransferDraws.draw({"t": tested}, resamples=50, seed=1)
+    # every resample keeps each fold's size: counts per fold (fold order 1 3 6 | 2 5 | 0 4)
+    counts = draws.counts["t"]
+    assert (counts[:3].sum(0) == 3).all() and (counts[3:5].sum(0) == 2).all()
+    assert (counts[5:].sum(0) == 2).all()
+    for bad, message in (
+        ({"correct": "10x"}, "string of 0 and 1"),
+        ({"correct": "101", "fold": "01"}, "2 folds for 3 examples"),
+        ({"correct": "101", "fold": "022"}, "skips a fold"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            read_record(bad)
+
+
+def _tested(sizes: tuple[int, ...]) -> FoldedExamples:
+    return FoldedExamples(np.repeat(np.arange(len(sizes)), sizes))
+
+
+def _interval(a: list[np.ndarray], b: list[np.ndarray], tested: FoldedExamples, paired: bool):
+    draws = TransferDraws.draw({"t": tested}, resamples=1000, seed=0)
+    per_seed = [np.stack([resampled_average({"t": c}, draws) for c in m]) for m in (a, b)]
+    observed = [[task_accuracy(c, tested) for c in m] for m in (a, b)]
+    return paired_difference(*per_seed, *observed, paired_seeds=paired)
+
+
+def test_identical_models_give_exactly_zero() -> None:
+    tested = _tested((80, 80, 80))
+    same = np.random.default_rng(0).random(240) < 0.7
+    interval = _interval([same], [same.copy()], tested, paired=True)
+    assert (interval.estimate, interval.low, interval.high) == (0, 0, 0)
+    assert interval.contains(0)
+
+
+def test_a_model_right_on_a_fixed_share_more_excludes_zero_and_is_paired() -> None:
+    """B is right on 70% of 400 examples; A on the same ones and on 10 more (2.5 points). The
+    paired interval is about 2.5 +- 1.5; drawn independently for each model the two
+    accuracies' noise (sd ~2.3 points each) would make it ~12 points wide and contain 0."""
+    tested = _tested((200, 200))
+    rng = np.random.default_rng(1)
+    b = rng.random(400) < 0.7
+    a = b.copy()
+    a[rng.choice(np.flatnonzero(~b), 10, replace=False)] = True
+    interval = _interval([a], [b], tested, paired=True)
+    assert interval.estimate == pytest.approx(2.5)
+    assert interval.excludes_zero() and interval.low > 0.5
+    assert interval.high - interval.low < 4.0  # unpaired: ~12
+
+
+def test_the_seed_level_widens_the_interval() -> None:
+    """Seed 1: A is 8 points better than B; seed 2: equal. Resampling seeds (the outer level)
+    gives draws near 0, 4 and 8: the interval spans about [0, 8]. Ignoring the seeds (pooling
+    them) would give one narrow interval around 4."""
+    tested = _tested((250, 250))
+    rng = np.random.default_rng(2)
+    b = [rng.random(500) < 0.6 for _ in range(2)]
+    a = [b[0].copy(), b[1].copy()]
+    a[0][rng.choice(np.flatnonzero(~b[0]), 40, replace=False)] = True
+    interval = _interval(a, b, tested, paired=True)
+    assert interval.estimate == pytest.approx(4.0)
+    assert interval.low < 1.0 and interval.high > 7.0
+
+
+# The verdict table on transfer evaluation files.
+
+FOLDS = {"CR": (30, 30, 30), "TREC": (60,)}  # CR cross-validated, TREC one test split
+
+
+def _write(tmp: Path, method: str, seed: int, share: float, backbone: str = "tiny",
+           folds: dict[str, tuple[int, ...]] = FOLDS) -> str:  # fmt: skip
+    """A transfer evaluation whose first ``share`` of each fold is right (the rest wrong), with
+    accuracies as SentEval rounds them."""
+    details, accs = {}, []
+    for task, sizes in folds.items():
+        fold = np.repeat(np.arange(len(sizes)), sizes)
+        correct = np.concatenate([np.arange(n) < round(share * n) for n in sizes])
+        fold_accs = [round(100 * float(np.mean(correct[fold == f])), 2) for f in range(len(sizes))]
+        acc = round(float(np.mean(fold_accs)), 2)
+        accs.append(acc)
+        details[task] = {"acc": acc, "test": record_tested(correct, fold if len(sizes) > 1 else None)}
+    result = {"method": method, "backbone": backbone, "seed": str(seed),
+              **{t: d["acc"] for t, d in details.items()},
+              "avg": round(float(np.mean(accs)), 2), "details": details}  # fmt: skip
+    path = tmp / f"{method}-{backbone}-{seed}.json"
+    path.write_text(json.dumps(result))
+    return str(path)
+
+
+BASELINES = {"osscse": "simcse", "sncse": "simcse"}
+
+
+def test_transfer_claims_come_from_the_papers_transfer_tables() -> None:
+    # OssCSE Table 5 (RoBERTa-base): 87.02 vs SimCSE 84.84; CR and TREC: 88.465 vs 86.17
+    assert claim("osscse", "simcse", "roberta-base", TRANSFER, ["MR", "CR", "SUBJ", "MPQA",
+                 "SST2", "TREC", "MRPC"]) == (pytest.approx(2.18), "roberta-base")  # fmt: skip
+    assert claim("osscse", "simcse", "tiny", TRANSFER, ["CR", "TREC"]) == (
+        pytest.approx(2.295), "roberta-base"
+    )
+    # GCSE Table 7's SimCSE row repeats STS numbers: no transfer claim against it
+    assert claim("gcse", "simcse", "bert-base-uncased", TRANSFER, ["CR"]) == (None, None)
+    assert claim("sncse", "simcse", "bert-base-uncased", TRANSFER, ["CR"]) == (None, None)
+
+
+def test_transfer_verdict_table(tmp_path: Path) -> None:
+    files = []
+    for seed in (1, 2):
+        files += [
+            _write(tmp_path, "simcse", seed, 0.6),
+            _write(tmp_path, "osscse", seed, 0.9),  # 30 points better: the claim holds
+            _write(tmp_path, "sncse", seed, 0.6),  # the same as its baseline, no claim
+        ]
+    files.append(_write(tmp_path, "untrained", 0, 0.5))
+    out = {ext: tmp_path / f"transfer_verdicts.{ext}" for ext in ("tex", "csv", "md")}
+    args = ["table", "transfer_verdicts", "--evals", *files, "--baselines"]
+    args += [f"{m}={b}" for m, b in BASELINES.items()]
+    assert main(args + [f"--{ext}={path}" for ext, path in out.items()]) == 0
+    rows = {r["method"]: r for r in csv.DictReader(out["csv"].open())}
+    assert set(rows) == {"osscse", "sncse"}
+    osscse, sncse = rows["osscse"], rows["sncse"]
+    assert float(osscse["vs_baseline"]) == pytest.approx(30.0)
+    assert float(osscse["vs_baseline_low"]) > 20 and osscse["verdict"] == "reproduced"
+    assert float(osscse["paper_delta"]) == pytest.approx(2.295)
+    assert osscse["paper_delta_backbone"] == "roberta-base"
+    assert sncse["vs_baseline_ci"] == "[+0.00, +0.00]" and sncse["verdict"] == ""
+    tex = out["tex"].read_text()
+    assert "over CR, TREC" in tex and "Seeds are resampled first" in tex
+
+
+def test_unpairable_or_unrecorded_files_are_refused(tmp_path: Path) -> None:
+    good = _write(tmp_path, "simcse", 1, 0.6)
+    other = _write(tmp_path, "osscse", 1, 0.9, folds={"CR": (31, 30, 29), "TREC": (60,)})
+    with pytest.raises(TableInputError, match=r"osscse-tiny-1\.json: its transfer test exam"):
+        verdict_frame([good, other], Options(BASELINES), TRANSFER)
+    result = json.loads(Path(good).read_text())
+    result["details"]["CR"]["acc"] += 1.0
+    Path(other).write_text(json.dumps(result))
+    with pytest.raises(TableInputError, match=r"details\.CR\.test: gives accuracy 60\.0000"):
+        verdict_frame([other], Options(BASELINES), TRANSFER)
+    result["details"]["CR"]["acc"] -= 1.0
+    del result["details"]["TREC"]["test"]
+    Path(other).write_text(json.dumps(result))
+    with pytest.raises(TableInputError, match=r"no per-example record for TREC"):
+        verdict_frame([other], Options(BASELINES), TRANSFER)
