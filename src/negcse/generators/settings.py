@@ -151,9 +151,11 @@ def add_options(
         kind = next(
             (k for k in ([kinds] if isinstance(kinds, str) else kinds) if k != "null"), None
         )
+        option = _option(f)
         parser.add_argument(
-            _option(f),
+            option,
             dest=dest,
+            metavar=None if "enum" in spec else option.lstrip("-").replace("-", "_").upper(),
             type=_PY_TYPES.get(kind or "", str),
             choices=spec.get("enum"),
             default=default,
