@@ -11,18 +11,33 @@ import pytest
 import yaml
 
 from negcse.cli import main
-from negcse.generators.registry import column_file, config_models, provenance, settings
+from negcse.generators.registry import column_file, settings
+from negcse.generators.registry import config_models as _config_models
+from negcse.generators.registry import provenance as _provenance
 from negcse.generators.specs.gcse import (
     ANCHOR_COLUMN,
     NEGATIVE_COLUMN,
     POSITIVE_COLUMN,
     denoise_args,
-    stage1_models,
     synthesis_args,
     triplets_id,
 )
+from negcse.generators.specs.gcse import stage1_models as _stage1_models
 from negcse.methods.gcse import GCSE
-from negcse.workflow.config import resolve_method
+from negcse.workflow.config import column_readers, resolve_method
+from negcse.workflow.guide_config import generator_context
+
+
+def config_models(config: dict) -> list[str]:
+    return _config_models(config, column_readers(config))
+
+
+def provenance(config: dict, method: str) -> dict:
+    return _provenance(config, method, column_readers(config).get(method, ()))
+
+
+def stage1_models(config: dict, *job: object) -> tuple[str, str | None]:
+    return _stage1_models(generator_context(config), *job)  # type: ignore[arg-type]
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,18 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from negcse.generators.registry import (
-    column_file,
-    config_models,
-    producer,
-    provenance,
-    settings,
-    specs,
-)
+from negcse.generators.registry import column_file, producer, settings, specs
+from negcse.generators.registry import config_models as _config_models
+from negcse.generators.registry import provenance as _provenance
 from negcse.methods.registry import METHODS, method_class
-from negcse.workflow.config import ConfigError, check_generators, validate_schema
+from negcse.workflow.config import ConfigError, check_generators, column_readers, validate_schema
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def config_models(config: dict) -> list[str]:
+    return _config_models(config, column_readers(config))
+
+
+def provenance(config: dict, method: str) -> dict:
+    return _provenance(config, method, column_readers(config)[method])
 
 
 def test_every_method_column_has_one_generator() -> None:
@@ -142,19 +145,61 @@ def test_cross_checks_name_the_file_and_key() -> None:
 
 # -- a toy generator through the workflow's dry run ------------------------------------------------
 
+# What a user adds for a generator of one step: its spec module (settings + step) and its
+# implementation, here the spec's own entry point (README "Adding a generator"); no rule file.
 TOY_SPEC = """
+from dataclasses import dataclass
+
 from negcse.generators.registry import GeneratorSpec, register
+from negcse.generators.settings import GeneratorSettings, options, setting
+from negcse.generators.steps import Step, alternation
+
+OUTPUT = "results/negatives/toy/{corpus}/{variant}/seed{seed}.txt"
+
+
+@dataclass(frozen=True)
+class ToySettings(GeneratorSettings):
+    rate: float = setting(0.5, "share of each line's first words dropped", minimum=0, maximum=1)
+
+
+def _settings(ctx, wc):
+    return options(ctx.variants("toy")[wc["variant"]], ToySettings)
+
 
 SPEC = register(GeneratorSpec(
-    name="toy", columns=("toy_negative",), per_method=True,
-    output="results/negatives/toy/{corpus}/{variant}/seed{seed}.txt",
-    defaults={"rate": 0.5}, schema={"rate": {"type": "number"}},
+    name="toy", columns=("toy_negative",), output=OUTPUT, settings=ToySettings, per_method=True,
     variant=lambda settings, column: f"r{settings['rate']:g}",
-    args=lambda settings: f"--rate {settings['rate']}",
-    command="toy-negatives {input.corpus} {output} --seed {wildcards.seed} {params.settings}",
-    resources={"mem_mb": 1000},
-    conda="toy",
+    steps=(Step(
+        name="toy",
+        outputs={"negatives": OUTPUT},
+        wildcards=lambda ctx: {"variant": alternation(ctx.variants("toy"))},
+        params={"settings": _settings},
+        command="python -m negcse.generators.toy {input.corpus:q} {output:q} "
+        "--seed {wildcards.seed:q} {params.settings}",
+        log="logs/negatives/toy/{corpus}/{variant}/seed{seed}.log",
+        benchmark="benchmarks/rules/negatives/toy/{corpus}/{variant}/seed{seed}.tsv",
+        resources={"mem_mb": 1000},
+        conda="toy",
+    ),),
 ))
+"""
+TOY_IMPLEMENTATION = """
+import argparse
+from pathlib import Path
+
+from negcse.generators.settings import add_options, from_args
+from negcse.generators.specs.toy import ToySettings
+
+parser = argparse.ArgumentParser()
+parser.add_argument("corpus")
+parser.add_argument("output")
+parser.add_argument("--seed", type=int)
+add_options(parser, ToySettings)
+args = parser.parse_args()
+rate = from_args(args, ToySettings).rate
+lines = Path(args.corpus).read_text().splitlines()
+out = [" ".join(words[round(rate * len(words)):]) for words in map(str.split, lines)]
+Path(args.output).write_text("".join(f"{line}\\n" for line in out))
 """
 TOY_METHOD = """
 from negcse.methods.registry import register
@@ -192,6 +237,7 @@ def toy_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
             (ws / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, ws / name)
     (ws / "src/negcse/generators/specs/toy.py").write_text(TOY_SPEC)
+    (ws / "src/negcse/generators/toy.py").write_text(TOY_IMPLEMENTATION)
     (ws / "src/negcse/methods/toy.py").write_text(TOY_METHOD)
     (ws / "toy.yaml").write_text(TOY_CONFIG)
     (ws / "envs/toy.yaml").write_text("channels: [conda-forge]\ndependencies: [python=3.11]\n")
@@ -217,12 +263,20 @@ def test_toy_generator_feeds_the_method_reading_its_column(toy_workspace: Path) 
     assert f"output: {toy_file}" in toy_job.group(0)
     assert "mem_mb=1000" in toy_job.group(0)
     assert toy_job.group(1) == (
-        f"toy-negatives results/data/corpus/wiki-smoke.txt {toy_file} --seed 1 --rate 0.25 "
-        "2> logs/negatives/toy/wiki-smoke/r0.25/seed1.log"
+        "python -m negcse.generators.toy results/data/corpus/wiki-smoke.txt "
+        f"{toy_file} --seed 1 --rate 0.25 2> logs/negatives/toy/wiki-smoke/r0.25/seed1.log"
     )
     train = re.search(r"^rule train:\n(?:    .*\n)+Shell command: (.*)$", out, flags=re.M)
     assert train and toy_file in train.group(0).split("\n")[1]  # the input line
     assert f"--column toy_negative={toy_file}" in train.group(1)
+    # and the job runs: a corpus of three lines, the first quarter of each line's words dropped
+    corpus = toy_workspace / "results/data/corpus/wiki-smoke.txt"
+    corpus.parent.mkdir(parents=True, exist_ok=True)
+    corpus.write_text("a b c d\none two\nw x y z q r s t\n")
+    proc = run_in(toy_workspace, "snakemake", toy_file, *smoke, "--allowed-rules", "toy")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # round(0.25 * 4) = 1, round(0.25 * 2) = 0 (half to even), round(0.25 * 8) = 2 words
+    assert (toy_workspace / toy_file).read_text() == "b c d\none two\ny z q r s t\n"
 
 
 # Snakemake prints no rule's conda env without conda installed (not here): read it from the
@@ -250,6 +304,6 @@ def test_toy_generator_runs_in_its_own_conda_env(toy_workspace: Path) -> None:
     proc = run_in(toy_workspace, sys.executable, "-c", RULE_ENVS)
     assert proc.returncode == 0, proc.stderr[-3000:]
     envs = dict(line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("ENV "))
-    assert envs["toy"] == "../../envs/toy.yaml"
-    assert (toy_workspace / "rules/generators" / envs["toy"]).resolve().is_file()
-    assert (envs["negation"], envs["train"]) == ("../../envs/negcse.yaml", "../envs/negcse.yaml")
+    assert envs["toy"] == "../envs/toy.yaml"
+    assert (toy_workspace / "rules" / envs["toy"]).resolve().is_file()
+    assert (envs["negation"], envs["train"]) == ("../envs/negcse.yaml", "../envs/negcse.yaml")

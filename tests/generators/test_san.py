@@ -29,8 +29,8 @@ from negcse.generators.san import (
     apply_fallback,
     is_degenerate,
 )
-from negcse.generators.specs.san import args as san_cli_args
-from negcse.generators.specs.san import lexicon_path
+from negcse.generators.settings import options
+from negcse.generators.specs.san import SanSettings, lexicon_path
 from negcse.generators.specs.san import variant as san_variant_of
 
 # -- pure helpers ---------------------------------------------------------------------------------
@@ -292,8 +292,16 @@ def test_settings_layers_and_variant() -> None:
     assert san_variant(settings) == "splade-tiny_s10_i4_t128_c2048"
     quirky = san_settings(_config(reference_quirks=True, fallback=True), "m")
     assert san_variant(quirky).endswith("_ref_fb")
-    assert "--reference-quirks" in san_cli_args(quirky)
-    assert "--no-fallback" in san_cli_args(settings)
+    # the command line, derived from SanSettings: every option in field order, a flag word
+    # where its value is the flag's, the lexicon (a workflow setting) not passed
+    assert options(quirky, SanSettings) == (
+        "--mlm splade-tiny --scale 20 --iterations 4 --max-tokens 128 --chunk-size 2048 "
+        "--batch-size 64 --reference-quirks"
+    )
+    assert options(settings, SanSettings) == (
+        "--mlm splade-tiny --scale 10 --iterations 4 --max-tokens 128 --chunk-size 2048 "
+        "--batch-size 64 --no-fallback"
+    )
     path = column_file(_config(), "san", "m", "3", "wiki")
     assert path == "results/negatives/san/wiki/splade-tiny_s20_i4_t128_c2048/seed3.txt"
     released = san_settings(_config(lexicon="released", reference_quirks=True), "m")

@@ -13,6 +13,7 @@ import pytest
 
 from negcse.commands import una_negatives as una_cmd
 from negcse.data.sources import resolve_data
+from negcse.generators.specs.una import UnaSettings
 from negcse.generators.tfidf import (
     TfidfTable,
     fit_tfidf_files,
@@ -21,7 +22,6 @@ from negcse.generators.tfidf import (
 )
 from negcse.generators.una import (
     UnaGenerator,
-    UnaParams,
     UnaStats,
     replace_probabilities,
     sentence_tfidf,
@@ -153,7 +153,7 @@ POSITIONS = [10, 50, 100, 150, 190, 199]  # one sentence of six distinct terms
 
 
 def change_frequency(
-    gen: UnaGenerator, params: UnaParams, m: int = 20_000
+    gen: UnaGenerator, params: UnaSettings, m: int = 20_000
 ) -> tuple[np.ndarray, list[list[str]]]:
     sentence = [gen.table.terms[k] for k in POSITIONS]
     out, _ = gen.generate_tokens([list(sentence)] * m, numpy_rng(7, 3), params)
@@ -173,7 +173,7 @@ def keep_probability(gen: UnaGenerator, radius: int) -> np.ndarray:
 
 def test_replacement_frequency_follows_the_formula() -> None:
     gen = UnaGenerator(make_table(SCORES, idf=[3 * s for s in SCORES]))
-    params = UnaParams(beta=0.5, window=20)
+    params = UnaSettings(beta=0.5, window=20)
     freq, _ = change_frequency(gen, params)
     z = math.log(1 + 1 / 6) * 3 * np.array([SCORES[k] for k in POSITIONS])
     d = z - z.min()
@@ -191,7 +191,7 @@ def test_replacement_frequency_rises_with_tfidf_on_wiki(
 ) -> None:
     gen, lines = wiki
     toks = [una_tokenize(s) for s in lines[:3000]]
-    out, stats = gen.generate_tokens(toks, numpy_rng(11), UnaParams())
+    out, stats = gen.generate_tokens(toks, numpy_rng(11), UnaSettings())
     flat = [t for s in toks for t in s]
     changed = np.array(
         [a != b for o, s in zip(out, toks, strict=True) for a, b in zip(o, s, strict=True)]
@@ -247,7 +247,7 @@ def test_same_seed_same_output(wiki: tuple[UnaGenerator, list[str]]) -> None:
     gen, lines = wiki
     a = gen.generate(lines[:500], seed=3)
     assert a == gen.generate(lines[:500], seed=3)
-    assert a == list(gen.iter_generate(lines[:500], 3, UnaParams()))
+    assert a == list(gen.iter_generate(lines[:500], 3, UnaSettings()))
     assert a != gen.generate(lines[:500], seed=4)
     assert a != gen.generate(lines[:500], seed=3, stream=(1,))
     # chunk k draws from stream k: the first chunk does not depend on what follows
@@ -261,12 +261,12 @@ def test_same_seed_same_output(wiki: tuple[UnaGenerator, list[str]]) -> None:
 
 def test_random_selection_ignores_tfidf() -> None:
     gen = UnaGenerator(make_table(SCORES, idf=[3 * s for s in SCORES]))
-    freq, _ = change_frequency(gen, UnaParams(beta=0.5, window=20, select="random"))
+    freq, _ = change_frequency(gen, UnaSettings(beta=0.5, window=20, select="random"))
     n = len(POSITIONS)
     # one position forced uniformly (never kept), each other replaced with probability beta
     expected = 1 / n + (1 - 1 / n) * 0.5 * (1 - keep_probability(gen, 20))
     assert np.all(np.abs(freq - expected) <= sigma_bound(expected, 20_000))
-    _, out = change_frequency(gen, UnaParams(beta=0.0, select="random"), m=3000)
+    _, out = change_frequency(gen, UnaSettings(beta=0.0, select="random"), m=3000)
     sentence = [gen.table.terms[k] for k in POSITIONS]
     changes = np.array([sum(a != b for a, b in zip(o, sentence, strict=True)) for o in out])
     assert np.all(changes == 1)  # beta 0: exactly the forced one
@@ -278,7 +278,7 @@ def test_random_replacement_draws_from_the_whole_vocabulary() -> None:
     sentence = ["t100"]  # one token: always forced, never kept
     for replace, radius in (("window", 5), ("random", 5)):
         out, _ = gen.generate_tokens(
-            [sentence] * m, numpy_rng(5), UnaParams(window=radius, replace=replace)
+            [sentence] * m, numpy_rng(5), UnaSettings(window=radius, replace=replace)
         )
         new = np.array([gen.index[o[0]] for o in out])
         assert not np.any(new == 100)
@@ -319,9 +319,11 @@ def test_invalid_parameters_and_tiny_vocabulary() -> None:
         {"select": "idf"},
         {"replace": "near"},
         {"scores": "x"},
+        {"beta": float("nan")},
+        {"chunk_size": 0},
     ):
         with pytest.raises(ValueError):
-            UnaParams(**bad)  # type: ignore[arg-type]
+            UnaSettings(**bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least 2 terms"):
         UnaGenerator(make_table([1.0]))
 

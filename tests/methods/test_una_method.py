@@ -28,7 +28,7 @@ from negcse.seed import seed_everything
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import check_config, deep_merge
+from negcse.workflow.config import check_config, column_readers, deep_merge
 
 REPO = Path(__file__).resolve().parents[2]
 WIKI = "unlabeled/wiki1m/wiki1m_random10k.txt"
@@ -359,7 +359,7 @@ def test_params_entries_select_their_generator_settings(params: dict) -> None:
     )
     assert settings(params, "una", "una_both")["with_paraphrases"] is True
     # una, three ablations and una_both's paraphrase table: five distinct files per seed
-    assert len(variants(params, "una")) == 5
+    assert len(variants(params, "una", column_readers(params))) == 5
     assert una_variant_of(s["una"], "una_negative") == "tfidf-window_b0.5_r4000_sentence_c10000"
 
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from snakemake_executor_plugin_slurm.partitions import read_partition_file
 
+from negcse.generators.steps import all_steps
 from negcse.workflow.plan import SUBJECTS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,3 +78,8 @@ def test_gpu_rules_declare_their_memory_and_runtime() -> None:
     assert {"train", "_subject.rule"} <= set(gpu_rules)
     for name, block in gpu_rules.items():
         assert "mem_mb=" in block and "runtime=" in block, name
+    # the generators' rules are their specs' steps (rules/generators.smk)
+    gpu_steps = [step for step in all_steps() if "gpu" in step.resources]
+    assert {"paraphrase", "san_negatives", "gcse_denoise"} <= {step.name for step in gpu_steps}
+    for step in gpu_steps:
+        assert {"mem_mb", "runtime"} <= set(step.resources), step.name

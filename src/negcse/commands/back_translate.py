@@ -8,7 +8,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from negcse.generators.specs.osscse_paraphrase import WMT19_PIVOTS
+from negcse.generators.settings import add_options
+from negcse.generators.specs.osscse_paraphrase import WMT19_PIVOTS, OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
 from negcse.lazy import LazyModule
 
@@ -31,10 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pivot", choices=sorted(WMT19_PIVOTS), help="the paper's wmt19 model pair")
     p.add_argument("--forward", help="en -> pivot model (hub id or folder); overrides --pivot")
     p.add_argument("--backward", help="pivot -> en model (hub id or folder); overrides --pivot")
-    p.add_argument("--num-beams", type=int, default=5)
-    p.add_argument("--max-length", type=int, default=128, help="input and output tokens")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    add_options(
+        p, OssCseParaphraseSettings, only=("num_beams", "max_length", "batch_size", "precision")
+    )
     p.add_argument("--stats", help="JSON file for the counts")
     p.add_argument("--mirror", default=None)
     p.add_argument("--threads", type=int, default=None)

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from negcse.errors import UserError
+from negcse.generators.settings import add_options
+from negcse.generators.specs.negation import NegationSettings
 from negcse.io_utils import write_lines
 from negcse.lazy import LazyModule
 
@@ -32,14 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--style", choices=STYLES, default="sncse", help="negation rules (default sncse)"
     )
-    p.add_argument(
-        "--reference-quirks",
-        action="store_true",
-        help="SNCSE only: reproduce the released trainer's lookup, which turns every sentence "
-        "without final punctuation into 'Not <sentence> .'",
-    )
     p.add_argument("--n-process", type=int, default=1, help="spaCy worker processes (default 1)")
-    p.add_argument("--batch-size", type=int, default=256, help="sentences per spaCy batch")
+    add_options(p, NegationSettings)  # --reference-quirks, --batch-size
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 

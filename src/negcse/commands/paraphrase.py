@@ -8,6 +8,8 @@ import time
 from typing import TYPE_CHECKING
 
 from negcse.data.sources import resolve_model
+from negcse.generators.settings import add_options
+from negcse.generators.specs.paraphrase import ParaphraseSettings
 from negcse.io_utils import read_lines, write_lines
 from negcse.lazy import LazyModule
 
@@ -29,11 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
     p.add_argument("--output", required=True, help="paraphrases, aligned with --corpus")
     p.add_argument("--cache", required=True, help="SQLite file of earlier paraphrases")
-    p.add_argument("--model", default="tuner007/pegasus_paraphrase", help="hub id or folder")
-    p.add_argument("--num-beams", type=int, default=10)
-    p.add_argument("--max-length", type=int, default=60, help="input and output tokens")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    add_options(p, ParaphraseSettings)  # --model, --num-beams, --max-length, ...
     p.add_argument("--mirror", default=None)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")

@@ -8,6 +8,8 @@ import time
 from typing import TYPE_CHECKING
 
 from negcse.generators.pos_lexicon import PosLexicon
+from negcse.generators.settings import add_options
+from negcse.generators.specs.san import SanSettings
 from negcse.io_utils import atomic_open, read_lines, write_json
 from negcse.lazy import LazyModule
 
@@ -26,26 +28,9 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
     p.add_argument("--lexicon", required=True, help="table from `negcse pos-lexicon` (same MLM)")
-    p.add_argument("--mlm", required=True, help="masked language model (name or folder)")
     p.add_argument("--output", required=True, help="samples, aligned with --corpus")
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--scale", type=float, default=20.0, help="mask probability = score / scale")
-    p.add_argument("--iterations", type=int, default=4, help="mask-predict passes")
-    p.add_argument(
-        "--reference-quirks",
-        action="store_true",
-        help="the released loop: greedy fill of every position, decode and re-tokenize per pass",
-    )
-    p.add_argument(
-        "--no-fallback",
-        action="store_true",
-        help="keep degenerate samples instead of replacing them by the SNCSE negation",
-    )
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--max-tokens", type=int, default=128, help="MLM window (default mode)")
-    p.add_argument(
-        "--chunk-size", type=int, default=2048, help="lines per random stream (fixes the output)"
-    )
+    add_options(p, SanSettings)  # --mlm, --scale, ..., --reference-quirks, --no-fallback
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--stats", default=None, help="optional JSON of counts")
@@ -83,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             sentences,
             args.seed,
             chunk_size=args.chunk_size,
-            fallback=not args.no_fallback,
+            fallback=args.fallback,
             stats=stats,
             progress=not args.no_progress,
             total=len(sentences),

@@ -7,6 +7,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from negcse.generators.settings import add_options
+from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
 from negcse.lazy import LazyModule
 
@@ -31,9 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--output", required=True, help="paraphrases, aligned with --corpus")
     p.add_argument("--stats", help="JSON file for the counts")
-    p.add_argument("--mer-min", type=float, default=0.15)
-    p.add_argument("--mer-max", type=float, default=0.6)
-    p.add_argument("--seed", type=int, default=0, help="choice among several kept candidates")
+    add_options(p, OssCseParaphraseSettings, only=("mer_min", "mer_max", "seed"))
     p.add_argument("--case-sensitive", action="store_true", help="MER on words as written")
     p.add_argument("--no-progress", action="store_true")
 

@@ -6,6 +6,8 @@ import argparse
 import logging
 from typing import TYPE_CHECKING
 
+from negcse.generators.settings import add_options
+from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_lines
 from negcse.lazy import LazyModule
 
@@ -22,14 +24,17 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
     p.add_argument("--output", required=True, help="edited lines, aligned with --corpus")
-    p.add_argument("--rate", type=float, default=0.15, help="per-word deletion rate; swaps too")
-    p.add_argument("--seed", type=int, default=0)
+    add_options(p, OssCseParaphraseSettings, only=("edit_rate", "seed"))  # --rate, --seed
 
 
 def run(args: argparse.Namespace) -> int:
     sentences = read_lines(args.corpus)
-    write_lines(args.output, backtranslation.surface_edits(sentences, args.rate, args.seed))
+    write_lines(args.output, backtranslation.surface_edits(sentences, args.edit_rate, args.seed))
     logger.info(
-        "wrote %s: %d lines (rate %g, seed %d)", args.output, len(sentences), args.rate, args.seed
+        "wrote %s: %d lines (rate %g, seed %d)",
+        args.output,
+        len(sentences),
+        args.edit_rate,
+        args.seed,
     )
     return 0

@@ -6,16 +6,10 @@ import argparse
 import logging
 import time
 
+from negcse.generators.settings import add_options, from_args
+from negcse.generators.specs.una import UnaSettings
 from negcse.generators.tfidf import iter_corpus_lines
-from negcse.generators.una import (
-    DEFAULT_CHUNK,
-    REPLACE_MODES,
-    SCORE_MODES,
-    SELECT_MODES,
-    UnaGenerator,
-    UnaParams,
-    UnaStats,
-)
+from negcse.generators.una import UnaGenerator, UnaStats
 from negcse.io_utils import atomic_open
 
 NAME = "una-negatives"
@@ -28,32 +22,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tfidf", required=True, help="table from `negcse tfidf`")
     p.add_argument("--output", required=True, help="negatives, aligned with --corpus")
     p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--beta", type=float, default=0.5, help="augmentation magnitude (mean p)")
-    p.add_argument("--window", type=int, default=4000, help="rank radius r of the replacement")
-    p.add_argument("--select", choices=SELECT_MODES, default="tfidf", help="random: ablation")
-    p.add_argument("--replace", choices=REPLACE_MODES, default="window", help="random: ablation")
-    p.add_argument(
-        "--scores",
-        choices=SCORE_MODES,
-        default="sentence",
-        help="z_i: the sentence's TF-IDF (paper, released code) or the global max TF-IDF",
-    )
-    p.add_argument(
-        "--chunk-size",
-        type=int,
-        default=DEFAULT_CHUNK,
-        help="sentences per random stream; part of what fixes the output",
-    )
+    add_options(p, UnaSettings)  # --beta, --window, --select, --replace, --scores, --chunk-size
 
 
 def run(args: argparse.Namespace) -> int:
-    params = UnaParams(
-        beta=args.beta,
-        window=args.window,
-        select=args.select,
-        replace=args.replace,
-        scores=args.scores,
-    )
+    params = from_args(args, UnaSettings)
     start = time.perf_counter()
     generator = UnaGenerator.from_table(args.tfidf)
     logger.info("loaded %d terms in %.1f s", len(generator.table), time.perf_counter() - start)
@@ -61,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     lines = iter_corpus_lines(args.corpus)
     with atomic_open(args.output) as fh:
         for negative in generator.iter_generate(
-            lines, args.seed, params, chunk_size=args.chunk_size, stats=stats, progress=True
+            lines, args.seed, params, stats=stats, progress=True
         ):
             fh.write(negative + "\n")
     logger.info(

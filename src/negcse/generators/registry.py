@@ -1,14 +1,18 @@
-"""Generator specs: what each generator makes, from which settings, with which models.
+"""Generator specs: what each generator makes, from which settings, in which steps.
 
 A generator is declared once, as ``SPEC = GeneratorSpec(...)`` in its own module under
-``negcse.generators.specs``; the rules, the train jobs' inputs (``column_file``), the config
-schema (``settings_schema``) and ``prefetch`` (``config_models``) read it from here. Settings
-layer as defaults < ``generators.<name>`` < ``methods.<m>.generators.<name>`` (the last for
-generators a method may tune). A *variant* names every setting that changes the output, so each
-combination gets its own file and a change reruns exactly the jobs that read it.
+``negcse.generators.specs``: its settings are one dataclass (negcse.generators.settings: each
+field's default, bounds and help, from which the config schema, the command's options and its
+command line are derived) and its steps (negcse.generators.steps) are the rules
+``rules/generators.smk`` makes. Settings layer as defaults < ``generators.<name>`` <
+``methods.<m>.generators.<name>`` (the last for generators a method may tune). A *variant*
+names every setting that changes the output, so each combination gets its own file and a change
+reruns exactly the jobs that read it.
 
 Specs are imported when the Snakefile is parsed: a spec module imports no torch, spaCy or
-numpy (the implementation modules import the spec, not the other way round).
+numpy (the implementation modules import the spec, not the other way round), and nothing of
+negcse.methods or negcse.workflow: what the generators need to know of the configured methods
+(which columns each reads) is passed in as ``readers`` (method -> columns).
 """
 
 from __future__ import annotations
@@ -16,12 +20,19 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+import negcse.generators.specs as specs_pkg
+from negcse.generators.settings import GeneratorSettings, defaults, schema
+
+if TYPE_CHECKING:
+    from negcse.generators.steps import Step
+
 Settings = dict[str, Any]
+Readers = Mapping[str, Iterable[str]]  # method -> the columns it reads
 
 #: a setting that becomes part of a path (config.schema.yaml's ``$defs/name``)
 NAME = {
@@ -36,14 +47,6 @@ MODEL_IN_PATH = {
     "pattern": r"^[A-Za-z0-9_./~][A-Za-z0-9_./~+-]*(?!\n)$",
     "description": "a model whose name is used in paths: letters, digits and _ . / ~ + -",
 }
-
-
-def _no_check(settings: Settings) -> None:
-    return None
-
-
-def _no_args(settings: Settings) -> str:
-    return ""
 
 
 def _no_models(settings: Settings) -> tuple[str, ...]:
@@ -64,22 +67,17 @@ class GeneratorSpec:
 
     ``output`` is the pattern of a column's file, with ``{corpus}`` and, where the generator
     has them, ``{variant}`` (``variant(settings, column)`` names it), ``{seed}`` (one file per
-    training seed) and ``{backbone}`` (one per backbone: GCSE's denoising by a trained model). A generator with no rule file of its own gives ``command``: a shell template
-    (``{input.corpus:q}``, ``{output:q}``, ``{wildcards.seed}``, ``{threads}``,
-    ``{params.settings}``: ``args`` of the variant's settings, each value ``shlex.quote``-d by
-    ``args``) run by the rule ``rules/generators/generic.smk`` makes for it, with ``threads``,
-    ``resources`` and the conda env ``envs/<conda>.yaml``. ``args`` quotes every free-text
-    value; names that become paths are constrained by the schema (:data:`NAME`)."""
+    training seed) and ``{backbone}`` (one per backbone: GCSE's denoising by a trained model).
+    ``settings`` is the settings dataclass; ``steps`` the jobs that make the files, the last
+    one writing ``output``."""
 
     name: str
     columns: tuple[str, ...]
     output: str
-    defaults: Mapping[str, Any]
-    schema: Mapping[str, Any]  # JSON schema of each setting (no defaults: those are above)
+    settings: type[GeneratorSettings]
+    steps: tuple[Step, ...] = ()
     per_method: bool = False
     variant: Callable[[Settings, str], str] | None = None
-    check: Callable[[Settings], None] = _no_check  # what the schema cannot say; ValueError
-    args: Callable[[Settings], str] = _no_args  # command-line options of a variant
     models: Callable[[Settings], Iterable[str]] = _no_models  # models to prefetch
     #: the GPU rule whose measured per-sentence cost (benchmarks/gpu_costs.csv) prices one
     #: output in the dry run's estimate; None: no GPU job
@@ -92,17 +90,18 @@ class GeneratorSpec:
     #: when the workflow is planned, logged, so every file name and record says what was used;
     #: the provenance then lists it under ``substitutes``
     plan: Callable[[Settings, str | None], Settings] = _as_configured
-    command: str | None = None
-    threads: int = 1
-    resources: Mapping[str, int] = field(default_factory=dict)  # gpu, mem_mb, runtime
-    conda: str = "negcse"  # the rule's environment: envs/<conda>.yaml
 
     def __post_init__(self) -> None:
-        missing = sorted(set(self.defaults) ^ set(self.schema))
-        if missing:
-            raise ValueError(f"generator {self.name}: defaults and schema differ on {missing}")
         if ("{variant}" in self.output) != (self.variant is not None):
             raise ValueError(f"generator {self.name}: {{variant}} in output needs variant()")
+
+    @property
+    def defaults(self) -> Settings:
+        return defaults(self.settings)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        return schema(self.settings)
 
 
 SPECS: dict[str, GeneratorSpec] = {}
@@ -121,12 +120,16 @@ def register(spec: GeneratorSpec) -> GeneratorSpec:
     return spec
 
 
-def specs() -> dict[str, GeneratorSpec]:
-    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import."""
-    import negcse.generators.specs as pkg
+_LOADED: list[bool] = []
 
-    for info in pkgutil.iter_modules(pkg.__path__):
-        importlib.import_module(f"{pkg.__name__}.{info.name}")
+
+def specs() -> dict[str, GeneratorSpec]:
+    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import
+    (imported on the first call)."""
+    if not _LOADED:
+        for info in pkgutil.iter_modules(specs_pkg.__path__):
+            importlib.import_module(f"{specs_pkg.__name__}.{info.name}")
+        _LOADED.append(True)
     return SPECS
 
 
@@ -155,51 +158,44 @@ def settings(config: Mapping[str, Any], name: str, method: str | None = None) ->
     if method is not None and gen.per_method:
         entry = (config["methods"][method].get("generators") or {}).get(name)
         layers.append((f"methods.{method}.generators.{name}", entry))
-    validator = jsonschema.Draft202012Validator({"properties": dict(gen.schema)})
-    out = dict(gen.defaults)
+    out = gen.defaults
     for where, values in layers:
-        unknown = sorted(set(values or {}) - set(gen.defaults))
+        unknown = sorted(set(values or {}) - set(out))
         if unknown:
             raise KeyError(
                 f"{where}: unknown setting(s) {', '.join(map(repr, unknown))}; "
-                f"known: {', '.join(sorted(gen.defaults))}"
+                f"known: {', '.join(sorted(out))}"
             )
-        for error in validator.iter_errors(values or {}):
-            key = ".".join(str(p) for p in error.absolute_path)
-            raise ValueError(f"{where}.{key}: {error.message}")
+    for _, values in layers:
         out.update(values or {})
     try:
-        gen.check(out)
+        gen.settings(**out)  # each value's schema, then the checks a schema cannot express
     except ValueError as err:
+        for where, values in layers:  # a bad value: named in the layer that sets it
+            for error in _validator(gen.settings).iter_errors(values or {}):
+                key = ".".join(str(p) for p in error.absolute_path)
+                raise ValueError(f"{where}.{key}: {error.message}") from None
         where = " < ".join(w for w, values in layers if values) or f"generators.{name}"
         raise ValueError(f"{where}: {err}") from None
     return gen.plan(out, config.get("mirror") or None)
 
 
-def methods_reading(config: Mapping[str, Any], columns: Iterable[str]) -> list[str]:
-    """Configured methods whose implementation reads one of ``columns`` (unknown
-    implementations skipped: the config check reports them)."""
-    from negcse.methods.registry import method_class
-
-    wanted, found = set(columns), []
-    for method, entry in config["methods"].items():
-        try:
-            if wanted & set(method_class(entry["implementation"]).columns):
-                found.append(method)
-        except KeyError:
-            continue
-    return found
+def methods_reading(
+    config: Mapping[str, Any], columns: Iterable[str], readers: Readers
+) -> list[str]:
+    """Configured methods that read one of ``columns`` (``readers``: method -> columns)."""
+    wanted = set(columns)
+    return [m for m in config["methods"] if wanted & set(readers.get(m, ()))]
 
 
-def provenance(config: Mapping[str, Any], method: str) -> dict[str, Any]:
-    """What the generators of ``method``'s columns record of how they made them (merged over
-    the generators it reads, in registration order; their ``substitutes`` lists joined)."""
-    from negcse.methods.registry import method_class
-
-    reads = set(method_class(config["methods"][method]["implementation"]).columns)
+def provenance(config: Mapping[str, Any], method: str, reads: Iterable[str]) -> dict[str, Any]:
+    """What the generators of ``method``'s columns (``reads``) record of how they made them
+    (merged over those generators, in registration order; their ``substitutes`` lists
+    joined)."""
+    wanted = set(reads)
     out: dict[str, Any] = {}
     for gen in specs().values():
-        if reads & set(gen.columns):
+        if wanted & set(gen.columns):
             found = settings(config, gen.name, method if gen.per_method else None)
             record = gen.provenance(found)
             substitutes = out.get("substitutes", []) + record.pop("substitutes", [])
@@ -207,19 +203,16 @@ def provenance(config: Mapping[str, Any], method: str) -> dict[str, Any]:
     return out
 
 
-def variants(config: Mapping[str, Any], name: str) -> dict[str, Settings]:
+def variants(config: Mapping[str, Any], name: str, readers: Readers) -> dict[str, Settings]:
     """Variant name -> settings, over every configured method that reads the generator's
     columns (a method-independent generator has one, named by its generator-level settings)."""
     gen = spec(name)
     if gen.variant is None:
         return {}
-    from negcse.methods.registry import method_class
-
     out = {}
-    for method in methods_reading(config, gen.columns):
+    for method in methods_reading(config, gen.columns, readers):
         found = settings(config, name, method)
-        impl = method_class(config["methods"][method]["implementation"])
-        for column in set(impl.columns) & set(gen.columns):
+        for column in set(readers[method]) & set(gen.columns):
             out[gen.variant(found, column)] = found
     return out
 
@@ -245,14 +238,14 @@ def column_file(
     return gen.output.format(**values)
 
 
-def config_models(config: Mapping[str, Any]) -> list[str]:
+def config_models(config: Mapping[str, Any], readers: Readers) -> list[str]:
     """Every model the generators need under ``config``: each generator's own settings and
     every configured method's override, in order, without repeats."""
     names: list[str] = []
     for name, gen in specs().items():
         names += gen.models(settings(config, name))
         if gen.per_method:
-            for method in methods_reading(config, gen.columns):
+            for method in methods_reading(config, gen.columns, readers):
                 names += gen.models(settings(config, name, method))
     return list(dict.fromkeys(names))
 
@@ -267,9 +260,18 @@ def settings_schema(per_method: bool = False) -> dict[str, Any]:
             name: {
                 "type": "object",
                 "additionalProperties": False,
-                "properties": dict(gen.schema),
+                "properties": gen.schema,
             }
             for name, gen in specs().items()
             if gen.per_method or not per_method
         },
     }
+
+
+_VALIDATORS: dict[type, jsonschema.Draft202012Validator] = {}
+
+
+def _validator(cls: type[GeneratorSettings]) -> jsonschema.Draft202012Validator:
+    if cls not in _VALIDATORS:
+        _VALIDATORS[cls] = jsonschema.Draft202012Validator({"properties": schema(cls)})
+    return _VALIDATORS[cls]

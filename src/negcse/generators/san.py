@@ -32,15 +32,22 @@ import string
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from negcse.data.sources import resolve_model
 from negcse.generators.pos_lexicon import PIECE, WORD, PosLexicon, token_kinds
 from negcse.generators.specs.san import DEFAULT_CHUNK
+from negcse.lazy import LazyModule
 from negcse.seed import numpy_rng
+
+if TYPE_CHECKING:
+    import negcse.generators.negation as negation
+else:  # spaCy: imported when a fallback negates, not with this module (negcse.lazy)
+    negation = LazyModule("negcse.generators.negation")
 
 logger = logging.getLogger(__name__)
 
@@ -115,10 +122,8 @@ def apply_fallback(
     bad = [i for i, s in enumerate(samples) if is_degenerate(s)]
     out = list(samples)
     if bad:
-        from negcse.generators.negation import negate_raw  # spaCy: only when needed
-
         texts = [sentences[i].strip().replace("\t", " ") for i in bad]
-        negations = negate_raw(texts, style="sncse", progress=progress)
+        negations = negation.negate_raw(texts, style="sncse", progress=progress)
         for i, neg in zip(bad, negations, strict=True):
             out[i] = neg
     return out, len(bad)
@@ -196,8 +201,6 @@ class MaskPredictor:
         device: torch.device | None = None,
     ) -> MaskPredictor:
         from transformers import AutoModelForMaskedLM, AutoTokenizer
-
-        from negcse.data.sources import resolve_model
 
         path = resolve_model(name_or_path, mirror)
         return cls(

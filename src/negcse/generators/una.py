@@ -35,21 +35,18 @@ import logging
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from negcse.generators.specs.una import DEFAULT_CHUNK, REPLACE_MODES, SCORE_MODES, SELECT_MODES
+from negcse.generators.specs.una import UnaSettings
 from negcse.generators.tfidf import TfidfTable, read_tfidf_table
 from negcse.generators.word_tokenize import una_tokenize
 from negcse.seed import numpy_rng
 
 logger = logging.getLogger(__name__)
 
-Select = Literal["tfidf", "random"]
-Replace = Literal["window", "random"]
-Scores = Literal["sentence", "global"]
 UNA_STREAM = 0x554E41  # "UNA": this generator's numpy sub-stream
 
 
@@ -67,28 +64,6 @@ class UnaStats:
     def add(self, other: UnaStats) -> None:
         for name in self.__dataclass_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
-
-
-@dataclass(frozen=True)
-class UnaParams:
-    beta: float = 0.5
-    window: int = 4000
-    select: Select = "tfidf"
-    replace: Replace = "window"
-    scores: Scores = "sentence"
-
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.beta) and self.beta >= 0):
-            raise ValueError(f"beta must be a finite number >= 0, got {self.beta}")
-        if int(self.window) != self.window or self.window < 1:
-            raise ValueError(f"window must be an integer >= 1, got {self.window}")
-        for name, value, allowed in (
-            ("select", self.select, SELECT_MODES),
-            ("replace", self.replace, REPLACE_MODES),
-            ("scores", self.scores, SCORE_MODES),
-        ):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,32 +182,27 @@ class UnaGenerator:
         self,
         sentences: Sequence[str],
         seed: int,
-        beta: float = 0.5,
-        window: int = 4000,
-        select: Select = "tfidf",
-        replace: Replace = "window",
-        scores: Scores = "sentence",
         stream: Sequence[int] = (),
-        chunk_size: int = DEFAULT_CHUNK,
         stats: UnaStats | None = None,
+        **settings: Any,
     ) -> list[str]:
-        """One negative per sentence, aligned: lowercased, tokenized, space-joined."""
-        params = UnaParams(beta=beta, window=window, select=select, replace=replace, scores=scores)
-        return list(self.iter_generate(sentences, seed, params, stream, chunk_size, stats))
+        """One negative per sentence, aligned: lowercased, tokenized, space-joined;
+        ``settings``: fields of :class:`UnaSettings` (the others at their defaults)."""
+        params = UnaSettings(**settings)
+        return list(self.iter_generate(sentences, seed, params, stream, stats))
 
     def iter_generate(
         self,
         sentences: Iterable[str],
         seed: int,
-        params: UnaParams,
+        params: UnaSettings,
         stream: Sequence[int] = (),
-        chunk_size: int = DEFAULT_CHUNK,
         stats: UnaStats | None = None,
         progress: bool = False,
     ) -> Iterator[str]:
-        """Lazily, ``chunk_size`` sentences at a time (chunk k draws from its own stream)."""
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+        """Lazily, ``params.chunk_size`` sentences at a time (chunk k draws from its own
+        stream)."""
+        chunk_size = params.chunk_size
         it = iter(sentences)
         bar = tqdm(desc="una negatives", unit="line", disable=not progress)
         for k in itertools.count():
@@ -248,7 +218,7 @@ class UnaGenerator:
         bar.close()
 
     def generate_tokens(
-        self, token_lists: Sequence[list[str]], rng: np.random.Generator, params: UnaParams
+        self, token_lists: Sequence[list[str]], rng: np.random.Generator, params: UnaSettings
     ) -> tuple[list[list[str]], UnaStats]:
         """The vectorized core on tokenized sentences."""
         n_sent = len(token_lists)

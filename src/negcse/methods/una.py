@@ -14,7 +14,7 @@ At the other steps the same loss runs on the 2B rows of the B pairs.
 InfoNCE with the negatives as B extra columns (one extra view), not the released behaviour.
 
 Negatives come from the ``una_negative`` column: one line per corpus line, written per seed by
-``negcse una-negatives`` (Snakemake: ``rules/generators/una.smk``); the Table 2 ablations are
+``negcse una-negatives`` (Snakemake: the steps of ``negcse.generators.specs.una``); the Table 2 ablations are
 the same method fed by other generator settings. Positives come from the ``paraphrase`` column
 (PEGASUS, ``negcse paraphrase``) in ``una_paraphrase`` and ``una_both``, from the sentence itself
 otherwise.

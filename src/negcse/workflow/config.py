@@ -413,6 +413,19 @@ def released_models(config: dict[str, Any]) -> list[tuple[str, str, str]]:
     ]
 
 
+def column_readers(config: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Configured method -> the generated columns its implementation reads (what the
+    generators are told of the methods; unknown implementations skipped: the config check
+    reports them)."""
+    found = {}
+    for method, entry in config["methods"].items():
+        try:
+            found[method] = tuple(method_class(entry["implementation"]).columns)
+        except KeyError:
+            continue
+    return found
+
+
 def check_generators(config: dict[str, Any], source: str = "params.yaml") -> None:
     """Every generator's settings, and every method's override of them, pass the spec's
     checks (those the schema cannot express, e.g. mer_min <= mer_max); a method overrides only
@@ -527,4 +540,4 @@ def resolve_method(config: dict[str, Any], method: str, backbone: str) -> dict[s
     if entry.get("corpus"):  # only where set: the other runs' specs (and results) stay as they were
         spec["corpus"] = entry["corpus"]
     # how its columns were made (GCSE: the LLM that wrote them)
-    return {**spec, **provenance(config, method)}
+    return {**spec, **provenance(config, method, impl.columns)}

@@ -21,7 +21,8 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from negcse.workflow.config import guide_entries, resolve_method
+from negcse.generators.steps import StepContext
+from negcse.workflow.config import column_readers, guide_entries, method_corpus, resolve_method
 
 #: the folder rule ``train`` writes (rules/train.smk)
 MODEL_DIR = "results/models/{method}/{backbone}/seed{seed}"
@@ -97,3 +98,21 @@ def config_guide_models(config: dict[str, Any]) -> list[str]:
 def guide_backbones(config: dict[str, Any]) -> list[str]:
     """Backbones that guide runs pin (they may lie outside grid.backbones)."""
     return list(dict.fromkeys(str(e["backbone"]) for e in _all_entries(config) if "backbone" in e))
+
+
+def generator_context(config: dict[str, Any]) -> StepContext:
+    """What the generators' steps read of this config: the columns each method reads, a
+    method's corpus and its guide runs (GCSE's stage-1 model is the ``evaluation`` guide)."""
+
+    def guide(method: str, name: str, backbone: str, seed: str) -> tuple[str | None, str | None]:
+        return (
+            guide_models(config, method, backbone, seed).get(name),
+            guide_outputs(config, method, backbone, seed).get(name),
+        )
+
+    return StepContext(
+        config,
+        column_readers(config),
+        corpus_of=lambda method: method_corpus(config, method),
+        guide=guide,
+    )

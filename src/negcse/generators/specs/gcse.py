@@ -1,4 +1,4 @@
-"""GCSE's synthesized triplets (rules/generators/gcse.smk): an LLM writes candidates for the
+"""GCSE's synthesized triplets (rules gcse_synthesize, gcse_denoise): an LLM writes candidates for the
 first ``max_sources`` corpus lines (``negcse gcse-synthesize``: extraction -> KG -> synthesis,
 one file per synthesis settings, shared by every backbone and seed), then the frozen stage-1
 model (the method's ``evaluation`` guide, a run of this workflow) denoises them
@@ -12,10 +12,15 @@ import hashlib
 import json
 import re
 import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from negcse.gcse.released import RELEASED_BUGS
-from negcse.generators.registry import GeneratorSpec, register
+from negcse.generators.registry import GeneratorSpec, methods_reading, register
+from negcse.generators.settings import GeneratorSettings, as_dict, setting
+from negcse.generators.steps import GPU_SLOT, Step, StepContext, Wildcards, alternation
+from negcse.llm.pinned import PINNED
 
 ANCHOR_COLUMN = "gcse_anchor"  # stage 2's training sentences (negcse.methods.gcse reads them)
 POSITIVE_COLUMN = "gcse_positive"
@@ -137,8 +142,6 @@ def denoise_args(settings: dict[str, Any]) -> str:
 def models(settings: dict[str, Any]) -> tuple[str, ...]:
     """A Hugging Face LLM to prefetch (the pinned GGUF ships in a package; endpoints serve
     their own)."""
-    from negcse.llm.pinned import PINNED  # light: no torch
-
     if settings["backend"] != "transformers" or settings["model"] in PINNED:
         return ()
     return (settings["model"],)
@@ -156,12 +159,149 @@ def provenance(settings: dict[str, Any]) -> dict[str, Any]:
     return {"llm": llm}
 
 
-def check(settings: dict[str, Any]) -> None:
-    if settings["backend"] == "openai" and not settings["base_url"]:
-        raise ValueError("backend openai needs base_url (an OpenAI-compatible /v1 endpoint)")
-    alpha, beta = thresholds(settings)
-    if settings["filter"] and not alpha > beta:
-        raise ValueError(f"alpha ({alpha}) must exceed beta ({beta})")
+@dataclass(frozen=True)
+class GcseSettings(GeneratorSettings):
+    """Synthesis (``SYNTHESIS_KEYS`` change the candidates) and denoising settings."""
+
+    mode: str = setting(
+        "released",
+        "released: the released pipeline's prompts, shares and thresholds (its bugs fixed unless "
+        "released_bugs names them); paper: the paper's Figure 8-9 prompts, alpha 0.9",
+        choices=MODES,
+    )
+    backend: str = setting(
+        "transformers", "transformers (local) or openai (any compatible endpoint)", choices=BACKENDS
+    )
+    model: str = setting(
+        "THUDM/glm-4-9b-chat-hf",
+        "the LLM (default: the released code's glm-4-9b-chat; the -hf conversion loads natively)",
+        minLength=1,
+    )
+    base_url: str = setting("", "openai: e.g. http://127.0.0.1:8000/v1 (vllm serve)")
+    api_key_env: str = setting(
+        "OPENAI_API_KEY",
+        "openai: the NAME of the key's variable",
+        pattern="^[A-Za-z_][A-Za-z0-9_]*$|^$",
+    )
+    concurrency: int = setting(8, "openai: requests in flight", minimum=1)
+    request_budget: int | None = setting(
+        None,
+        "openai: most HTTP requests per run (null: no limit)",
+        schema={"type": ["integer", "null"]},
+        minimum=1,
+    )
+    batch_size: int = setting(8, "transformers: prompts per generate call", minimum=1)
+    positives: int = setting(1, "positive prompts per source (released)", minimum=0)
+    negatives: int = setting(1, "negative prompts per source (released)", minimum=0)
+    max_sources: int | None = setting(
+        64000,
+        "the first N corpus lines are the sources (null: all); ~64k as the paper's App. F",
+        schema={"type": ["integer", "null"]},
+        minimum=2,
+    )
+    max_chars: int = setting(2000, "longer source lines are skipped", minimum=1)
+    max_new_tokens: int = setting(512, "released sampling settings", minimum=1)
+    temperature: float = setting(0.6, "sampling temperature", schema={"type": "number"}, minimum=0)
+    top_p: float = setting(
+        0.95, "nucleus sampling", schema={"type": "number"}, exclusiveMinimum=0, maximum=1
+    )
+    synthesis_seed: int = setting(0, "prompts, replacements, sampling (shared by training seeds)")
+    filter: bool = setting(True, "false: Table 4's 'w/o filtering' (candidates kept unfiltered)")
+    alpha: float | None = setting(
+        None,
+        "positive threshold (null: the mode's, released 0.80, paper 0.9)",
+        schema={"type": ["number", "null"]},
+    )
+    beta: float | None = setting(
+        None, "negative threshold (null: the mode's, 0.75)", schema={"type": ["number", "null"]}
+    )
+    choice: str = setting(
+        "first", "first or random of several qualifying candidates", choices=("first", "random")
+    )
+    released_bugs: Sequence[str] = setting(
+        [],
+        "released bugs to reproduce (negcse.gcse.released; fixed when absent)",
+        schema={
+            "type": "array",
+            "items": {"enum": sorted(RELEASED_BUGS)},
+            "uniqueItems": True,
+        },
+    )
+    extension: bool = setting(
+        True, "extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors"
+    )
+
+    def check(self) -> None:
+        if self.backend == "openai" and not self.base_url:
+            raise ValueError("backend openai needs base_url (an OpenAI-compatible /v1 endpoint)")
+        alpha, beta = thresholds(as_dict(self))
+        if self.filter and not alpha > beta:
+            raise ValueError(f"alpha ({alpha}) must exceed beta ({beta})")
+
+
+def stage1_models(
+    ctx: StepContext, triplets: str, backbone: str, seed: int | str, corpus: str
+) -> tuple[str, str | None]:
+    """The stage-1 model that denoises the triplets variant ``triplets`` of ``corpus`` for
+    ``backbone`` x ``seed``: the ``evaluation`` guide of the methods reading it, as (``--model``
+    argument, the run folder the workflow trains or None for a named model). Methods sharing a
+    variant and corpus must share that guide (else ValueError: give them different settings)."""
+    found: dict[str, str | None] = {}
+    for method in methods_reading(ctx.config, COLUMNS, ctx.readers):
+        if triplets_id(ctx.settings("gcse", method)) != triplets:
+            continue
+        if ctx.corpus_of(method) != corpus:
+            continue
+        model, run = ctx.guide(method, "evaluation", backbone, str(seed))
+        if model is None:
+            raise ValueError(f"methods.{method}: GCSE needs guides.evaluation (the stage-1 run)")
+        found[model] = run
+    if len(found) != 1:
+        raise ValueError(
+            f"gcse triplets {triplets} of corpus {corpus}: {len(found)} stage-1 models "
+            f"({sorted(found)}); the methods reading one variant must share guides.evaluation"
+        )
+    return next(iter(found.items()))
+
+
+def _triplets(ctx: StepContext) -> dict[str, dict[str, Any]]:
+    """Triplets id -> settings, over the configured variants (``<triplets>/<column>``)."""
+    return {triplets_of(v): s for v, s in ctx.variants("gcse").items()}
+
+
+def _syntheses(ctx: StepContext) -> dict[str, dict[str, Any]]:
+    """Synthesis id -> settings: one synthesis per candidates file."""
+    return {synthesis_id(s): s for s in _triplets(ctx).values()}
+
+
+def _synthesis_gpu(ctx: StepContext, wc: Wildcards) -> int:
+    """A local LLM takes a GPU slot; an endpoint, or no prompt ("w randomly"), does not."""
+    s = _syntheses(ctx)[wc["synthesis"]]
+    return int(s["backend"] == "transformers" and s["positives"] + s["negatives"] > 0)
+
+
+def _stage1(ctx: StepContext, wc: Wildcards) -> tuple[str, str | None]:
+    return stage1_models(ctx, wc["triplets"], wc["backbone"], wc["seed"], wc["corpus"])
+
+
+def _denoise_inputs(ctx: StepContext, wc: Wildcards) -> dict[str, str]:
+    """The candidates and the stage-1 run (trained first: SimCSE's train rule)."""
+    synthesis = synthesis_id(_triplets(ctx)[wc["triplets"]])
+    inputs = {"candidates": CANDIDATES.format(corpus=wc["corpus"], synthesis=synthesis)}
+    run = _stage1(ctx, wc)[1]
+    if run is not None:
+        inputs["stage1"] = run
+    return inputs
+
+
+def _denoise_settings(ctx: StepContext, wc: Wildcards) -> str:
+    """``--model STAGE1`` and the denoising options of the variant."""
+    model = shlex.quote(_stage1(ctx, wc)[0])
+    return f"--model {model} {denoise_args(_triplets(ctx)[wc['triplets']])}"
+
+
+def _triplet_file(column: str) -> str:
+    return f"results/gcse/triplets/{{corpus}}/{{triplets}}/{column}/{{backbone}}/seed{{seed}}.txt"
 
 
 SPEC = register(
@@ -169,99 +309,56 @@ SPEC = register(
         name="gcse",
         columns=COLUMNS,
         output=TRIPLETS,
+        settings=GcseSettings,
         per_method=True,
-        defaults={
-            # released: the released pipeline's prompts, shares and thresholds (its bugs fixed
-            # unless released_bugs names them); paper: the paper's Figure 8-9 prompts, alpha 0.9
-            "mode": "released",
-            "backend": "transformers",  # transformers (local) or openai (any compatible endpoint)
-            # the released code's default LLM (glm-4-9b-chat; the -hf conversion loads natively)
-            "model": "THUDM/glm-4-9b-chat-hf",
-            "base_url": "",  # openai: e.g. http://127.0.0.1:8000/v1 (vllm serve)
-            "api_key_env": "OPENAI_API_KEY",  # openai: the NAME of the key's variable
-            "concurrency": 8,  # openai: requests in flight
-            "request_budget": None,  # openai: most HTTP requests per run (null: no limit)
-            "batch_size": 8,  # transformers: prompts per generate call
-            "positives": 1,  # positive prompts per source (released)
-            "negatives": 1,  # negative prompts per source (released)
-            # the first N corpus lines are the sources (null: all); ~64k as the paper's App. F
-            "max_sources": 64000,
-            "max_chars": 2000,  # longer source lines are skipped
-            "max_new_tokens": 512,  # released sampling settings
-            "temperature": 0.6,
-            "top_p": 0.95,
-            "synthesis_seed": 0,  # prompts, replacements, sampling (shared by training seeds)
-            "filter": True,  # false: Table 4's "w/o filtering" (candidates kept unfiltered)
-            "alpha": None,  # positive threshold (null: the mode's, released 0.80, paper 0.9)
-            "beta": None,  # negative threshold (null: the mode's, 0.75)
-            "choice": "first",  # first or random of several qualifying candidates
-            # released bugs to reproduce (negcse.gcse.released; gcse_released names them all)
-            "released_bugs": [],
-            # extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors
-            "extension": True,
-        },
-        schema={
-            "mode": {"enum": list(MODES)},
-            "backend": {"enum": list(BACKENDS)},
-            "model": {"type": "string", "minLength": 1},
-            "base_url": {"type": "string"},
-            "api_key_env": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$|^$"},
-            "concurrency": {"type": "integer", "minimum": 1},
-            "request_budget": {"type": ["integer", "null"], "minimum": 1},
-            "batch_size": {"type": "integer", "minimum": 1},
-            "positives": {"type": "integer", "minimum": 0},
-            "negatives": {"type": "integer", "minimum": 0},
-            "max_sources": {"type": ["integer", "null"], "minimum": 2},
-            "max_chars": {"type": "integer", "minimum": 1},
-            "max_new_tokens": {"type": "integer", "minimum": 1},
-            "temperature": {"type": "number", "minimum": 0},
-            "top_p": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
-            "synthesis_seed": {"type": "integer"},
-            "filter": {"type": "boolean"},
-            "alpha": {"type": ["number", "null"]},
-            "beta": {"type": ["number", "null"]},
-            "choice": {"enum": ["first", "random"]},
-            "extension": {"type": "boolean"},
-            "released_bugs": {
-                "type": "array",
-                "items": {"enum": sorted(RELEASED_BUGS)},
-                "uniqueItems": True,
-                "description": "released bugs to reproduce (fixed when absent)",
-            },
-        },
         variant=variant,
-        check=check,
         models=models,
         provenance=provenance,
-        conda="llm",
+        steps=(
+            Step(
+                name="gcse_synthesize",
+                outputs={"candidates": CANDIDATES, "report": SYNTHESIS_REPORT},
+                wildcards=lambda ctx: {"synthesis": alternation(_syntheses(ctx)) or "[^/]+"},
+                params={
+                    "settings": lambda ctx, wc: synthesis_args(_syntheses(ctx)[wc["synthesis"]]),
+                    "cache": lambda ctx, wc: CACHE.format(
+                        corpus=wc["corpus"], synthesis=wc["synthesis"]
+                    ),
+                    "slots": lambda ctx, wc: GPU_SLOT.strip() if _synthesis_gpu(ctx, wc) else "",
+                },
+                command="{params.slots} python -m negcse gcse-synthesize --input {input.corpus:q} "
+                "--output {output.candidates:q} --report {output.report:q} "
+                "--cache {params.cache:q} {params.settings} --threads {threads}",
+                log="logs/gcse/candidates/{corpus}/{synthesis}.log",
+                benchmark="benchmarks/rules/gcse/candidates/{corpus}/{synthesis}.tsv",
+                threads=2,
+                resources={"gpu": _synthesis_gpu, "mem_mb": 32000, "runtime": 1440},
+                conda="llm",
+            ),
+            Step(
+                name="gcse_denoise",
+                inputs=_denoise_inputs,
+                outputs={
+                    "anchors": _triplet_file(ANCHOR_COLUMN),
+                    "positives": _triplet_file(POSITIVE_COLUMN),
+                    "negatives": _triplet_file(NEGATIVE_COLUMN),
+                    "report": DENOISE_REPORT,
+                },
+                wildcards=lambda ctx: {"triplets": alternation(_triplets(ctx)) or "[^/]+"},
+                params={
+                    "settings": _denoise_settings,
+                    "mirror": lambda ctx, wc: ctx.mirror_arg(),
+                },
+                command=GPU_SLOT + "python -m negcse gcse-denoise --candidates "
+                "{input.candidates:q} --anchors {output.anchors:q} "
+                "--positives {output.positives:q} --negatives {output.negatives:q} "
+                "--report {output.report:q} {params.settings} --seed {wildcards.seed:q} "
+                "--threads {threads} {params.mirror}",
+                log="logs/gcse/triplets/{corpus}/{triplets}/{backbone}/seed{seed}.log",
+                benchmark="benchmarks/rules/gcse/triplets/{corpus}/{triplets}/{backbone}/seed{seed}.tsv",
+                resources={"gpu": 1, "mem_mb": 16000, "runtime": 120},
+                conda="llm",
+            ),
+        ),
     )
 )
-
-
-def stage1_models(
-    config: dict[str, Any], triplets: str, backbone: str, seed: int | str, corpus: str
-) -> tuple[str, str | None]:
-    """The stage-1 model that denoises the triplets variant ``triplets`` of ``corpus`` for
-    ``backbone`` x ``seed``: the ``evaluation`` guide of the methods reading it, as (``--model``
-    argument, the run folder the workflow trains or None for a named model). Methods sharing a
-    variant and corpus must share that guide (else ValueError: give them different settings)."""
-    from negcse.generators.registry import methods_reading, settings
-    from negcse.workflow.config import method_corpus
-    from negcse.workflow.guide_config import guide_models, guide_outputs
-
-    found: dict[str, str | None] = {}
-    for method in methods_reading(config, COLUMNS):
-        if triplets_id(settings(config, "gcse", method)) != triplets:
-            continue
-        if method_corpus(config, method) != corpus:
-            continue
-        model = guide_models(config, method, backbone, seed).get("evaluation")
-        if model is None:
-            raise ValueError(f"methods.{method}: GCSE needs guides.evaluation (the stage-1 run)")
-        found[model] = guide_outputs(config, method, backbone, seed).get("evaluation")
-    if len(found) != 1:
-        raise ValueError(
-            f"gcse triplets {triplets} of corpus {corpus}: {len(found)} stage-1 models "
-            f"({sorted(found)}); the methods reading one variant must share guides.evaluation"
-        )
-    return next(iter(found.items()))

@@ -1,12 +1,15 @@
-"""SNCSE / OssCSE negations of the corpus by spaCy rules (rules/generators/negation.smk): one
+"""SNCSE / OssCSE negations of the corpus by spaCy rules (rule negation): one
 file per corpus and style, shared by every backbone and seed. ``reference_quirks`` (per
 method) reproduces the released SNCSE trainer's lookup miss."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from negcse.generators.registry import GeneratorSpec, register
+from negcse.generators.settings import GeneratorSettings, setting
+from negcse.generators.steps import Step, alternation
 
 #: column -> negation style
 SNCSE_COLUMN = "negation_sncse"
@@ -28,20 +31,44 @@ def variant_args(name: str) -> str:
     return f"--style {style}" + (" --reference-quirks" if flag == "reference" else "")
 
 
+OUTPUT = "results/negatives/negation/{corpus}/{variant}.txt"
+
+
+@dataclass(frozen=True)
+class NegationSettings(GeneratorSettings):
+    reference_quirks: bool = setting(
+        False,
+        "SNCSE only: reproduce the released trainer's lookup, which turns every sentence "
+        "without final punctuation into 'Not <sentence> .'",
+        flag=("--reference-quirks", True),
+    )
+    batch_size: int = setting(256, "sentences per spaCy batch", minimum=1)
+
+
 SPEC = register(
     GeneratorSpec(
         name="negation",
         columns=tuple(STYLES),
-        output="results/negatives/negation/{corpus}/{variant}.txt",
+        output=OUTPUT,
+        settings=NegationSettings,
         per_method=True,
-        defaults={
-            "reference_quirks": False,  # SNCSE: the released trainer's " ." lookup miss
-            "batch_size": 256,  # sentences per spaCy batch
-        },
-        schema={
-            "reference_quirks": {"type": "boolean"},
-            "batch_size": {"type": "integer", "minimum": 1},
-        },
         variant=variant,
+        steps=(
+            Step(
+                name="negation",
+                outputs={"negations": OUTPUT},
+                wildcards=lambda ctx: {"variant": alternation(VARIANTS)},
+                params={
+                    "style": lambda ctx, wc: variant_args(wc["variant"]),
+                    "batch_size": lambda ctx, wc: ctx.settings("negation")["batch_size"],
+                },
+                command="python -m negcse negate --input {input:q} --output {output:q} "
+                "{params.style} --n-process {threads} --batch-size {params.batch_size:q} "
+                "--no-progress",
+                log="logs/negatives/negation/{corpus}/{variant}.log",
+                benchmark="benchmarks/rules/negatives/negation/{corpus}/{variant}.tsv",
+                threads=4,
+            ),
+        ),
     )
 )

@@ -20,6 +20,7 @@ from negcse.methods.registry import method_class
 from negcse.tables.reports import grid_papers, page_methods
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
+    column_readers,
     grid_output,
     grid_runs,
     method_baselines,
@@ -201,7 +202,7 @@ class Plan:
         overrides too), the guides and the released checkpoints."""
         models = [
             *self.backbones,
-            *generators.config_models(self.config),
+            *generators.config_models(self.config, column_readers(dict(self.config))),
             *config_guide_models(dict(self.config)),
             *(model for _, _, model in released_models(dict(self.config))),
         ]
