@@ -12,12 +12,17 @@ on a loaded machine every running job gets about the same CPU per wall second. S
 CPU (its scheduler, `--scheduler-cpu`) is added over the 2 cores.
 
     python benchmarks/smoke_time.py RUN_DIR --scheduler-cpu S   # run.log, time.txt, benchmarks/
+
+What-if replays of the same run: ``--scale GLOB=FACTOR`` multiplies the CPU of the jobs whose
+first output matches GLOB (a speedup measured on one such job), ``--drop GLOB`` leaves those
+jobs out (a smaller grid); both repeat.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import fnmatch
 import heapq
 import re
 from dataclasses import dataclass, field
@@ -123,6 +128,28 @@ def replay(jobs: dict[int, Job]) -> tuple[float, float]:
     return now, longest
 
 
+def adjust(jobs: dict[int, Job], scale: list[str], drop: list[str]) -> dict[int, Job]:
+    """The jobs with ``GLOB=FACTOR`` CPU scalings applied and the ``drop`` globs' jobs left out
+    (matched on a job's first output; a pattern that matches no job is an error)."""
+
+    def matching(pattern: str) -> list[int]:
+        hits = [
+            j for j, job in jobs.items() if job.outputs and fnmatch.fnmatch(job.outputs[0], pattern)
+        ]
+        if not hits:
+            raise SystemExit(f"{pattern!r} matches no job's first output")
+        return hits
+
+    for item in scale:
+        pattern, sep, factor = item.rpartition("=")
+        if not sep:
+            raise SystemExit(f"--scale {item!r}: expected GLOB=FACTOR")
+        for j in matching(pattern):
+            jobs[j].cpu *= float(factor)
+    dropped = {j for pattern in drop for j in matching(pattern)}
+    return {j: job for j, job in jobs.items() if j not in dropped}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="the run's folder: run.log, time.txt, benchmarks/")
@@ -131,6 +158,20 @@ def main() -> None:
         type=float,
         default=0.0,
         help="CPU seconds of the snakemake process itself (/proc/PID/stat)",
+    )
+    parser.add_argument(
+        "--scale",
+        action="append",
+        default=[],
+        metavar="GLOB=FACTOR",
+        help="multiply the CPU of the jobs whose first output matches GLOB by FACTOR",
+    )
+    parser.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out the jobs whose first output matches GLOB",
     )
     args = parser.parse_args()
     jobs = parse_log((args.run / "run.log").read_text())
@@ -147,6 +188,7 @@ def main() -> None:
     walls = sum(j.wall * j.threads for j in jobs.values())
     for job in jobs.values():  # the CPU the benchmark files miss, by wall time
         job.cpu += unsampled * job.wall * job.threads / walls
+    jobs = adjust(jobs, args.scale, args.drop)
     makespan, longest = replay(jobs)
     makespan += args.scheduler_cpu / CORES
     wall = (max(j.end for j in jobs.values()) - min(j.start for j in jobs.values())).seconds
@@ -156,6 +198,11 @@ def main() -> None:
         f"files {measured:.0f} s ({sampled} jobs), Snakemake {args.scheduler_cpu:.0f} s, "
         f"unsampled {unsampled:.0f} s"
     )
+    if args.scale or args.drop:
+        print(
+            f"what-if: {len(jobs)} jobs, CPU {sum(j.cpu for j in jobs.values()):.0f} s "
+            "(CPU / 2 below is the measured run's)"
+        )
     print(
         f"on {CORES} idle cores: {makespan:.0f} s ({makespan / 60:.1f} min) replayed; "
         f"CPU / {CORES} = {cpu / CORES:.0f} s; longest path {longest:.0f} s"

@@ -115,6 +115,20 @@ def test_truncation_keeps_the_template(name: str, max_len: int, bert_tok) -> Non
 
 
 @pytest.mark.mirror
+def test_plain_pooler_gives_the_tokenizers_own_tensors(bert_tok, bpe_tok) -> None:
+    # the base tokenize goes through numpy for speed: the same keys, int64 values and shapes
+    # as the tokenizer's own return_tensors="pt", truncated and padded alike
+    for tok in (bert_tok, bpe_tok):
+        ours = get_pooler("mean").tokenize(tok, [*SENTENCES, LONG], 16)
+        theirs = tok(
+            [*SENTENCES, LONG], padding=True, truncation=True, max_length=16, return_tensors="pt"
+        )
+        assert ours.keys() == theirs.keys() and theirs["input_ids"].shape == (5, 16)
+        for key, value in theirs.items():
+            assert ours[key].dtype == value.dtype == torch.int64 and torch.equal(ours[key], value)
+
+
+@pytest.mark.mirror
 def test_literal_mask_text_in_a_sentence_stays_text(bert_tok) -> None:
     pooler = get_pooler("prompt_sncse_anchor", tokenizer=bert_tok)
     batch = pooler.tokenize(bert_tok, ["the [MASK] token and [SEP] here."], 32)

@@ -196,6 +196,30 @@ def test_reference_quirks_fill_every_position(
 
 
 @pytest.mark.mirror
+def test_reference_fill_equals_the_full_model_argmax(
+    splade_tiny: Path, lexicon: PosLexicon, sentences: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # handle.py's fill written out: the whole MLM's logits, argmax at every position, padding
+    # -> 0, [CLS] / [SEP] kept; fill_all runs the head on the kept positions only, here in
+    # blocks of 5 positions, and must give the same ids
+    monkeypatch.setattr("negcse.generators.san.HEAD_ROWS", 5)
+    predictor = MaskPredictor.load(str(splade_tiny), lexicon, 20.0)
+    tok = predictor.tokenizer
+    enc = tok(sentences[:9], padding=True, return_tensors="pt")
+    ids, attn = enc["input_ids"], enc["attention_mask"]
+    assert (attn == 0).any()  # a padded batch
+    mask = torch.rand(ids.shape, generator=torch.Generator().manual_seed(0)) < 0.3
+    mask &= attn.bool()
+    masked = ids.masked_fill(mask, tok.mask_token_id)
+    with torch.inference_mode():
+        logits = predictor.model(input_ids=masked, attention_mask=attn).logits
+    expected = logits.argmax(-1).clone() * attn
+    expected[masked == tok.cls_token_id] = tok.cls_token_id
+    expected[masked == tok.sep_token_id] = tok.sep_token_id
+    assert torch.equal(predictor.fill_all(ids, attn, mask), expected)
+
+
+@pytest.mark.mirror
 def test_fallback_in_the_generator(splade_tiny: Path, lexicon: PosLexicon) -> None:
     gen = _generator(splade_tiny, lexicon)
     sentences = ["", "Stafford acting General Secretary.", "The museum opened in 1928."]

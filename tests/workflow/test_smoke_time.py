@@ -8,6 +8,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("smoke_time", REPO / "benchmarks/smoke_time.py")
 assert _spec and _spec.loader
@@ -74,6 +76,19 @@ def test_replay_on_two_cores_by_hand() -> None:
     # a 2-thread job holds both cores: 8 CPU-s in 4 s, then two 3-s jobs side by side -> 7 s
     jobs = {1: job("llm", 8, threads=2), 2: job("p", 3, ("llm",)), 3: job("q", 3, ("llm",))}
     assert smoke_time.replay(jobs) == (7.0, 7.0)
+
+
+def test_what_if_scales_and_drops_jobs_by_their_first_output() -> None:
+    # eval/a and eval/b (8 s each) after train (4): 4 + 8 = 12 s on two cores; halving the
+    # evaluations gives 4 + 4 = 8; dropping eval/b too leaves train then eval/a: 4 + 4 = 8
+    jobs = {1: job("train", 4), 2: job("eval/a", 8, ("train",)), 3: job("eval/b", 8, ("train",))}
+    assert smoke_time.replay(jobs) == (12.0, 12.0)
+    halved = smoke_time.adjust(jobs, ["eval/*=0.5"], [])
+    assert [j.cpu for j in halved.values()] == [4.0, 4.0, 4.0]
+    assert smoke_time.replay(halved) == (8.0, 8.0)
+    assert list(smoke_time.adjust(halved, [], ["eval/b"])) == [1, 2]
+    with pytest.raises(SystemExit, match="matches no job"):
+        smoke_time.adjust(jobs, [], ["eval/c"])
 
 
 def test_total_cpu_reads_user_and_system_time() -> None:

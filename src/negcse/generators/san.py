@@ -56,6 +56,7 @@ SAN_STREAM = 7  # numpy_rng sub-stream of SAN masks
 REFERENCE_MAX_CHARS = 300  # handle.py: sentence[:300]
 FALLBACK_MAX_CHARS = 50
 FALLBACK_MIN_RATIO = 0.3
+HEAD_ROWS = 256  # reference mode: token positions per call of the vocabulary head
 
 
 @dataclass(frozen=True)
@@ -261,13 +262,27 @@ class MaskPredictor:
 
     @torch.inference_mode()
     def fill_all(self, ids: torch.Tensor, attn: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Reference mode: greedy argmax at every position (handle.py's ``replace_with_mask``)."""
+        """Reference mode: greedy argmax at every position (handle.py's ``replace_with_mask``).
+
+        The vocabulary head (most of the cost) runs on the positions whose prediction is kept
+        only, not on padding, [CLS] or [SEP], in blocks of ``HEAD_ROWS`` rows, so no
+        batch x length x vocabulary logits tensor is ever allocated."""
+        cls_id, sep_id = self.tokenizer.cls_token_id, self.tokenizer.sep_token_id
         masked_ids = ids.masked_fill(mask, self.tokenizer.mask_token_id)
+        special = (masked_ids == cls_id) | (masked_ids == sep_id)
         with self._amp():
-            logits = self.model(input_ids=masked_ids, attention_mask=attn).logits
-        pred = logits.argmax(dim=-1) * attn
-        pred[masked_ids == self.tokenizer.cls_token_id] = self.tokenizer.cls_token_id
-        pred[masked_ids == self.tokenizer.sep_token_id] = self.tokenizer.sep_token_id
+            if self.base is None or self.head is None:
+                pred = self.model(input_ids=masked_ids, attention_mask=attn).logits.argmax(-1)
+                pred = pred * attn
+            else:
+                hidden = self.base(input_ids=masked_ids, attention_mask=attn).last_hidden_state
+                rows, cols = (attn.bool() & ~special).nonzero(as_tuple=True)
+                pred = torch.zeros_like(ids)
+                for start in range(0, rows.numel(), HEAD_ROWS):
+                    r, c = rows[start : start + HEAD_ROWS], cols[start : start + HEAD_ROWS]
+                    pred[r, c] = self.head(hidden[r, c]).argmax(dim=-1)
+        pred[masked_ids == cls_id] = cls_id
+        pred[masked_ids == sep_id] = sep_id
         return pred
 
 
