@@ -69,7 +69,9 @@ mirror_arg = PLAN.mirror_arg
 def ask(question):
     """An input or params function: the plan's answer for the job's wildcards (those it names)."""
     names = inspect.signature(question).parameters
-    return lambda wildcards: question(**{k: v for k, v in wildcards.items() if k in names})
+    return lambda wildcards: question(
+        **{k: v for k, v in wildcards.items() if k in names}
+    )
 
 
 def train_inputs(wildcards):
