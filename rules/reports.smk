@@ -1,4 +1,4 @@
-# One page per paper (src/negcse/tables/reports.py): its claims' verdicts, STS rows, released
+# One page per paper (src/negcse/tables/reports.py): its claims' verdicts (STS and transfer), STS rows, released
 # checkpoints and figures, from the built tables' CSV twins; after the tables. Input
 # functions: rules/common.smk.
 
@@ -7,6 +7,7 @@ rule paper_report:
     input:
         sts=grid_path("results/tables/sts.csv"),
         verdicts=grid_path("results/tables/verdicts.csv"),
+        transfer_verdicts=grid_path("results/tables/transfer_verdicts.csv"),
         checkpoints=grid_path("results/tables/checkpoints.csv"),
         figures=ask(PLAN.paper_figures),
     output:
@@ -29,5 +30,5 @@ rule paper_report:
     shell:
         "python -m negcse paper-report --paper {wildcards.paper:q} --methods {params.methods} "
         "--baselines {params.baselines} --sts {input.sts:q} --verdicts {input.verdicts:q} "
-        "--checkpoints {input.checkpoints:q} --figures {input.figures:q} --out {output.md:q} "
+        "--transfer-verdicts {input.transfer_verdicts:q} --checkpoints {input.checkpoints:q} --figures {input.figures:q} --out {output.md:q} "
         "--html {output.html:q} 2> {log:q}"

@@ -48,6 +48,10 @@ def tables(tmp_path: Path) -> dict[str, Path]:
         "checkpoints": checkpoint_frame(evals),
     }
     paths = {}
+    # the transfer claims: the same frame, one row's verdict changed, so the page shows which
+    frames["transfer_verdicts"] = frames["verdicts"].assign(
+        verdict=lambda f: f["verdict"].where(f["method"] != "sncse_pl", "reversed")
+    )
     for name, frame in frames.items():
         paths[name] = tmp_path / f"{name}.csv"
         paths[name].write_text(to_csv(frame))
@@ -62,9 +66,15 @@ def test_page_of_a_paper(tables: dict[str, Path], tmp_path: Path) -> None:
     args += ["--sts", str(tables["sts"]), "--verdicts", str(tables["verdicts"])]
     args += ["--checkpoints", str(tables["checkpoints"]), "--figures", str(figure)]
     args += ["--out", str(out), "--html", str(out.with_suffix(".html"))]
+    args += ["--transfer-verdicts", str(tables["transfer_verdicts"])]
     assert main(args) == 0
     page = out.read_text()
-    claims = page.split("## Claims")[1].split("## STS average")[0]
+    claims = page.split("## Claims")[1].split("## Transfer claims")[0]
+    transfer = page.split("## Transfer claims")[1].split("## STS average")[0]
+    assert "reversed" not in claims
+    assert [line.split(" | ")[0] for line in transfer.splitlines() if "reversed" in line] == [
+        "| sncse_pl"
+    ]
     assert "| sncse | tiny | 2 | simcse |" in claims and "| reproduced |" in claims
     assert "| sncse_pl | tiny | 2 | sncse |" in claims
     assert "una" not in claims and "osscse" not in claims  # other papers' rows

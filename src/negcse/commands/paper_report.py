@@ -25,6 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baselines", nargs="*", default=[], metavar="METHOD=BASELINE")
     p.add_argument("--sts", required=True, help="the STS table's CSV")
     p.add_argument("--verdicts", required=True, help="the verdicts table's CSV")
+    p.add_argument("--transfer-verdicts", help="the transfer verdicts table's CSV")
     p.add_argument("--checkpoints", required=True, help="the checkpoints table's CSV")
     p.add_argument("--figures", nargs="*", default=[], help="figure files to link")
     p.add_argument("--out", required=True, help="the page (Markdown)")
@@ -52,6 +53,9 @@ def run(args: argparse.Namespace) -> int:
     sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"))
     verdicts = _csv(args.verdicts, ("method", "verdict", "vs_baseline_ci"))
     checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"))
+    transfer = None
+    if args.transfer_verdicts:
+        transfer = _csv(args.transfer_verdicts, ("method", "verdict", "vs_baseline_ci"))
     page = paper_page(
         args.paper,
         args.methods,
@@ -61,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         checkpoints,
         args.figures,
         os.path.dirname(os.path.abspath(args.out)),
+        transfer,
     )
     with atomic_open(args.out) as fh:
         fh.write(page)

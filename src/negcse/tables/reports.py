@@ -84,8 +84,10 @@ def paper_page(
     checkpoints: pd.DataFrame,
     figures: Sequence[str],
     out_dir: str,
+    transfer_verdicts: pd.DataFrame | None = None,
 ) -> str:
-    """The Markdown page of ``paper`` (its methods among ``methods``, the grid's)."""
+    """The Markdown page of ``paper`` (its methods among ``methods``, the grid's); with
+    ``transfer_verdicts``, its claims on the transfer average too."""
     shown = page_methods(paper, methods, baselines)
     own = [m for m in shown if method_paper(m) == paper]
     parts = [f"# {TITLES.get(paper, paper)}", ""]
@@ -100,6 +102,12 @@ def paper_page(
     if judged:
         parts += ["", "Verdicts: " + ", ".join(f"{v} {k}" for k, v in judged.items()) + "."]
     parts += ["", "## Claims", "", render_markdown(verdict_rows, CLAIM_COLUMNS).rstrip()]
+    if transfer_verdicts is not None:
+        rows = _rows(transfer_verdicts, own)
+        parts += ["", "## Transfer claims", ""]
+        parts.append(
+            render_markdown(rows, CLAIM_COLUMNS).rstrip() if len(rows) else "No transfer runs."
+        )
     parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
     released = [n for n, (_, m, _) in CHECKPOINT_ROWS.items() if m in shown]
     ckpt = _rows(checkpoints, released) if len(checkpoints) else checkpoints
