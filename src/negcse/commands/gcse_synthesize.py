@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="reproduce a released bug (repeatable): subject_key, identity_revision, "
-        "keep_unparsed, sampled_extraction (negcse.gcse.released)",
+        "keep_unparsed, sampled_extraction, extension_quirks (negcse.gcse.released)",
     )
     p.add_argument(
         "--positives", type=int, default=1, help="positive prompts per source (default 1)"

@@ -153,9 +153,15 @@ def extend(
     LLM), as new unextracted sources appended after ``results``; a completion without a usable
     ``polish`` gives none."""
     parts = MainPartKG.from_knowledge(results[i].knowledge for i in active)
+    quirks = "extension_quirks" in bugs
     templates = [
         masked_template(
-            results[i].anchor, results[i].knowledge, parts, kg, random.Random(f"{seed}:ext:{i}")
+            results[i].anchor,
+            results[i].knowledge,
+            parts,
+            kg,
+            random.Random(f"{seed}:ext:{i}"),
+            quirks,
         )
         for i in active
     ]
