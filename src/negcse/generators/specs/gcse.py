@@ -61,6 +61,10 @@ def synthesis_id(settings: dict[str, Any]) -> str:
     ``paper-transformers-smollm2-135m-instruct-q4.1_n8_1a2b3c4d``."""
     values = {k: settings[k] for k in SYNTHESIS_KEYS}
     values["released_bugs"] = sorted(set(values["released_bugs"]) - set(DENOISE_BUGS))
+    if settings["mode"] == "paper":  # released mode never reads it
+        values["prefer_related"] = settings["prefer_related"]
+    elif settings["neighbour_model"] is not None:  # paper mode never reads it
+        values["neighbour_model"] = settings["neighbour_model"]
     blob = json.dumps(values, sort_keys=True)
     digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
     n = "all" if settings["max_sources"] is None else settings["max_sources"]
@@ -108,6 +112,12 @@ def synthesis_args(settings: dict[str, Any]) -> str:
         f"--top-p {s['top_p']} --backend {s['backend']} --model {shlex.quote(s['model'])}",
         f"--batch-size {s['batch_size']}",
         "--extension" if s["extension"] else "",
+        "--no-prefer-related" if s["mode"] == "paper" and not s["prefer_related"] else "",
+        (
+            f"--neighbour-model {shlex.quote(s['neighbour_model'])}"
+            if s["mode"] == "released" and s["neighbour_model"] is not None
+            else ""
+        ),
         *(f"--released-bug {b}" for b in sorted(s["released_bugs"]) if b not in DENOISE_BUGS),
     ]
     if s["backend"] == "openai":
@@ -139,9 +149,11 @@ def models(settings: dict[str, Any]) -> tuple[str, ...]:
     their own)."""
     from negcse.llm.pinned import PINNED  # light: no torch
 
+    encoder = settings["neighbour_model"]
+    extra = (encoder,) if encoder is not None and settings["mode"] == "released" else ()
     if settings["backend"] != "transformers" or settings["model"] in PINNED:
-        return ()
-    return (settings["model"],)
+        return extra
+    return (settings["model"], *extra)
 
 
 def provenance(settings: dict[str, Any]) -> dict[str, Any]:
@@ -199,6 +211,13 @@ SPEC = register(
             "released_bugs": [],
             # extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors
             "extension": True,
+            # paper mode: an entity revision draws from T_p (eq. 7, soft edges) when it has one,
+            # else T_r (false: uniformly from T(t) = T_r U T_p as a set, which equals T_r)
+            "prefer_related": True,
+            # released mode: a frozen encoder (Hugging Face name or folder) whose nearest
+            # neighbours give the positive revisions, as the released KG's "related" (null: the
+            # KG's own related replacement; the released code used its stage-1 model)
+            "neighbour_model": None,
         },
         schema={
             "mode": {"enum": list(MODES)},
@@ -222,6 +241,8 @@ SPEC = register(
             "beta": {"type": ["number", "null"]},
             "choice": {"enum": ["first", "random"]},
             "extension": {"type": "boolean"},
+            "prefer_related": {"type": "boolean"},
+            "neighbour_model": {"type": ["string", "null"], "minLength": 1},
             "released_bugs": {
                 "type": "array",
                 "items": {"enum": sorted(RELEASED_BUGS)},
