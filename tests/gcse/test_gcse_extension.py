@@ -168,9 +168,7 @@ def test_released_step5_quirks_switch():
     """Bug 9 (``extension_quirks``): released ``valid_main_part`` rejects a first part whose
     lower-cased text is a substring of "replace_subject" / "replace_action" / "replace_state"
     (here the state "state"), and the extra [] are appended without a space."""
-    know = Knowledge(
-        cls=("music",), subjects=MAN.subjects, actions=MAN.actions, states=("State",)
-    )
+    know = Knowledge(cls=("music",), subjects=MAN.subjects, actions=MAN.actions, states=("State",))
     sentence = "A man plays a guitar in State."
     # fixed: the state is replaced by the theme's last state ("in a hall"), "in" masked;
     # 97 >= 95 appends 97 % 5 = 2 more [] after a space

@@ -118,9 +118,7 @@ PAPER = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("prefer", "want"), [(True, {"a woman"}), (False, {"a woman", "a child"})]
-)
+@pytest.mark.parametrize(("prefer", "want"), [(True, {"a woman"}), (False, {"a woman", "a child"})])
 def test_paper_entity_revision_prefers_t_p(prefer: bool, want: set[str]):
     kg = EntityKG.from_sentences(k.entities for k in PAPER)
     assert kg.t_p("A man", "person") == {"a man", "a woman"}
