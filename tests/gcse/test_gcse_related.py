@@ -142,6 +142,9 @@ def test_settings_reach_ids_and_commands():
     assert synthesis_id(paper) != synthesis_id(dict(paper, prefer_related=False))
     # released mode reads neither prefer_related nor (null) neighbour_model: ids unchanged
     assert synthesis_id(base) == synthesis_id(dict(base, prefer_related=False))
+    # no prompts ("w randomly"): nothing is revised, the id does not depend on either
+    none = dict(paper, positives=0, negatives=0)
+    assert synthesis_id(none) == synthesis_id(dict(none, prefer_related=False))
     enc = dict(base, neighbour_model="bert-base-uncased")
     assert "--neighbour-model bert-base-uncased" in synthesis_args(enc)
     assert synthesis_id(enc) != synthesis_id(base)

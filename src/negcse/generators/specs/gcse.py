@@ -61,9 +61,10 @@ def synthesis_id(settings: dict[str, Any]) -> str:
     ``paper-transformers-smollm2-135m-instruct-q4.1_n8_1a2b3c4d``."""
     values = {k: settings[k] for k in SYNTHESIS_KEYS}
     values["released_bugs"] = sorted(set(values["released_bugs"]) - set(DENOISE_BUGS))
-    if settings["mode"] == "paper":  # released mode never reads it
+    prompted = settings["positives"] + settings["negatives"] > 0  # else no revision is made
+    if prompted and settings["mode"] == "paper":  # released mode never reads it
         values["prefer_related"] = settings["prefer_related"]
-    elif settings["neighbour_model"] is not None:  # paper mode never reads it
+    elif prompted and settings["neighbour_model"] is not None:  # paper mode never reads it
         values["neighbour_model"] = settings["neighbour_model"]
     blob = json.dumps(values, sort_keys=True)
     digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
