@@ -162,3 +162,19 @@ def test_an_unparseable_fill_in_gives_no_extension_sentence():
         (2, 0, "A man new new new")
     ]
     assert result.report.as_dict()["fill_in_released"] == {"parsed": 1, "repaired": 0, "failed": 1}
+
+
+def test_released_step5_quirks_switch():
+    """Bug 9 (``extension_quirks``): released ``valid_main_part`` rejects a first part whose
+    lower-cased text is a substring of "replace_subject" / "replace_action" / "replace_state"
+    (here the state "state"), and the extra [] are appended without a space."""
+    know = Knowledge(cls=("music",), subjects=MAN.subjects, actions=MAN.actions, states=("State",))
+    sentence = "A man plays a guitar in State."
+    # fixed: the state is replaced by the theme's last state ("in a hall"), "in" masked;
+    # 97 >= 95 appends 97 % 5 = 2 more [] after a space
+    fixed = masked_template(sentence, know, PARTS, KG, Scripted(0.1, suffix=97))
+    assert fixed == "Two women play a violin [] in a hall. [] []"
+    # released: "state" is in "replace_state", so it is masked like any other word; the extra
+    # [] are glued on
+    quirky = masked_template(sentence, know, PARTS, KG, Scripted(0.1, suffix=97), quirks=True)
+    assert quirky == "Two women play a violin [] [][] []"

@@ -84,7 +84,7 @@ def test_released_mode_neighbour_function():
     names = {q.prompt for q in plan.requests}
     assert {"rewrite_released_1", "entity_revision_related", "antisense_released_7"} <= names
     assert not plan.notes
-    near = _plan("released", positives=50, neighbour=lambda node: node.text.upper())
+    near = _plan("released", positives=50, neighbour=lambda node, main: node.text.upper())
     rel = [q for q in near.requests if q.prompt == "entity_revision_related" and q.source == 0]
     assert rel and all(
         q.detail["replace_entities"] == q.detail["ori_entities"].upper() for q in rel

@@ -53,7 +53,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME",
         help="reproduce a released bug (repeatable): subject_key, identity_revision, "
-        "keep_unparsed, sampled_extraction (negcse.gcse.released)",
+        "keep_unparsed, sampled_extraction, extension_quirks (negcse.gcse.released)",
+    )
+    p.add_argument(
+        "--prefer-related",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="paper mode: an entity revision's replacement comes from T_p (eq. 7, same type and "
+        "a shared soft-edge neighbour) when it has one, else T_r (default); "
+        "--no-prefer-related: uniformly from T(t) = T_r U T_p (eq. 8 as a set, = T_r)",
+    )
+    p.add_argument(
+        "--neighbour-model",
+        default=None,
+        metavar="MODEL",
+        help="released mode: a frozen encoder (folder or name; mean pooling, as the released "
+        "SentenceTransformer loader) whose 10th / 5th nearest entity / main part is a positive "
+        "revision's replacement, as the released KG's 'related' (default: none, the KG's own "
+        "related replacement)",
     )
     p.add_argument(
         "--positives", type=int, default=1, help="positive prompts per source (default 1)"
@@ -143,7 +160,12 @@ def run(args: argparse.Namespace) -> int:
         )
         # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
         backend = make_backend(args) if args.positives + args.negatives else None
-    except (InputError, ValueError, LLMError) as err:
+        encoder = None
+        if args.neighbour_model and args.mode == "released" and backend is not None:
+            from negcse.gcse.neighbours import mean_pooling_encoder
+
+            encoder = mean_pooling_encoder(args.neighbour_model, args.device)
+    except (InputError, ValueError, LLMError, OSError) as err:  # OSError: model not found
         logger.error("%s", err)
         return 2
     try:
@@ -158,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
                 args.negatives,
                 args.seed,
                 args.max_chars,
+                prefer_related=args.prefer_related,
+                encoder=encoder,
                 synthesis_settings=synthesis,
                 extraction_settings=extraction,
                 released_bugs=bugs,
@@ -177,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
             "llm": None if backend is None else backend.identity(),
             "mode": args.mode,
             "released_bugs": sorted(bugs),
+            "neighbour_model": args.neighbour_model if encoder is not None else None,
             "extension_sentences": sum(s.extension_of is not None for s in result.sources),
             "sources": len(sentences),
             "skipped": {

@@ -12,7 +12,8 @@ answer, brackets and newlines removed and spaces collapsed (step 6), is the new 
 
 Released quirks fixed here (GCSE_REFERENCE.md §6, bug 9): a part is rejected only when it is
 empty (released: also when it is a substring of "replace_subject" etc., such as "a"), and the
-appended ``[]`` are separated from the sentence by a space.
+appended ``[]`` are separated from the sentence by a space. ``quirks`` (the released bug
+``extension_quirks``) reproduces both; the released crash on an entity without keys is not.
 """
 
 from __future__ import annotations
@@ -38,8 +39,19 @@ def _mask_others(text: str) -> str:
     return " ".join(w if w.startswith(_MARK) else MASK for w in text.split(" "))
 
 
+#: released ``valid_main_part``: a first part whose lower-cased text is a substring of one of
+#: these placeholder names is not replaced (bug 9)
+_PLACEHOLDERS = ("replace_subject", "replace_action", "replace_state")
+
+
+def _usable(part: str, quirks: bool) -> bool:
+    if not part.strip():
+        return False
+    return not (quirks and any(part.lower() in p for p in _PLACEHOLDERS))
+
+
 def _main_part_template(
-    sentence: str, knowledge: Knowledge, parts: MainPartKG, rng: random.Random
+    sentence: str, knowledge: Knowledge, parts: MainPartKG, rng: random.Random, quirks: bool
 ) -> str:
     theme = knowledge.cls[0] if knowledge.cls else "news"
     if not parts.in_theme(theme):
@@ -47,7 +59,7 @@ def _main_part_template(
     text, fills = sentence, {}
     for kind in MAIN_PART_KINDS:
         found = knowledge.parts(kind)
-        if not found or not found[0].strip():
+        if not found or not _usable(found[0], quirks):
             continue
         part = found[0]
         text = text.lower().replace(part.lower(), f"{_MARK}{kind}{_MARK}")
@@ -72,16 +84,22 @@ def _entity_template(sentence: str, knowledge: Knowledge, kg: EntityKG, rng: ran
 
 
 def masked_template(
-    sentence: str, knowledge: Knowledge, parts: MainPartKG, kg: EntityKG, rng: random.Random
+    sentence: str,
+    knowledge: Knowledge,
+    parts: MainPartKG,
+    kg: EntityKG,
+    rng: random.Random,
+    quirks: bool = False,
 ) -> str:
-    """One masked template for ``sentence`` (the released step 5's draws, with ``rng``)."""
+    """One masked template for ``sentence`` (the released step 5's draws, with ``rng``);
+    ``quirks``: the released bug 9 (short parts rejected, extra ``[]`` glued on)."""
     if rng.random() < MAIN_PART_PROBABILITY or not knowledge.entities:
-        text = _main_part_template(sentence, knowledge, parts, rng)
+        text = _main_part_template(sentence, knowledge, parts, rng, quirks)
     else:
         text = _entity_template(sentence, knowledge, kg, rng)
     extra = rng.randint(0, 100)
     if extra >= 95 and extra % 5:
-        text = f"{text} {' '.join([MASK] * (extra % 5))}"
+        text = f"{text}{'' if quirks else ' '}{' '.join([MASK] * (extra % 5))}"
     return text.strip()
 
 

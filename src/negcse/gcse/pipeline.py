@@ -22,8 +22,9 @@ import json_repair
 
 from negcse.gcse.extension import extension_sentence, masked_template
 from negcse.gcse.kg import EntityKG, Knowledge, MainPartKG, knowledge_from_json
+from negcse.gcse.neighbours import Encoder, neighbour_factory
 from negcse.gcse.prompts import Prompt
-from negcse.gcse.synthesis import Mode, Neighbour, Request, plan_synthesis
+from negcse.gcse.synthesis import Mode, Request, plan_synthesis
 from negcse.llm.backend import GenerationSettings
 from negcse.llm.cache import CachedLLM
 from negcse.llm.parsing import ParseReport, ParseResult, Status, parse_completion
@@ -153,9 +154,15 @@ def extend(
     LLM), as new unextracted sources appended after ``results``; a completion without a usable
     ``polish`` gives none."""
     parts = MainPartKG.from_knowledge(results[i].knowledge for i in active)
+    quirks = "extension_quirks" in bugs
     templates = [
         masked_template(
-            results[i].anchor, results[i].knowledge, parts, kg, random.Random(f"{seed}:ext:{i}")
+            results[i].anchor,
+            results[i].knowledge,
+            parts,
+            kg,
+            random.Random(f"{seed}:ext:{i}"),
+            quirks,
         )
         for i in active
     ]
@@ -184,14 +191,16 @@ def run_pipeline(
     seed: int = 0,
     max_chars: int = 2000,
     prefer_related: bool = False,
-    neighbour: Neighbour | None = None,
+    encoder: Encoder | None = None,
     synthesis_settings: GenerationSettings = SYNTHESIS_SETTINGS,
     extraction_settings: GenerationSettings = EXTRACTION_SETTINGS,
     released_bugs: frozenset[str] = frozenset(),
     extension: bool = False,
 ) -> RunResult:
     """Extraction -> KG -> (extension sentences, re-extracted with their own KG, as released
-    steps 5-6 and the README's second pass over them) -> synthesis -> parsed candidates."""
+    steps 5-6 and the README's second pass over them) -> synthesis -> parsed candidates.
+    ``encoder`` (released mode): the frozen encoder whose nearest neighbours give each pass's
+    positive revisions (negcse.gcse.neighbours); None: the KG's related replacement."""
     results = [SourceResult(i, s) for i, s in enumerate(sentences)]
     for r in results:
         if not r.anchor.strip():
@@ -233,10 +242,16 @@ def run_pipeline(
     anchors = [r.anchor for r in results]
     requests: list[Request] = []
     notes: Counter[str] = Counter()
+    build = neighbour_factory(
+        encoder if mode == "released" else None, "identity_revision" in released_bugs
+    )
     for graph, own in kgs:  # each pass plans its own sources with its own KG
+        knowledge = [r.knowledge if r.index in own else Knowledge() for r in results]
+        own_knowledge = [results[i].knowledge for i in own if results[i].skipped is None]
+        neighbour = None if build is None else build(own_knowledge)
         plan = plan_synthesis(
             anchors,
-            [r.knowledge if r.index in own else Knowledge() for r in results],
+            knowledge,
             graph,
             prompts,
             mode,

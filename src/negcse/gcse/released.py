@@ -15,6 +15,9 @@ RELEASED_BUGS: dict[str, str] = {
     "by itself (no KG neighbour, as the released KG gives every pool under 1,024 nodes)",
     "sampled_extraction": "bug 8: the extraction prompts are sampled (temperature 0.6, top_p "
     "0.95), as vLLM ignores the released steps 1-2's do_sample 0",
+    "extension_quirks": "bug 9: the extension template (step 5) leaves a main part unreplaced "
+    "when its text is a substring of 'replace_subject' / 'replace_action' / 'replace_state' "
+    "(such as 'a' or 'state'), and glues the extra [] to the sentence without a space",
     "keep_unparsed": "bug 10: an unparseable or empty completion stays a candidate "
     "(str of what json_repair made of it, often ''), instead of being dropped",
     "listed_order": "denoising checks the candidates in listed order [positive, negative] for "

@@ -16,10 +16,12 @@ not depend on the other sources.
   "A man" is also the quantity revision's subject when the sentence has none. A negative
   revision takes a uniformly random part of the same kind or entity of the same type from the
   whole corpus, which may equal the original (the original when the pool is empty). A positive
-  revision takes a related replacement: ``neighbour``'s when given, else the KG's (an entity
-  from T_p, eq. 7, or else T_r, other than itself; a main part of the same kind sharing a theme
-  category), else the original. With the released bug ``identity_revision`` it is always the
-  original (the released KG gives no neighbours to pools under 1,024 nodes).
+  revision takes a related replacement: ``neighbour``'s when given (the released frozen
+  encoder's, negcse.gcse.neighbours), else the KG's (an entity from T_p, eq. 7, or else T_r,
+  other than itself; a main part of the same kind sharing a theme category), else the original.
+  With the released bug ``identity_revision`` and no ``neighbour`` it is always the original
+  (the released KG gives no neighbours to pools under 1,024 nodes; with a ``neighbour`` built
+  with that bug, to the nodes past the pool's last whole batch of 1,024).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from negcse.gcse.kg import MAIN_PART_KINDS, EntityKG, Knowledge, MainPartKG, Nod
 from negcse.gcse.prompts import Prompt, prompts_for
 
 Mode = Literal["paper", "released"]
-Neighbour = Callable[[Node], str | None]
+#: (node, is a main part) -> a related replacement (None: none, the revision keeps the text)
+Neighbour = Callable[[Node, bool], str | None]
 
 
 @dataclass(frozen=True)
@@ -110,20 +113,20 @@ def _released_revision(
         node = Node(found[0] if found else "A man", kind)
         if not positive:
             repl = parts.random(kind, rng)
-        elif identity:
-            repl = None
+        elif neighbour:
+            repl = neighbour(node, True)
         else:
-            repl = neighbour(node) if neighbour else parts.related(node.text, kind, rng)
+            repl = None if identity else parts.related(node.text, kind, rng)
     else:
         ents = knowledge.entities
         node = rng.choice(ents) if ents else Node("A man", "person")
         if not positive:
             same_type = sorted(kg.t_r(node.text, node.type))
             repl = kg.surface[rng.choice(same_type)] if same_type else None
+        elif neighbour:
+            repl = neighbour(node, False)
         elif identity:
             repl = None
-        elif neighbour:
-            repl = neighbour(node)
         else:
             repl = kg.replacement(node.text, node.type, rng, prefer_related=True)
     return {"ori_entities": f'"{node.text}"', "replace_entities": f'"{repl or node.text}"'}
@@ -145,7 +148,7 @@ def plan_synthesis(
 ) -> Plan:
     """The synthesis requests for every source (``skip[i]`` True: none for source i).
     ``released_bugs`` (negcse.gcse.released): "identity_revision" makes every released-mode
-    positive revision an identity."""
+    positive revision an identity when no ``neighbour`` is given."""
     if len(knowledge) != len(sentences):
         raise ValueError(f"{len(sentences)} sentences but {len(knowledge)} knowledge records")
     plan = Plan()

@@ -88,6 +88,9 @@ class Guide:
     pooler: str = "cls_before_pooler"
     default: str | None = None
     inputs: tuple[GuideInput, ...] = ()
+    #: (key, token type) of encoded texts whose token_type_ids are not 0 (models without
+    #: token types ignore it): GCSE's frozen model gets its negatives as the trained views
+    token_types: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         keys = [i.key for i in self.inputs]
@@ -96,6 +99,11 @@ class Guide:
             raise ValueError(
                 f"guide {self.name}: inputs need distinct keys and columns among "
                 f"{self.columns}; got keys {keys}, other columns {stray}"
+            )
+        typed = sorted({k for k, _ in self.token_types} - {k for k, _, _ in self.encoded()})
+        if typed:
+            raise ValueError(
+                f"guide {self.name}: token_types name keys it does not encode: {typed}"
             )
 
     def encoded(self) -> tuple[tuple[str, str, str | None], ...]:

@@ -57,8 +57,9 @@ class GCSEParams(MethodParams):
     form: DecayForm = "released"
     decay: bool = True  # False: Table 4's "w/o decay" (G = s: the plain hard-negative logit)
     guide_pooler: str = "cls"
-    #: token type of the positive and negative views (released cl_loader: 1, bug 13; the
-    #: evaluation's inputs stay type 0); models without token types ignore it
+    #: token type of the positive and negative views and of the frozen model's negatives
+    #: (released cl_loader: 1, bug 13; the evaluation's inputs stay type 0); models without
+    #: token types ignore it
     token_type: int = bounded(0, ge=0, le=1)
 
 
@@ -80,7 +81,12 @@ class GCSE(Method[GCSEParams]):
         ]
 
     def guides(self) -> tuple[Guide, ...]:
-        return (Guide(GUIDE, ("sentence", NEGATIVE_COLUMN), self.params.guide_pooler),)
+        # the released frozen model reads the trained model's inputs (gcse_trainer: one batch
+        # for both), so its negatives carry the views' token type too
+        t = self.params.token_type
+        types = ((NEGATIVE_COLUMN, t),) if t else ()
+        pooler = self.params.guide_pooler
+        return (Guide(GUIDE, ("sentence", NEGATIVE_COLUMN), pooler, token_types=types),)
 
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
         p = self.params

@@ -111,9 +111,14 @@ class FrozenGuide:
                 self.rows[key] = tokenize_rows(wrap, tokenizer, list(columns[column]), max_len)
         parts = [self.rows[key] for key, _, _ in encoded]
         pad_to = max(r.longest for r in parts) if self.static_padding else None
-        batch = to_device(collate(parts, idx, pad_to), device)
-        emb = (self.embed or self.model.embed_batch)(batch, self.pooler, self.use_mlp)
+        host = collate(parts, idx, pad_to)
         n = len(idx)
+        types = dict(self.spec.token_types)
+        if types and "token_type_ids" in host:  # models without token types: no change
+            for k, (key, _, _) in enumerate(encoded):
+                host["token_type_ids"][k * n : (k + 1) * n].fill_(types.get(key, 0))
+        batch = to_device(host, device)
+        emb = (self.embed or self.model.embed_batch)(batch, self.pooler, self.use_mlp)
         return {key: emb[k * n : (k + 1) * n] for k, (key, _, _) in enumerate(encoded)}
 
 

@@ -66,6 +66,11 @@ def synthesis_id(settings: dict[str, Any]) -> str:
     ``paper-transformers-smollm2-135m-instruct-q4.1_n8_1a2b3c4d``."""
     values = {k: settings[k] for k in SYNTHESIS_KEYS}
     values["released_bugs"] = sorted(set(values["released_bugs"]) - set(DENOISE_BUGS))
+    prompted = settings["positives"] + settings["negatives"] > 0  # else no revision is made
+    if prompted and settings["mode"] == "paper":  # released mode never reads it
+        values["prefer_related"] = settings["prefer_related"]
+    elif prompted and settings["neighbour_model"] is not None:  # paper mode never reads it
+        values["neighbour_model"] = settings["neighbour_model"]
     blob = json.dumps(values, sort_keys=True)
     digest = hashlib.sha256(blob.encode()).hexdigest()[:8]
     n = "all" if settings["max_sources"] is None else settings["max_sources"]
@@ -113,6 +118,12 @@ def synthesis_args(settings: dict[str, Any]) -> str:
         f"--top-p {s['top_p']} --backend {s['backend']} --model {shlex.quote(s['model'])}",
         f"--batch-size {s['batch_size']}",
         "--extension" if s["extension"] else "",
+        "--no-prefer-related" if s["mode"] == "paper" and not s["prefer_related"] else "",
+        (
+            f"--neighbour-model {shlex.quote(s['neighbour_model'])}"
+            if s["mode"] == "released" and s["neighbour_model"] is not None
+            else ""
+        ),
         *(f"--released-bug {b}" for b in sorted(s["released_bugs"]) if b not in DENOISE_BUGS),
     ]
     if s["backend"] == "openai":
@@ -142,9 +153,11 @@ def denoise_args(settings: dict[str, Any]) -> str:
 def models(settings: dict[str, Any]) -> tuple[str, ...]:
     """A Hugging Face LLM to prefetch (the pinned GGUF ships in a package; endpoints serve
     their own)."""
+    encoder = settings["neighbour_model"]
+    extra = (encoder,) if encoder is not None and settings["mode"] == "released" else ()
     if settings["backend"] != "transformers" or settings["model"] in PINNED:
-        return ()
-    return (settings["model"],)
+        return extra
+    return (settings["model"], *extra)
 
 
 def provenance(settings: dict[str, Any]) -> dict[str, Any]:
@@ -229,6 +242,19 @@ class GcseSettings(GeneratorSettings):
     )
     extension: bool = setting(
         True, "extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors"
+    )
+    prefer_related: bool = setting(
+        True,
+        "paper mode: an entity revision draws from T_p (eq. 7, soft edges) when it has one, else "
+        "T_r (false: uniformly from T(t) = T_r U T_p as a set, which equals T_r)",
+    )
+    neighbour_model: str | None = setting(
+        None,
+        "released mode: a frozen encoder (Hugging Face name or folder) whose nearest neighbours "
+        "give the positive revisions, as the released KG's 'related' (null: the KG's own related "
+        "replacement; the released code used its stage-1 model)",
+        schema={"type": ["string", "null"]},
+        minLength=1,
     )
 
     def check(self) -> None:
