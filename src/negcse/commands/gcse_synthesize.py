@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 
 from negcse.commands.negate import InputError, read_sentences
+from negcse.gcse.neighbours import mean_pooling_encoder
 from negcse.gcse.pipeline import run_pipeline
 from negcse.gcse.prompts import load_prompts
 from negcse.gcse.released import check_bugs
@@ -162,8 +163,6 @@ def run(args: argparse.Namespace) -> int:
         backend = make_backend(args) if args.positives + args.negatives else None
         encoder = None
         if args.neighbour_model and args.mode == "released" and backend is not None:
-            from negcse.gcse.neighbours import mean_pooling_encoder
-
             encoder = mean_pooling_encoder(args.neighbour_model, args.device)
     except (InputError, ValueError, LLMError, OSError) as err:  # OSError: model not found
         logger.error("%s", err)

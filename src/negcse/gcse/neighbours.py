@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from negcse.data.sources import resolve_model
 from negcse.gcse.kg import MAIN_PART_KINDS, Knowledge, Node
 
 if TYPE_CHECKING:
@@ -110,8 +111,6 @@ def mean_pooling_encoder(
     normalisation."""
     import torch
     from transformers import AutoModel, AutoTokenizer
-
-    from negcse.data.sources import resolve_model
 
     folder = resolve_model(model)
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
