@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from negcse.workflow.config import ConfigError, load_config, schema_path
+from negcse.workflow.config import ConfigError, load_config, schema
 
 
 def _set_defaults(
@@ -34,9 +34,9 @@ _Filling = jsonschema.validators.extend(
 
 
 def with_defaults(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with every schema default it leaves out (config.schema.yaml), in place."""
-    schema = yaml.safe_load(Path(schema_path()).read_text(encoding="utf-8"))
-    for error in _Filling(schema).iter_errors(config):
+    """``config`` with every schema default it leaves out (config.schema.yaml and the
+    evaluations' keys: :func:`negcse.workflow.config.schema`), in place."""
+    for error in _Filling(schema(generators=False)).iter_errors(config):
         raise ConfigError(f"invalid config: {error.message}")
     return config
 
