@@ -360,7 +360,7 @@ class Transfer(Evaluation):
             "type": "object",
             "additionalProperties": False,
             "default": {},
-            "description": "SentEval transfer tasks. Defaults are SimCSE's \"test\" protocol; any "
+            "description": 'SentEval transfer tasks. Defaults are SimCSE\'s "test" protocol; any '
             "reduction (fewer tasks, fewer folds) is printed in the transfer table's caption.",
             "properties": {
                 "tasks": {
