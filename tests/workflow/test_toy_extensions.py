@@ -86,7 +86,9 @@ def _add_method(ws: Path) -> None:
 def test_a_method_is_its_module_and_its_params_block(tmp_path: Path) -> None:
     ws = committed_copy(tmp_path, _add_method)
     dry = sh([*SMOKE, "-n", "-p", *CONFIGS], ws).stdout
-    (train,) = [b for b in _blocks(dry, "train") if "method=toy," in b]
+    trains = [b for b in _blocks(dry, "train") if "method=toy," in b]
+    assert len(trains) == 2  # the smoke grid's seeds 1 and 2
+    (train,) = [b for b in trains if "seed=1" in b]
     command = train[train.index("python -m negcse train ") :].splitlines()[0]
     words = shlex.split(command)
     run = json.loads(words[words.index("--run") + 1])
