@@ -1,6 +1,7 @@
 """The config a plan is built from outside Snakemake (``negcse estimate``, tests): params.yaml
 and its overlays merged and checked as the workflow checks them, with the schema's defaults
-filled in as Snakemake's ``validate(..., set_default=True)`` fills them (rules/common.smk)."""
+filled in (:func:`with_defaults`, which rules/common.smk calls too: Snakemake's ``validate(...,
+set_default=True)`` fills them the same way but reads a schema file, not the derived schema)."""
 
 from __future__ import annotations
 
