@@ -9,7 +9,6 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
-from snakemake.utils import validate
 
 # The workflow uses the package of its own checkout, installed or not.
 PACKAGE_SRC = Path(workflow.basedir) / "src"
@@ -20,10 +19,10 @@ from negcse.workflow.config import (
     check_config,
     check_config_files,
     check_unique_keys,
-    schema_path,
 )
 from negcse.generators import registry as generators
 from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table
+from negcse.workflow.plan.load import with_defaults
 from negcse.tables.specs import TABLES
 from negcse.workflow.plan import (
     MTEB_GROUPS,
@@ -38,8 +37,8 @@ shell.prefix(
     f"export PYTHONPATH={shlex.quote(str(PACKAGE_SRC))}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; "
 )
 
-# The suite's own checks first: their messages name the key (Snakemake's `validate` would print
-# the whole config); `validate` then only fills in the schema's defaults.
+# The suite's own checks (their messages name the key; Snakemake's `validate` would print the
+# whole config), then the schema's defaults, the evaluations' keys included (negcse.workflow.config.schema).
 _CLI_FILES = [str(f) for f in workflow.overwrite_configfiles or []]
 CONFIG_FILES = [
     str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
@@ -48,9 +47,9 @@ try:
     check_unique_keys(CONFIG_FILES)
     check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
     check_config_files(config, CONFIG_FILES)
+    with_defaults(config)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
-validate(config, schema_path(), set_default=True)
 
 PLAN = Plan(config, log=logger.info)
 CORPUS = PLAN.corpus  # the main corpus (rule corpus)

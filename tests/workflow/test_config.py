@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from negcse.evaluation.registry import Evaluation, Job, register, unregister
 from negcse.workflow.config import (
     ConfigError,
     check_config,
@@ -16,6 +17,7 @@ from negcse.workflow.config import (
     load_config,
     method_seeds,
     resolve_method,
+    schema,
 )
 from negcse.workflow.guide_config import guide_models, guide_outputs
 
@@ -111,6 +113,52 @@ def test_misspelt_key_is_named(config: dict, path: tuple[str, ...], key: str) ->
     with pytest.raises(ConfigError) as err:
         check_config(bad)
     assert f"unknown key '{'.'.join([*path, key])}'" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("path", "key"), [(("evaluation", "transfer"), "task"), (("evaluation", "splits"), "dataset")]
+)
+def test_an_evaluations_own_key_is_typed_by_its_module(
+    config: dict, path: tuple[str, ...], key: str
+) -> None:
+    """transfer's and splits' keys come from their Job.schema, with the same checks."""
+    evaluation = schema()["properties"]["evaluation"]["properties"]
+    assert evaluation["transfer"]["properties"]["kfold"] == {
+        "type": "integer",
+        "minimum": 2,
+        "default": 10,
+        "description": "cross-validation folds",
+    }
+    config["evaluation"][path[1]] = {key: 1}
+    with pytest.raises(ConfigError, match=f"unknown key '{'.'.join([*path, key])}'"):
+        check_config(config)
+    config["evaluation"]["transfer"] = {"kfold": 1}
+    with pytest.raises(ConfigError, match="key 'evaluation.transfer.kfold': 1 is less than"):
+        check_config(config)
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("evaluation.transfer", "config key 'evaluation.transfer' is typed twice"),
+        ("corpus.name.x", "config key 'corpus.name.x': 'name' is not an object"),
+    ],
+)
+def test_an_evaluation_key_in_conflict_is_refused(key: str, message: str) -> None:
+    class Clash(Evaluation):
+        name = "clash"
+        help = "types a key the schema has"
+        job = Job(order=99, config_key=key, schema={"type": "object"})
+
+        def run(self, encoder, settings):  # type: ignore[no-untyped-def]
+            return {}
+
+    register(Clash)
+    try:
+        with pytest.raises(ValueError, match=f"evaluation 'clash': {message}"):
+            schema()
+    finally:
+        unregister("clash")
 
 
 def test_unknown_method_parameter_is_named(config: dict) -> None:

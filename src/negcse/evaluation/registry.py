@@ -68,6 +68,11 @@ class Job:
     input files passed as ``--NAME-OPTION FILE`` (option -> path); ``out`` is the JSON result
     (``--NAME-out``, output named ``NAME``), ``writes`` more outputs (output name -> (option,
     path)), ``reports`` the ``report()`` keywords of some outputs. ``models``: which models.
+
+    ``schema``: the JSON schema of the value at ``config_key`` when the evaluation owns that key
+    (its defaults fill the config as config.schema.yaml's do; negcse.workflow.config.schema puts
+    it in its place), so a new evaluation's settings need no schema edit; None: the key is typed
+    in config.schema.yaml (one several parts of the workflow read, e.g. ``analysis``).
     """
 
     order: int
@@ -79,6 +84,7 @@ class Job:
     out: str = "results/eval/{name}/{model}.json"
     writes: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     reports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    schema: Mapping[str, Any] | None = None
 
     def options(self, config: Mapping[str, Any]) -> str:
         return self.args(setting(config, self.config_key), config)

@@ -277,7 +277,26 @@ class Splits(Evaluation):
             "protocol; default: all (STS12-16 test subsets, STS-B train and test)",
         },
     }
-    job = Job(order=2, config_key="evaluation.splits", args=_job_args)
+    job = Job(
+        order=2,
+        config_key="evaluation.splits",
+        args=_job_args,
+        schema={
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
+            "description": "OssCSE Cont./Oppn. splits (tabled in rules/tables.smk)",
+            "properties": {
+                "datasets": {
+                    "type": ["array", "null"],
+                    "items": {"type": "string"},
+                    "default": None,
+                    "description": "a reduced set of candidate datasets (e.g. the smoke grid's); "
+                    "null: all of them. A reduced run is flagged in the splits table's caption.",
+                },
+            },
+        },
+    )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         start = time.perf_counter()

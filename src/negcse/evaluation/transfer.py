@@ -356,6 +356,34 @@ class Transfer(Evaluation):
         config_key="evaluation.transfer",
         args=_job_args,
         needs={"transfer": "results/data/transfer_manifest.tsv"},
+        schema={
+            "type": "object",
+            "additionalProperties": False,
+            "default": {},
+            "description": 'SentEval transfer tasks. Defaults are SimCSE\'s "test" protocol; any '
+            "reduction (fewer tasks, fewer folds) is printed in the transfer table's caption.",
+            "properties": {
+                "tasks": {
+                    "type": "array",
+                    "items": {"enum": list(TRANSFER_TASKS)},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "default": list(TRANSFER_TASKS),
+                },
+                "kfold": {
+                    "type": "integer",
+                    "minimum": 2,
+                    "default": 10,
+                    "description": "cross-validation folds",
+                },
+                "classifier": {
+                    "enum": list(CLASSIFIERS),
+                    "default": "sentevalish",
+                    "description": "SentEval's PyTorch logistic regression (reproduced) or its "
+                    "sklearn branch",
+                },
+            },
+        },
     )
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import yaml
 
 from negcse.data.sources import ResolveError, is_local_path, registry, resolve_model
 from negcse.errors import UserError
+from negcse.evaluation.registry import workflow_evaluations
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
 from negcse.methods.params import ParamError
@@ -38,20 +39,45 @@ class ConfigError(UserError, ValueError):
     """The config is invalid; the message names the file and the key."""
 
 
-def schema() -> dict[str, Any]:
-    """config.schema.yaml with each generator's settings (its spec's schema) filled in."""
+def schema(generators: bool = True) -> dict[str, Any]:
+    """config.schema.yaml with each evaluation's own key (its ``Job.schema``) and, with
+    ``generators``, each generator's settings (its spec's schema) filled in."""
     text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
     out = yaml.safe_load(text)
-    props = out["properties"]
-    props["generators"].update(settings_schema())
-    props["methods"]["additionalProperties"]["properties"]["generators"].update(
-        settings_schema(per_method=True)
-    )
+    _add_evaluation_keys(out)
+    if generators:
+        props = out["properties"]
+        props["generators"].update(settings_schema())
+        props["methods"]["additionalProperties"]["properties"]["generators"].update(
+            settings_schema(per_method=True)
+        )
     return out
 
 
-def schema_path() -> str:
-    return str(Path(str(resources.files("negcse.schemas"))) / "config.schema.yaml")
+def _add_evaluation_keys(out: dict[str, Any]) -> None:
+    """Each evaluation's ``Job.schema`` at its dotted ``config_key`` (``evaluation.transfer``:
+    ``properties.evaluation.properties.transfer``); a key typed twice is an error."""
+    for name, job in workflow_evaluations():
+        if job.schema is None:
+            continue
+        if not job.config_key:
+            raise ValueError(f"evaluation '{name}': a Job.schema needs its config_key")
+        *parents, key = job.config_key.split(".")
+        node = out
+        for part in parents:
+            node = node.get("properties", {}).get(part) or {}
+            if node.get("type") != "object":
+                raise ValueError(
+                    f"evaluation '{name}': config key '{job.config_key}': '{part}' is not an "
+                    "object of config.schema.yaml"
+                )
+        props = node.setdefault("properties", {})
+        if key in props:
+            raise ValueError(
+                f"evaluation '{name}': config key '{job.config_key}' is typed twice (its "
+                "Job.schema and config.schema.yaml, or another evaluation's)"
+            )
+        props[key] = copy.deepcopy(dict(job.schema))
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:

@@ -1,6 +1,7 @@
 """The config a plan is built from outside Snakemake (``negcse estimate``, tests): params.yaml
 and its overlays merged and checked as the workflow checks them, with the schema's defaults
-filled in as Snakemake's ``validate(..., set_default=True)`` fills them (rules/common.smk)."""
+filled in (:func:`with_defaults`, which rules/common.smk calls too: Snakemake's ``validate(...,
+set_default=True)`` fills them the same way but reads a schema file, not the derived schema)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from negcse.workflow.config import ConfigError, load_config, schema_path
+from negcse.workflow.config import ConfigError, load_config, schema
 
 
 def _set_defaults(
@@ -34,9 +35,9 @@ _Filling = jsonschema.validators.extend(
 
 
 def with_defaults(config: dict[str, Any]) -> dict[str, Any]:
-    """``config`` with every schema default it leaves out (config.schema.yaml), in place."""
-    schema = yaml.safe_load(Path(schema_path()).read_text(encoding="utf-8"))
-    for error in _Filling(schema).iter_errors(config):
+    """``config`` with every schema default it leaves out (config.schema.yaml and the
+    evaluations' keys: :func:`negcse.workflow.config.schema`), in place."""
+    for error in _Filling(schema(generators=False)).iter_errors(config):
         raise ConfigError(f"invalid config: {error.message}")
     return config
 
