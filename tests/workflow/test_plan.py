@@ -149,10 +149,11 @@ def test_negcse_estimate_prints_the_grids_gpu_hours(capsys: pytest.CaptureFixtur
     assert "corpus 3,200 sentences" in table[0]
     simcse = next(line.split() for line in table if line.startswith("simcse "))
     assert simcse[1] == "4"
-    # 14 methods at two seeds and 5 at one (a training and an evaluation each), the untrained
-    # backbone, SAN's two sample files and GCSE's synthesis and denoising
+    # 8 methods at two seeds and 11 at one (UNA's and SNCSE's six ablations, RankCSE, RLRD and
+    # their SAN variants, GCSE: a training and an evaluation each), the untrained backbone,
+    # SAN's two sample files and GCSE's synthesis and denoising
     total = next(line.split() for line in table if line.startswith("total "))
-    assert int(total[1]) == 14 * 2 * 2 + 5 * 2 + 1 + 2 + 1 + 1 == 71
+    assert int(total[1]) == 8 * 2 * 2 + 11 * 2 + 1 + 2 + 1 + 1 == 59
 
 
 def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
