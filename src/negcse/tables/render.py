@@ -208,8 +208,9 @@ def _cell(row: pd.Series, col: Column, fmt: str, best: float | None, latex: bool
     if col.kind == "mean":
         return _mean_cell(row, col, fmt, best, latex)
     value = row[col.key]
-    if col.kind == "text":
-        return latex_escape(str(value)) if latex else (str(value) or "--")
+    if col.kind == "text":  # a column read back from CSV with no value at all is float NaN
+        text = "" if _missing(value) else str(value)
+        return latex_escape(text) if latex else (text or "--")
     if col.kind == "count":
         return str(int(value))
     if _missing(value):
