@@ -68,6 +68,8 @@ def test_evaluate_help_imports_no_torch() -> None:
 LIGHT_HELP = {
     "train": "--checkpoint-dir CHECKPOINT_DIR",
     "back-translate": "--pivot",
+    "gcse-synthesize": "--max-in-flight MAX_IN_FLIGHT",  # generators.gcse's concurrency
+    "gcse-denoise": "--order {roles,listed}",
     "paraphrase": "--num-beams NUM_BEAMS",
     "select-paraphrases": "--mer-min MER_MIN",
     "surface-edits": "--rate RATE",

@@ -19,7 +19,8 @@ from negcse.gcse.denoise import (
     usable,
 )
 from negcse.gcse.released import augment_anchor
-from negcse.generators.specs.gcse import THRESHOLDS
+from negcse.generators.settings import add_options, as_dict, from_args
+from negcse.generators.specs.gcse import GcseDenoising, thresholds
 from negcse.io_utils import read_jsonl, write_json, write_lines
 from negcse.lazy import LazyModule
 
@@ -44,33 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--positives", required=True, type=Path, help="output, aligned")
     p.add_argument("--negatives", required=True, type=Path, help="output, aligned")
     p.add_argument("--report", required=True, type=Path, help="output: counts, JSON")
-    p.add_argument(
-        "--mode",
-        choices=("paper", "released"),
-        default="released",
-        help="paper: eq. 10-11; released: the released rule (offset fallback, self-pair rows)",
-    )
-    p.add_argument("--alpha", type=float, default=None, help="positive threshold (mode's)")
-    p.add_argument("--beta", type=float, default=None, help="negative threshold (mode's)")
-    p.add_argument("--choice", choices=("first", "random"), default="first")
-    p.add_argument(
-        "--order",
-        choices=("roles", "listed"),
-        default="roles",
-        help="roles: the negative is looked for among negative-prompt candidates first (and "
-        "the positive among positive-prompt ones); listed: in listed order (released)",
-    )
-    p.add_argument(
-        "--no-filter",
-        action="store_true",
-        help="Table 4 'w/o filtering': the first positive-prompt and negative-prompt candidates "
-        "unscored (eq. 10-11's fallbacks only where a role has none)",
-    )
-    p.add_argument(
-        "--augment-anchors",
-        action="store_true",
-        help="released bug 12: each anchor repeats a few of its words (seeded by --seed)",
-    )
+    # generators.gcse's denoising settings (src/negcse/generators/specs/gcse.py): --mode,
+    # --no-filter, --alpha, --beta, --choice; its released_bugs as --order, --augment-anchors
+    add_options(p.add_argument_group("settings (generators.gcse)"), GcseDenoising)
     p.add_argument("--seed", type=int, default=0, help="fallback and 'random' draws")
     p.add_argument(
         "--max-seq-len", type=int, default=32, help="scorer truncation (released 32 tokens)"
@@ -115,6 +92,11 @@ def unfiltered(
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
+    try:
+        s = from_args(args, GcseDenoising)  # bounds, alpha > beta
+    except ValueError as err:
+        logger.error("%s", err)
+        return 2
     model.torch_threads(args.threads)
     rows = read_jsonl(args.candidates)
     anchors, candidates = denoising_inputs(rows)
@@ -124,11 +106,9 @@ def run(args: argparse.Namespace) -> int:
             "%s: %d usable sources; denoising needs at least 2", args.candidates, len(anchors)
         )
         return 2
-    alpha, beta = THRESHOLDS[args.mode]
-    alpha = alpha if args.alpha is None else args.alpha
-    beta = beta if args.beta is None else args.beta
+    alpha, beta = thresholds(as_dict(s))
     sims: list[list[float]] = [[] for _ in anchors]
-    if args.no_filter:
+    if not s.filter:
         triplets = unfiltered(*_roles(rows), args.seed)
     else:
         # [CLS] + the saved MLP head: the frozen model as GCSE's guide embeds (guide_pooler cls)
@@ -144,16 +124,16 @@ def run(args: argparse.Namespace) -> int:
         for i, cands in enumerate(candidates):
             sims[i] = [float(x) for x in c[start : start + len(cands)] @ a[i]]
             start += len(cands)
-        if args.mode == "paper":
+        if s.mode == "paper":
             triplets = denoise(
-                anchors, candidates, sims, alpha, beta, args.seed, args.choice, roles, args.order
+                anchors, candidates, sims, alpha, beta, args.seed, s.choice, roles, s.order
             )
         else:
             triplets = denoise_released(
-                anchors, candidates, sims, alpha, beta, roles=roles, order=args.order
+                anchors, candidates, sims, alpha, beta, roles=roles, order=s.order
             )
     anchors_out = [t.anchor for t in triplets]
-    if args.augment_anchors:  # once per training seed (released: at every fetch)
+    if s.augment_anchors:  # once per training seed (released: at every fetch)
         anchors_out = [
             augment_anchor(a, random.Random(f"{args.seed}:augment:{j}"))
             for j, a in enumerate(anchors_out)
@@ -167,10 +147,10 @@ def run(args: argparse.Namespace) -> int:
     report = {
         "candidates": str(args.candidates),
         "model": args.model,
-        "mode": args.mode,
-        "filter": not args.no_filter,
-        "order": args.order,
-        "augmented_anchors": args.augment_anchors,
+        "mode": s.mode,
+        "filter": s.filter,
+        "order": s.order,
+        "augmented_anchors": s.augment_anchors,
         "max_seq_len": args.max_seq_len,
         "alpha": alpha,
         "beta": beta,

@@ -7,19 +7,28 @@ subclass validates itself on construction). No default or bound is written twice
 
 A field's command-line form: ``--name value`` (``_`` -> ``-``); a boolean is a flag word set
 by ``flag=(word, value)``: ``("--reference-quirks", True)`` passes the word when the setting
-is true, ``("--no-fallback", False)`` when false. ``cli=False``: a workflow-only setting (it
-chooses inputs or names files; the command never sees it); ``option="--seed"`` renames it.
+is true, ``("--no-fallback", False)`` when false; a list is its option once per item.
+``cli=False``: a workflow-only setting (it chooses inputs or names files; the command never
+sees it); ``option="--seed"`` renames it; ``when=predicate`` (of all the values): passed only
+when the command reads it (GCSE: the endpoint's options with ``backend: openai`` only).
+
+The command's default is the field's, except where a job's command line passes nothing: a
+null value, a flag's other value. There the option's absence must mean that value, so it is
+the command's default, and its help names the field's (the config's) default. A step whose
+command takes some of a generator's settings, in its own order, with options of its own
+besides, declares them as a ``view`` (GCSE's synthesis and denoising).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import shlex
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, make_dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import jsonschema
 
@@ -37,6 +46,7 @@ def setting(
     option: str | None = None,
     flag: tuple[str, bool] | None = None,
     fmt: Callable[[Any], str] = str,
+    when: Callable[[Mapping[str, Any]], bool] | None = None,
     **bounds: Any,
 ) -> Any:
     """A settings field. Its JSON schema: ``schema`` if given, else the type of ``default``
@@ -54,6 +64,7 @@ def setting(
         "option": option,
         "flag": flag,
         "fmt": fmt,
+        "when": when,
     }
     if isinstance(default, list | dict):
         return field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
@@ -88,10 +99,7 @@ def as_dict(settings: GeneratorSettings) -> dict[str, Any]:
 
 def defaults(cls: type[GeneratorSettings]) -> dict[str, Any]:
     """Field -> default (a fresh copy of list and dict defaults)."""
-    out = {}
-    for f in fields(cls):
-        out[f.name] = f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
-    return out
+    return {f.name: _default(f) for f in fields(cls)}
 
 
 def schema(cls: type[GeneratorSettings]) -> dict[str, Any]:
@@ -105,6 +113,10 @@ def _option(f: Any) -> str:
     return f.metadata["option"] or "--" + f.name.replace("_", "-")
 
 
+def _passed(f: Any, chosen: set[str] | None) -> bool:
+    return bool(f.metadata["cli"]) and (chosen is None or f.name in chosen)
+
+
 def options(
     settings: Mapping[str, Any] | GeneratorSettings,
     cls: type[GeneratorSettings],
@@ -116,51 +128,100 @@ def options(
     chosen = None if only is None else set(only)
     words = []
     for f in fields(cls):
-        if not f.metadata["cli"] or (chosen is not None and f.name not in chosen):
+        meta = f.metadata
+        if not _passed(f, chosen) or (meta["when"] is not None and not meta["when"](values)):
             continue
         value = values[f.name]
-        if f.metadata["flag"] is not None:
-            word, when = f.metadata["flag"]
+        if meta["flag"] is not None:
+            word, when = meta["flag"]
             if bool(value) == when:
                 words.append(word)
+        elif isinstance(value, list | tuple):
+            words += [f"{_option(f)} {shlex.quote(meta['fmt'](v))}" for v in value]
         elif value is not None:
-            words.append(f"{_option(f)} {shlex.quote(f.metadata['fmt'](value))}")
+            words.append(f"{_option(f)} {shlex.quote(meta['fmt'](value))}")
     return " ".join(words)
 
 
+def _default(f: Any) -> Any:
+    return f.default_factory() if f.default is MISSING else f.default
+
+
+def command_default(f: Any) -> Any:
+    """``f``'s default as a command option: what the option's absence means in a job's command
+    line (a flag's other value; null for a nullable field), else the field's default."""
+    if f.metadata["flag"] is not None:
+        return not f.metadata["flag"][1]
+    kinds = f.metadata["schema"].get("type", [])
+    return None if "null" in ([kinds] if isinstance(kinds, str) else kinds) else _default(f)
+
+
 def add_options(
-    parser: argparse.ArgumentParser,
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
     cls: type[GeneratorSettings],
     only: Iterable[str] | None = None,
 ) -> None:
-    """The argparse options of ``cls``'s command-line fields (or those in ``only``), defaults
-    and help from the fields (a flag's absence means the opposite of its value)."""
+    """The argparse options of ``cls``'s command-line fields (or those in ``only``), help from
+    the fields, defaults ``command_default`` (the help names the field's where it differs)."""
     chosen = None if only is None else set(only)
     for f in fields(cls):
-        if not f.metadata["cli"] or (chosen is not None and f.name not in chosen):
+        if not _passed(f, chosen):
             continue
-        meta, dest = f.metadata, f.name
+        meta, dest, default = f.metadata, f.name, command_default(f)
+        config = _default(f)
+        note = "" if default == config else f"; the config's: {json.dumps(config)}"
         if meta["flag"] is not None:
             word, when = meta["flag"]
             action = "store_true" if when else "store_false"
-            parser.add_argument(word, dest=dest, action=action, help=meta["help"])
+            help = meta["help"] + (f" (config default: {json.dumps(config)})" if note else "")
+            parser.add_argument(word, dest=dest, action=action, help=help)
             continue
-        default = f.default_factory() if f.default is MISSING else f.default  # type: ignore[misc]
-        spec = meta["schema"]
+        spec, repeated = meta["schema"], isinstance(default, list)
+        if repeated:  # the option once per item
+            spec = spec["items"]
         kinds = spec.get("type", [])
         kind = next(
             (k for k in ([kinds] if isinstance(kinds, str) else kinds) if k != "null"), None
         )
         option = _option(f)
+        metavar = option.lstrip("-").replace("-", "_").upper()
+        help = meta["help"]
+        if repeated and "enum" in spec:
+            help += f"; repeatable, one of: {', '.join(spec['enum'])}"
         parser.add_argument(
             option,
             dest=dest,
-            metavar=None if "enum" in spec else option.lstrip("-").replace("-", "_").upper(),
+            action="append" if repeated else "store",
+            metavar=metavar if repeated or "enum" not in spec else None,
             type=_PY_TYPES.get(kind or "", str),
             choices=spec.get("enum"),
             default=default,
-            help=f"{meta['help']} (default: {default})",
+            help=f"{help} (default: {repr(default) if default == '' else default}{note})",
         )
+
+
+def view(
+    name: str,
+    cls: type[GeneratorSettings],
+    names: Iterable[str],
+    extra: Iterable[tuple[str, Any, Any]] = (),
+    check: Callable[[Mapping[str, Any]], None] | None = None,
+) -> type[GeneratorSettings]:
+    """A step's settings: ``cls``'s fields ``names`` in that order (their defaults, bounds and
+    help ``cls``'s own), then ``extra`` fields (name, type, ``setting(...)``) of the step's
+    command alone; ``check`` (of the values) is its cross-field check."""
+    by_name = {f.name: f for f in fields(cls)}
+    shared = [
+        (n, by_name[n].type, field(default=by_name[n].default,
+                                   default_factory=by_name[n].default_factory,
+                                   metadata=by_name[n].metadata))
+        for n in names
+    ]  # fmt: skip
+    namespace = {} if check is None else {"check": lambda self: check(as_dict(self))}
+    made = make_dataclass(
+        name, [*shared, *extra], bases=(GeneratorSettings,), frozen=True, namespace=namespace
+    )
+    return cast(type[GeneratorSettings], made)
 
 
 def from_args(args: argparse.Namespace, cls: type[GeneratorSettings], **extra: Any) -> Any:

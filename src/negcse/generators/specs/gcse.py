@@ -12,13 +12,13 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from negcse.gcse.released import RELEASED_BUGS
 from negcse.generators.registry import GeneratorSpec, methods_reading, register
-from negcse.generators.settings import GeneratorSettings, as_dict, setting
+from negcse.generators.settings import GeneratorSettings, as_dict, options, setting, view
 from negcse.generators.steps import GPU_SLOT, Step, StepContext, Wildcards, alternation
 from negcse.llm.pinned import PINNED
 
@@ -47,8 +47,34 @@ SYNTHESIS_KEYS = (
     "released_bugs",
     "extension",
 )
-#: the released bugs reproduced at denoising (the others change the candidates)
+#: the released bugs reproduced at denoising (the others change the candidates): gcse-denoise's
+#: ``--order listed`` and ``--augment-anchors``
 DENOISE_BUGS = ("listed_order", "anchor_augmentation")
+#: gcse-synthesize's settings, in its command line's order
+SYNTHESIS_OPTIONS = (
+    "mode",
+    "positives",
+    "negatives",
+    "synthesis_seed",
+    "max_chars",
+    "max_sources",
+    "max_new_tokens",
+    "temperature",
+    "top_p",
+    "backend",
+    "model",
+    "batch_size",
+    "extension",
+    "prefer_related",
+    "neighbour_model",
+    "released_bugs",
+    "base_url",
+    "api_key_env",
+    "concurrency",
+    "request_budget",
+)
+#: gcse-denoise's settings of GcseSettings (then its own --order and --augment-anchors)
+DENOISE_OPTIONS = ("mode", "filter", "alpha", "beta", "choice")
 CANDIDATES = "results/gcse/candidates/{corpus}/{synthesis}.jsonl"
 SYNTHESIS_REPORT = "results/gcse/candidates/{corpus}/{synthesis}.report.json"
 #: the response cache of a synthesis variant: kept outside the outputs, so a killed job resumes
@@ -77,7 +103,7 @@ def synthesis_id(settings: dict[str, Any]) -> str:
     return f"{settings['mode']}-{settings['backend']}-{_slug(settings['model'])}_n{n}_{digest}"
 
 
-def thresholds(settings: dict[str, Any]) -> tuple[float, float]:
+def thresholds(settings: Mapping[str, Any]) -> tuple[float, float]:
     """(alpha, beta): the settings' own, or their mode's."""
     alpha, beta = THRESHOLDS[settings["mode"]]
     return (
@@ -107,47 +133,28 @@ def triplets_of(variant_name: str) -> str:
 
 
 def synthesis_args(settings: dict[str, Any]) -> str:
-    """``negcse gcse-synthesize`` options (besides files, cache and threads). The key is
-    passed by its variable's NAME only."""
-    s = settings
-    out = [
-        f"--mode {s['mode']} --positives {s['positives']} --negatives {s['negatives']}",
-        f"--seed {s['synthesis_seed']} --max-chars {s['max_chars']}",
-        "" if s["max_sources"] is None else f"--max-sources {s['max_sources']}",
-        f"--max-new-tokens {s['max_new_tokens']} --temperature {s['temperature']}",
-        f"--top-p {s['top_p']} --backend {s['backend']} --model {shlex.quote(s['model'])}",
-        f"--batch-size {s['batch_size']}",
-        "--extension" if s["extension"] else "",
-        "--no-prefer-related" if s["mode"] == "paper" and not s["prefer_related"] else "",
-        (
-            f"--neighbour-model {shlex.quote(s['neighbour_model'])}"
-            if s["mode"] == "released" and s["neighbour_model"] is not None
-            else ""
-        ),
-        *(f"--released-bug {b}" for b in sorted(s["released_bugs"]) if b not in DENOISE_BUGS),
-    ]
-    if s["backend"] == "openai":
-        out.append(
-            f"--base-url {shlex.quote(s['base_url'])} "
-            f"--api-key-env {shlex.quote(s['api_key_env'])} "
-            f"--max-in-flight {s['concurrency']}"
-        )
-        if s["request_budget"] is not None:
-            out.append(f"--request-budget {s['request_budget']}")
-    return " ".join(o for o in out if o)
+    """``negcse gcse-synthesize`` options (besides files, cache and threads): ``GcseSynthesis``'s,
+    the released bugs that change the candidates. The key is passed by its variable's NAME."""
+    bugs = sorted(set(settings["released_bugs"]) - set(DENOISE_BUGS))
+    return options({**settings, "released_bugs": bugs}, GcseSynthesis)
+
+
+def denoising(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``GcseDenoising``'s values of ``settings``: the thresholds resolved (the mode's where
+    null), the denoising bugs as ``order`` and ``augment_anchors``."""
+    alpha, beta = thresholds(settings)
+    bugs = settings["released_bugs"]
+    return {key: settings[key] for key in DENOISE_OPTIONS} | {
+        "alpha": alpha,
+        "beta": beta,
+        "order": "listed" if "listed_order" in bugs else "roles",
+        "augment_anchors": "anchor_augmentation" in bugs,
+    }
 
 
 def denoise_args(settings: dict[str, Any]) -> str:
     """``negcse gcse-denoise`` options (besides files, model, seed and threads)."""
-    aug = " --augment-anchors" if "anchor_augmentation" in settings["released_bugs"] else ""
-    if not settings["filter"]:
-        return f"--mode {settings['mode']} --no-filter{aug}"
-    alpha, beta = thresholds(settings)
-    order = "listed" if "listed_order" in settings["released_bugs"] else "roles"
-    return (
-        f"--mode {settings['mode']} --alpha {alpha} --beta {beta} "
-        f"--choice {settings['choice']} --order {order}{aug}"
-    )
+    return options(denoising(settings), GcseDenoising)
 
 
 def models(settings: dict[str, Any]) -> tuple[str, ...]:
@@ -172,14 +179,43 @@ def provenance(settings: dict[str, Any]) -> dict[str, Any]:
     return {"llm": llm}
 
 
+def _openai(values: Mapping[str, Any]) -> bool:
+    return bool(values["backend"] == "openai")
+
+
+def _paper(values: Mapping[str, Any]) -> bool:
+    return bool(values["mode"] == "paper")
+
+
+def _released(values: Mapping[str, Any]) -> bool:
+    return bool(values["mode"] == "released")
+
+
+def _filtered(values: Mapping[str, Any]) -> bool:
+    return bool(values["filter"])
+
+
+def _check(values: Mapping[str, Any]) -> None:
+    """The cross-field checks of the settings or a step's view of them (of the keys it has)."""
+    if values.get("backend") == "openai" and not values.get("base_url"):
+        raise ValueError("backend openai needs base_url (an OpenAI-compatible /v1 endpoint)")
+    if values.get("filter") and "alpha" in values:
+        alpha, beta = thresholds(values)
+        if not alpha > beta:
+            raise ValueError(f"alpha ({alpha}) must exceed beta ({beta})")
+
+
 @dataclass(frozen=True)
 class GcseSettings(GeneratorSettings):
-    """Synthesis (``SYNTHESIS_KEYS`` change the candidates) and denoising settings."""
+    """Synthesis (``SYNTHESIS_KEYS`` change the candidates) and denoising settings; the options
+    of gcse-synthesize (``GcseSynthesis``) and gcse-denoise (``GcseDenoising``) are views of
+    them."""
 
     mode: str = setting(
         "released",
-        "released: the released pipeline's prompts, shares and thresholds (its bugs fixed unless "
-        "released_bugs names them); paper: the paper's Figure 8-9 prompts, alpha 0.9",
+        "released: the released pipeline's prompts, shares, denoising rule (offset fallback, "
+        "self-pair rows) and thresholds (its bugs fixed unless released_bugs names them); paper: "
+        "the paper's Figure 8-9 prompts, eq. 10-11, alpha 0.9",
         choices=MODES,
     )
     backend: str = setting(
@@ -187,20 +223,27 @@ class GcseSettings(GeneratorSettings):
     )
     model: str = setting(
         "THUDM/glm-4-9b-chat-hf",
-        "the LLM (default: the released code's glm-4-9b-chat; the -hf conversion loads natively)",
+        "the LLM, by default the released code's glm-4-9b-chat (its -hf conversion loads "
+        "natively); transformers: a Hugging Face name or folder, or a pinned GGUF "
+        "(smollm2-135m-instruct-q4_1: packaged, runs on CPU, for a quick try); openai: the "
+        "served model's name",
         minLength=1,
     )
-    base_url: str = setting("", "openai: e.g. http://127.0.0.1:8000/v1 (vllm serve)")
+    base_url: str = setting("", "openai: e.g. http://127.0.0.1:8000/v1 (vllm serve)", when=_openai)
     api_key_env: str = setting(
         "OPENAI_API_KEY",
-        "openai: the NAME of the key's variable",
+        "openai: the NAME of the key's variable ('' for none)",
         pattern="^[A-Za-z_][A-Za-z0-9_]*$|^$",
+        when=_openai,
     )
-    concurrency: int = setting(8, "openai: requests in flight", minimum=1)
+    concurrency: int = setting(
+        8, "openai: requests in flight", option="--max-in-flight", when=_openai, minimum=1
+    )
     request_budget: int | None = setting(
         None,
         "openai: most HTTP requests per run (null: no limit)",
         schema={"type": ["integer", "null"]},
+        when=_openai,
         minimum=1,
     )
     batch_size: int = setting(8, "transformers: prompts per generate call", minimum=1)
@@ -218,51 +261,106 @@ class GcseSettings(GeneratorSettings):
     top_p: float = setting(
         0.95, "nucleus sampling", schema={"type": "number"}, exclusiveMinimum=0, maximum=1
     )
-    synthesis_seed: int = setting(0, "prompts, replacements, sampling (shared by training seeds)")
-    filter: bool = setting(True, "false: Table 4's 'w/o filtering' (candidates kept unfiltered)")
+    synthesis_seed: int = setting(
+        0, "prompts, replacements, sampling (shared by training seeds)", option="--seed"
+    )
+    filter: bool = setting(
+        True,
+        "eq. 10-11 with the stage-1 model (false, --no-filter: Table 4's 'w/o filtering', the "
+        "first positive- and negative-prompt candidates unscored, eq. 10-11's fallbacks only "
+        "where a role has none)",
+        flag=("--no-filter", False),
+    )
     alpha: float | None = setting(
         None,
         "positive threshold (null: the mode's, released 0.80, paper 0.9)",
         schema={"type": ["number", "null"]},
+        when=_filtered,
     )
     beta: float | None = setting(
-        None, "negative threshold (null: the mode's, 0.75)", schema={"type": ["number", "null"]}
+        None,
+        "negative threshold (null: the mode's, 0.75)",
+        schema={"type": ["number", "null"]},
+        when=_filtered,
     )
     choice: str = setting(
-        "first", "first or random of several qualifying candidates", choices=("first", "random")
+        "first",
+        "first or random of several qualifying candidates",
+        choices=("first", "random"),
+        when=_filtered,
     )
     released_bugs: Sequence[str] = setting(
         [],
-        "released bugs to reproduce (negcse.gcse.released; fixed when absent)",
+        "released bugs to reproduce (negcse.gcse.released; fixed when absent); the denoising "
+        "ones are gcse-denoise's --order listed (listed_order) and --augment-anchors "
+        "(anchor_augmentation)",
         schema={
             "type": "array",
             "items": {"enum": sorted(RELEASED_BUGS)},
             "uniqueItems": True,
         },
+        option="--released-bug",
     )
     extension: bool = setting(
-        True, "extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors"
+        True,
+        "extension sentences (Rewriting Prompt 4, released steps 5-6) as extra anchors",
+        flag=("--extension", True),
     )
     prefer_related: bool = setting(
         True,
         "paper mode: an entity revision draws from T_p (eq. 7, soft edges) when it has one, else "
-        "T_r (false: uniformly from T(t) = T_r U T_p as a set, which equals T_r)",
+        "T_r (false, --no-prefer-related: uniformly from T(t) = T_r U T_p as a set, = T_r)",
+        flag=("--no-prefer-related", False),
+        when=_paper,
     )
     neighbour_model: str | None = setting(
         None,
-        "released mode: a frozen encoder (Hugging Face name or folder) whose nearest neighbours "
-        "give the positive revisions, as the released KG's 'related' (null: the KG's own related "
-        "replacement; the released code used its stage-1 model)",
+        "released mode: a frozen encoder (Hugging Face name or folder; mean pooling, as the "
+        "released SentenceTransformer loader) whose 10th / 5th nearest entity / main part is a "
+        "positive revision's replacement, as the released KG's 'related' (null: the KG's own "
+        "related replacement; the released code used its stage-1 model)",
         schema={"type": ["string", "null"]},
+        when=_released,
         minLength=1,
     )
 
     def check(self) -> None:
-        if self.backend == "openai" and not self.base_url:
-            raise ValueError("backend openai needs base_url (an OpenAI-compatible /v1 endpoint)")
-        alpha, beta = thresholds(as_dict(self))
-        if self.filter and not alpha > beta:
-            raise ValueError(f"alpha ({alpha}) must exceed beta ({beta})")
+        _check(as_dict(self))
+
+
+#: ``negcse gcse-synthesize``'s settings (``synthesis_args`` writes them)
+GcseSynthesis = view("GcseSynthesis", GcseSettings, SYNTHESIS_OPTIONS, check=_check)
+#: ``negcse gcse-denoise``'s settings (``denoise_args`` writes them, ``denoising`` maps them)
+GcseDenoising = view(
+    "GcseDenoising",
+    GcseSettings,
+    DENOISE_OPTIONS,
+    extra=(
+        (
+            "order",
+            str,
+            setting(
+                "roles",
+                "roles: the negative is looked for among negative-prompt candidates first (and "
+                "the positive among positive-prompt ones); listed: in listed order (released bug "
+                "listed_order)",
+                choices=("roles", "listed"),
+                when=_filtered,
+            ),
+        ),
+        (
+            "augment_anchors",
+            bool,
+            setting(
+                False,
+                "released bug 12 (anchor_augmentation): each anchor repeats a few of its words "
+                "(seeded by --seed)",
+                flag=("--augment-anchors", True),
+            ),
+        ),
+    ),
+    check=_check,
+)
 
 
 def stage1_models(
