@@ -153,14 +153,15 @@ def test_settings_reach_ids_and_commands():
 
 
 def test_mean_pooling_encoder_is_the_masked_mean(splade_tiny):
-    """The released loader's pooling on a plain model: the mean of the last hidden states over
-    the real tokens, so a text's vector does not depend on the padding its batch needs."""
+    """The released loader's pooling on a plain model, as gcse-synthesize builds it: the mean of
+    the last hidden states over the real tokens, so a text's vector does not depend on the
+    padding its batch needs."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from negcse.gcse.neighbours import mean_pooling_encoder
+    from negcse.evaluation.embedder import Embedder
 
-    encode = mean_pooling_encoder(str(splade_tiny), "cpu")
+    encode = Embedder.load(str(splade_tiny), "mean", device=torch.device("cpu")).encode
     texts = ["a man", "a man plays a loud guitar on the street"]
     got = encode(texts)
     tok = AutoTokenizer.from_pretrained(splade_tiny)

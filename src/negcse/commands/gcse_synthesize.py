@@ -5,21 +5,28 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from negcse.commands.negate import InputError, read_sentences
-from negcse.gcse.neighbours import mean_pooling_encoder
 from negcse.gcse.pipeline import run_pipeline
 from negcse.gcse.prompts import load_prompts
 from negcse.gcse.released import check_bugs
 from negcse.generators.settings import add_options, from_args
 from negcse.generators.specs.gcse import GcseSynthesis
 from negcse.io_utils import write_json, write_jsonl
+from negcse.lazy import LazyModule, torch
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.cache import CachedLLM, CacheStats
 from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings
 from negcse.llm.pinned import PINNED
 from negcse.llm.transformers_backend import TransformersBackend
+
+if TYPE_CHECKING:
+    from negcse.evaluation import embedder
+else:  # torch and transformers: loaded for a neighbour model, not for --help
+    embedder = LazyModule("negcse.evaluation.embedder")
 
 NAME = "gcse-synthesize"
 HELP = "GCSE data synthesis with an LLM: extract knowledge, build the entity KG, write candidates"
@@ -94,7 +101,11 @@ def run(args: argparse.Namespace) -> int:
         backend = make_backend(args) if s.positives + s.negatives else None
         encoder = None
         if s.neighbour_model and s.mode == "released" and backend is not None:
-            encoder = mean_pooling_encoder(s.neighbour_model, args.device)
+            # the released SentenceTransformer(path) of a plain model: mean pooling, fp32, 512
+            frozen = embedder.Embedder.load(
+                s.neighbour_model, "mean", device=args.device and torch.device(args.device)
+            )
+            encoder = partial(frozen.encode, batch_size=1024)
     except (InputError, ValueError, LLMError, OSError) as err:  # OSError: model not found
         logger.error("%s", err)
         return 2

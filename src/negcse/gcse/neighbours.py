@@ -9,7 +9,8 @@ neighbours, whose last one a positive revision uses as its replacement (step 7's
   top k = 5.
 - The query is in its own pool, so rank 1 is usually itself; the replacement is rank k.
 - The encoder: ``SentenceTransformer(path)`` on a plain Hugging Face folder, i.e. mean pooling
-  (:func:`mean_pooling_encoder`).
+  (``gcse-synthesize`` passes ``negcse.evaluation.embedder.Embedder`` with the ``mean``
+  pooler: fp32, 512 tokens).
 
 Bugs (GCSE_REFERENCE.md §6): bug 2, the batch count (``n // 1024 + 1 if n % 1024 == 0 else
 n // 1024``) leaves the last partial batch of 1,024 queries without neighbours, so every pool
@@ -26,7 +27,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from negcse.data.sources import resolve_model
 from negcse.gcse.kg import MAIN_PART_KINDS, Knowledge, Node
 
 if TYPE_CHECKING:
@@ -101,39 +101,6 @@ class EncoderNeighbours:
 
     def __call__(self, node: Node, main_part: bool) -> str | None:
         return (self.main_parts if main_part else self.entities).get(node.text.strip())
-
-
-def mean_pooling_encoder(
-    model: str, device: str | None = None, batch_size: int = 1024, max_length: int = 512
-) -> Encoder:
-    """A Hugging Face encoder folder or name as the released ``SentenceTransformer(path)``
-    loads a plain model: the mean of the last hidden states over the attention mask, fp32, no
-    normalisation."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    folder = resolve_model(model)
-    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    net = AutoModel.from_pretrained(folder).to(dev).eval()
-
-    @torch.no_grad()
-    def encode(texts: Sequence[str]) -> np.ndarray:
-        chunks = []
-        for start in range(0, len(texts), batch_size):
-            batch = tokenizer(
-                list(texts[start : start + batch_size]),
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="pt",
-            ).to(dev)
-            hidden = net(**batch).last_hidden_state.float()
-            mask = batch["attention_mask"].unsqueeze(-1).float()
-            chunks.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)).cpu().numpy())
-        return np.concatenate(chunks) if chunks else np.zeros((0, net.config.hidden_size))
-
-    return encode
 
 
 def neighbour_factory(
