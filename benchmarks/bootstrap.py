@@ -37,12 +37,16 @@ SMOKE_METHODS = (
 )  # fmt: skip
 
 
+def _runs(seeds: int) -> list[tuple[str, int]]:
+    """(method, seed) of every smoke method at each seed, then the untrained backbone."""
+    return [(m, s) for m in SMOKE_METHODS for s in range(1, seeds + 1)] + [("untrained", 0)]
+
+
 def write_evals(folder: Path, seeds: int, pairs: bool) -> list[str]:
     data = {task: load_sts(task) for task in STS_TASKS}
     rng = np.random.default_rng(0)
     paths = []
-    runs = [(m, s) for m in SMOKE_METHODS for s in range(1, seeds + 1)] + [("untrained", 0)]
-    for method, seed in runs:
+    for method, seed in _runs(seeds):
         result: dict = {"method": method, "backbone": "splade-tiny", "seed": str(seed)}
         details = {}
         for task, d in data.items():
@@ -69,8 +73,7 @@ TRANSFER_FOLDS = {"CR": np.arange(3775) % 5, "TREC": np.zeros(500, dtype=np.int6
 def write_transfer_evals(folder: Path, seeds: int, record: bool) -> list[str]:
     rng = np.random.default_rng(0)
     paths = []
-    runs = [(m, s) for m in SMOKE_METHODS for s in range(1, seeds + 1)] + [("untrained", 0)]
-    for method, seed in runs:
+    for method, seed in _runs(seeds):
         result: dict = {"method": method, "backbone": "splade-tiny", "seed": str(seed)}
         details = {}
         for task, fold in TRANSFER_FOLDS.items():
