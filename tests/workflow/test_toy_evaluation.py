@@ -29,19 +29,14 @@ from negcse.evaluation.registry import Evaluation, Job, Options, register
 SENTENCES = ["A man is playing a guitar.", "A woman is slicing an onion."]
 
 
-def scale_arg(settings: dict[str, Any], config: Any) -> str:
-    return f"--toy-scale {settings['scale']}"
-
-
 @register
 class Toy(Evaluation):
     name = "toy"
     help = "mean embedding norm of two sentences, scaled"
-    options: ClassVar[Options] = {"scale": {"type": float, "default": 1.0}}
+    options: ClassVar[Options] = {"scale": {"type": float}}  # its default: the schema's
     job = Job(
         order=10,
         config_key="evaluation.toy",
-        args=scale_arg,
         schema={
             "type": "object",
             "additionalProperties": False,

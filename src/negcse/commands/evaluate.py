@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from negcse.errors import UserError
-from negcse.evaluation.registry import Evaluation, evaluations, select
+from negcse.evaluation.registry import Evaluation, command_options, evaluations, select
 from negcse.io_utils import check_writable, write_json
 from negcse.model_cli import add_model_arguments, header, load_embedder, tags
 from negcse.vectors import SentenceCache
@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             metavar="JSON",
             help=f"its result (required with --only {name})",
         )
-        for option, keywords in cls.options.items():
+        for option, keywords in command_options(cls).items():
             kwargs = {k: v for k, v in keywords.items() if k != "required"}
             if "choices" not in kwargs and "action" not in kwargs:
                 kwargs.setdefault("metavar", option.upper())

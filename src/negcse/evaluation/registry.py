@@ -53,10 +53,6 @@ def setting(config: Mapping[str, Any], key: str | None) -> Any:
     return value if key else None
 
 
-def _no_args(settings: Any, config: Mapping[str, Any]) -> str:
-    return ""
-
-
 @dataclass(frozen=True)
 class Job:
     """How the workflow runs an evaluation in each model's evaluation job: its place in the
@@ -64,7 +60,8 @@ class Job:
     reads and writes (``{model}``: the model's part of a path, e.g. ``m/bert/seed1``).
 
     ``args(settings, config)`` gives the options before the files (``settings``: the value at
-    ``config_key``). ``needs`` are input files the job waits for (input name -> path), ``reads``
+    ``config_key``); without it they are derived from ``schema``: ``--NAME-KEY VALUE...`` for
+    each of its properties that has a value, in the schema's order. ``needs`` are input files the job waits for (input name -> path), ``reads``
     input files passed as ``--NAME-OPTION FILE`` (option -> path); ``out`` is the JSON result
     (``--NAME-out``, output named ``NAME``), ``writes`` more outputs (output name -> (option,
     path)), ``reports`` the ``report()`` keywords of some outputs. ``models``: which models.
@@ -77,7 +74,7 @@ class Job:
 
     order: int
     config_key: str | None = None
-    args: Callable[[Any, Mapping[str, Any]], str] = _no_args
+    args: Callable[[Any, Mapping[str, Any]], str] | None = None
     models: tuple[str, ...] = MODELS
     needs: Mapping[str, str] = field(default_factory=dict)
     reads: Mapping[str, str] = field(default_factory=dict)
@@ -86,8 +83,18 @@ class Job:
     reports: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     schema: Mapping[str, Any] | None = None
 
-    def options(self, config: Mapping[str, Any]) -> str:
-        return self.args(setting(config, self.config_key), config)
+    def options(self, name: str, config: Mapping[str, Any]) -> str:
+        """The options of evaluation ``name`` in a job under ``config``."""
+        settings = setting(config, self.config_key)
+        if self.args is not None:
+            return self.args(settings, config)
+        words = []
+        for key in (self.schema or {}).get("properties", {}):
+            value = (settings or {}).get(key)
+            if value is not None:
+                values = value if isinstance(value, list) else [value]
+                words.append(f"--{name}-{key.replace('_', '-')} {quoted(values)}")
+        return " ".join(words)
 
 
 class Evaluation(ABC):
@@ -118,6 +125,24 @@ class Evaluation(ABC):
     def summary(self, result: dict[str, Any]) -> str:
         """One line for the log."""
         return ""
+
+
+def command_options(cls: type[Evaluation]) -> Options:
+    """``cls.options`` as ``negcse evaluate`` offers them: an option its ``job.schema`` types
+    takes its default and choices from there (the config's, written once)."""
+    schema = cls.job.schema if cls.job is not None else None
+    props = (schema or {}).get("properties", {})
+    out: dict[str, dict[str, Any]] = {}
+    for option, keywords in cls.options.items():
+        kwargs = dict(keywords)
+        prop = props.get(option, {})
+        if "default" in prop:
+            kwargs.setdefault("default", prop["default"])
+        choices = prop.get("enum") or prop.get("items", {}).get("enum")
+        if choices is not None:
+            kwargs.setdefault("choices", choices)
+        out[option] = kwargs
+    return out
 
 
 _REGISTRY: dict[str, type[Evaluation]] = {}

@@ -269,9 +269,8 @@ class Splits(Evaluation):
         },
         "min_median": {"type": float, "default": MEDIAN_RANGE[0]},
         "max_median": {"type": float, "default": MEDIAN_RANGE[1]},
-        "datasets": {
+        "datasets": {  # default (none: all): job.schema's
             "nargs": "+",
-            "default": None,
             "metavar": "NAME",
             "help": "only these candidate datasets (e.g. STS12-MSRvid STSB-test): a reduced "
             "protocol; default: all (STS12-16 test subsets, STS-B train and test)",

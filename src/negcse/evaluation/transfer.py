@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,7 +38,7 @@ from negcse.data.transfer import (
     load_transfer,
     senteval_order,
 )
-from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
+from negcse.evaluation.registry import Evaluation, Job, Options, register
 from negcse.evaluation.transfer_classifier import (
     FitJob,
     Fitted,
@@ -328,33 +328,23 @@ def evaluate_transfer(
     return result
 
 
-def _job_args(settings: Mapping[str, Any], config: Mapping[str, Any]) -> str:
-    """Tasks, folds and classifier (evaluation.transfer)."""
-    return (
-        f"--transfer-tasks {quoted(settings['tasks'])} --transfer-kfold {settings['kfold']} "
-        f"--transfer-classifier {settings['classifier']}"
-    )
-
-
 @register
 class Transfer(Evaluation):
     name = "transfer"
     help = "SentEval transfer accuracy x100 (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC)"
     options: ClassVar[Options] = {
-        "tasks": {"nargs": "+", "default": list(TRANSFER_TASKS), "choices": TRANSFER_TASKS},
+        # tasks, classifier, kfold: default and choices from job.schema (the config's)
+        "tasks": {"nargs": "+"},
         "classifier": {
-            "choices": CLASSIFIERS,
-            "default": "sentevalish",
             "help": "sentevalish: SentEval's PyTorch logistic regression, reproduced "
             "(default); sklearn: SentEval's scikit-learn branch",
         },
         "seed": {"type": int, "default": 1111, "help": "SentEval's seed (default 1111)"},
-        "kfold": {"type": at_least(2), "default": 10, "help": "folds (SimCSE's test mode: 10)"},
+        "kfold": {"type": at_least(2), "help": "folds (SimCSE's test mode: 10)"},
     }
     job = Job(
         order=1,
         config_key="evaluation.transfer",
-        args=_job_args,
         needs={"transfer": "results/data/transfer_manifest.tsv"},
         schema={
             "type": "object",

@@ -116,7 +116,7 @@ def evaluation_args(
     ]
     selected = jobs(subject_of(wildcards).kind)
     for name, job in selected:
-        options = job.options(config)
+        options = job.options(name, config)
         words = [options] if options else []
         words += [f"{_option(name, opt)} {quoted([input[opt]])}" for opt in job.reads]
         words.append(f"{_option(name, 'out')} {quoted([output[name]])}")
