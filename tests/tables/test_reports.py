@@ -74,22 +74,28 @@ def test_page_of_a_paper(tables: dict[str, Path], tmp_path: Path) -> None:
     transfer = page.split("## Transfer claims")[1].split("## STS average")[0]
     assert "reversed" not in claims and "nan" not in transfer
     assert [line.split(" | ")[0] for line in transfer.splitlines() if "reversed" in line] == [
-        "| sncse_pl"
+        "| SNCSE (PL)"
     ]
-    assert "| sncse | tiny | 2 | simcse |" in claims and "| reproduced |" in claims
-    assert "| sncse_pl | tiny | 2 | sncse |" in claims
-    assert "una" not in claims and "osscse" not in claims  # other papers' rows
+    # display names, one backbone (named above the table, no Backbone column)
+    assert "| SNCSE | 2 | SimCSE |" in claims and "| reproduced |" in claims
+    assert "| SNCSE (PL) | 2 | SNCSE |" in claims and "Backbone: tiny." in claims
+    assert "UNA" not in claims and "OssCSE" not in claims  # other papers' rows
     sts = page.split("## STS average")[1].split("## Released")[0]
-    # the paper's methods and the baseline (simcse) they are compared with, in grid order
+    # the paper's methods and the baseline (simcse) they are compared with: SimCSE's family
+    # first, then SNCSE's, grid order within
     assert [line.split(" | ")[0] for line in sts.splitlines() if line.startswith("| ")][1:] == [
-        "| simcse", "| sncse", "| sncse_pl"
+        "| SimCSE", "| SNCSE", "| SNCSE (PL)"
     ]  # fmt: skip
-    assert "| simcse | tiny | 2 | 60.00 ± 0.50 | -- | -- |" in sts
+    assert "| SimCSE | 2 | 60.00 ± 0.50 |" in sts
     released = page.split("## Released checkpoints")[1]
-    assert "| simcse_checkpoint | tiny |" in released  # SimCSE's, our simcse is on the page
-    assert "(../figures/tiny/soft_negatives/simcse+sncse.png)" in page
+    assert "| SimCSE (released) |" in released  # SimCSE's, our simcse is on the page
+    figures = page.split("## Figures")[1]
+    assert "### Negations and random pairs: cosine similarity (SNCSE Figure 4)" in figures
+    assert "![SimCSE + SNCSE, tiny](../figures/tiny/soft_negatives/simcse+sncse.png)" in figures
     assert page.startswith("# SNCSE") and "Verdicts: " in page
-    assert "<h2>SNCSE" in out.with_suffix(".html").read_text()
+    html = out.with_suffix(".html").read_text()
+    assert "<h1>SNCSE" in html
+    assert '<img src="../figures/tiny/soft_negatives/simcse+sncse.png" alt="SimCSE + SNCSE, tiny"' in html
 
 
 def test_unknown_paper_and_bad_csv(tables: dict[str, Path], tmp_path: Path,

@@ -121,7 +121,8 @@ def test_command_writes_every_twin(evals: list[str], tmp_path: Path) -> None:
     args += [f"--{ext}={path}" for ext, path in out.items()] + [f"--metrics={metrics}"]
     assert main(args) == 0
     md = out["md"].read_text()
-    assert "| sncse | tiny | 2 | simcse |" in md and "reproduced" in md and "reversed" in md
+    assert "| SNCSE | 2 | SimCSE |" in md and "reproduced" in md and "reversed" in md
+    assert "Backbone: tiny." in md and "$" not in md and "\\" not in md  # plain text
     assert "Seeds are resampled first" in out["tex"].read_text()
     assert r"95\% CI" in out["tex"].read_text()
     rows = {r["method"]: r for r in csv.DictReader(out["csv"].open())}

@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--verdicts", required=True, help="the verdicts table's CSV")
     p.add_argument("--transfer-verdicts", help="the transfer verdicts table's CSV")
     p.add_argument("--checkpoints", required=True, help="the checkpoints table's CSV")
-    p.add_argument("--figures", nargs="*", default=[], help="figure files to link")
+    p.add_argument("--figures", nargs="*", default=[], help="figure PNGs to show (by kind)")
     p.add_argument("--out", required=True, help="the page (Markdown)")
     p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
 
@@ -71,6 +71,6 @@ def run(args: argparse.Namespace) -> int:
         fh.write(page)
     if args.html:
         with atomic_open(args.html) as fh:
-            fh.write(markdown_html("#" + page, args.paper))  # the title as a "## " heading
+            fh.write(markdown_html(page, args.paper))
     logger.info("%s page: %s", args.paper, args.out)
     return 0

@@ -3,16 +3,20 @@
 A page gathers, for the paper's methods of the grid and the baselines they are compared with,
 the rows of the tables already built (their CSV twins): the verdicts (``verdicts.csv``), the
 STS averages beside the published ones (``sts.csv``), the released checkpoints
-(``checkpoints.csv``), and links to the figures of the method groups they are drawn in.
+(``checkpoints.csv``), and shows the figures of the method groups that draw the paper's own
+methods, by kind, as images (the PNGs beside the page under ``results/figures/``, in git).
+Methods are named as the tables name them (:mod:`negcse.display`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
 
 import pandas as pd
 
+from negcse.display import backbone_name, family, method_name
 from negcse.tables.published import CHECKPOINT_ROWS, PAPERS
 from negcse.tables.render import Column, render_markdown
 from negcse.tables.verdicts import CHECKPOINT_COLUMNS, VERDICT_COLUMNS
@@ -25,23 +29,18 @@ TITLES: dict[str, str] = {
     "osscse": "OssCSE: surface-structure bias (paraphrases and negations)",
 }
 
-#: a method's paper, by the prefix of its name (variants and ablations included)
-PREFIXES: tuple[tuple[str, str], ...] = (
-    ("una", "una"),
-    ("sncse_san", "san-hince"),
-    ("sncse", "sncse"),
-    ("simcse_san", "san-hince"),
-    ("san_", "san-hince"),
-    ("rankcse", "san-hince"),
-    ("rlrd", "san-hince"),
-    ("gcse", "gcse"),
-    ("osscse", "osscse"),
-)
+#: the figure kinds (results/figures/<backbone>/<kind>/<group>.png), in page order
+FIGURE_KINDS: dict[str, str] = {
+    "soft_negatives": "Negations and random pairs: cosine similarity (SNCSE Figure 4)",
+    "hard_positives": "High-gold, low-overlap STS pairs: cosine similarity (SAN Figure 4)",
+    "training_curves": "Training: STS-B dev, the loss and its logged parts",
+}
 
 
 def method_paper(method: str) -> str | None:
-    """The paper a method of the grid reproduces (None: a shared baseline such as SimCSE)."""
-    return next((paper for prefix, paper in PREFIXES if method.startswith(prefix)), None)
+    """The paper a method of the grid reproduces (None: a shared baseline such as SimCSE):
+    its family's (:func:`negcse.display.family`)."""
+    return family(method).paper
 
 
 def grid_papers(methods: Iterable[str]) -> list[str]:
@@ -75,6 +74,34 @@ STS_COLUMNS = (
 )
 
 
+def _doc(path: str, out_dir: str) -> str:
+    """A link to a repository document, relative to the page, where the document is found
+    from the working directory (the repository's root, as the workflow runs); else its path."""
+    if os.path.isfile(path):
+        return f"[{path}]({PurePath(os.path.relpath(path, out_dir)).as_posix()})"
+    return f"`{path}`"
+
+
+def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
+    """The figures by kind, each an image with the group's methods named below it."""
+    by_kind: dict[str, list[str]] = {}
+    for path in figures:
+        by_kind.setdefault(PurePath(path).parent.name, []).append(path)
+    lines: list[str] = []
+    for kind in sorted(by_kind, key=lambda k: list(FIGURE_KINDS).index(k) if k in FIGURE_KINDS
+                       else len(FIGURE_KINDS)):  # fmt: skip
+        lines += ["", f"### {FIGURE_KINDS.get(kind, kind)}", ""]
+        for path in by_kind[kind]:
+            parts = PurePath(path)
+            roots = parts.stem.split("+")
+            group = " + ".join(method_name(r) if "-more" not in r else r.replace("-", " ")
+                               for r in roots)  # fmt: skip
+            where = backbone_name(parts.parent.parent.name)
+            link = PurePath(os.path.relpath(path, out_dir)).as_posix()
+            lines += [f"![{group}, {where}]({link})", "", f"*{group}, {where}*", ""]
+    return lines
+
+
 def paper_page(
     paper: str,
     methods: Sequence[str],
@@ -92,9 +119,10 @@ def paper_page(
     own = [m for m in shown if method_paper(m) == paper]
     parts = [f"# {TITLES.get(paper, paper)}", ""]
     parts.append(
-        f"Our runs of {', '.join(f'`{m}`' for m in own)}, each beside the baseline its paper "
-        "compared it with. How the intervals and verdicts are computed: docs/statistics.md; "
-        "every deviation from the paper: docs/fidelity.md."
+        f"Our runs of {', '.join(method_name(m) for m in own)}, each beside the baseline its "
+        f"paper compared it with. How the intervals and verdicts are computed: "
+        f"{_doc('docs/statistics.md', out_dir)}; every deviation from the paper: "
+        f"{_doc('docs/fidelity.md', out_dir)}."
     )
     verdict_rows = _rows(verdicts, own)
     held = verdict_rows["verdict"].fillna("").value_counts()
@@ -117,6 +145,5 @@ def paper_page(
     else:
         parts.append("None evaluated (none released, or offline and in no mirror or cache).")
     if figures:
-        parts += ["", "## Figures", ""]
-        parts += [f"- [{f}]({os.path.relpath(f, out_dir)})" for f in figures]
-    return "\n".join(parts) + "\n"
+        parts += ["", "## Figures", *figure_section(figures, out_dir)]
+    return "\n".join(parts).rstrip() + "\n"

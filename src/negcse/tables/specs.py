@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
+from negcse.display import task_name
 from negcse.tables import build, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
@@ -82,30 +83,28 @@ def _eval(kind: str) -> dict[str, str]:
 
 
 def _tables() -> dict[str, TableSpec]:
-    sts_labels = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg."}
     analysis = "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
     specs = [
         TableSpec(
             name="sts",
             **_eval("sts"),
             columns=(
-                *[Column(k, sts_labels.get(k, k)) for k in (*TASKS, "avg")],
+                *[Column(k, task_name(k), std=False) for k in TASKS],
+                Column("avg", task_name("avg")),
                 *PAPER_DIFF,
-                Column("baseline", "Baseline", kind="text", align="l"),
-                Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta_{\mathrm{base}}$"),
             ),
             paper=published_avg,
             baseline=True,
             caption=(
                 "STS test sets, Spearman $\\times$100 of cosine similarity (SentEval ``all'' "
-                "setting), mean $\\pm$ std over seeds; Paper: the published 7-task average; "
-                "$\\Delta$ = ours $-$ paper; Baseline: the method the paper compared with "
-                "(params.yaml), $\\Delta_{\\mathrm{base}}$ = our average $-$ its average on the "
-                "same backbone (-- when it is not in the grid); the best trained method's mean per "
-                "column and backbone in bold."
+                "setting), mean over seeds (Avg.: $\\pm$ std over seeds; the CSV twin has every "
+                "std); Paper: the published 7-task average; "
+                "$\\Delta$ = ours $-$ paper; the best trained method's mean per column and backbone "
+                "in bold. Each method's difference to the baseline its paper compared it with: "
+                "the verdicts table (and the CSV twin's vs\\_baseline)."
             ),
             summary=(
-                "STS results: Spearman x100 of cosine similarity on the 7 STS tasks, mean +- "
+                "STS results: Spearman ×100 of cosine similarity on the 7 STS tasks, mean ± "
                 "std over seeds, beside the papers' averages."
             ),
             category="STS",
@@ -116,15 +115,14 @@ def _tables() -> dict[str, TableSpec]:
             **_eval("transfer"),
             caption=(
                 "Transfer tasks, accuracy $\\times$100 of logistic regression on frozen "
-                "embeddings (MRPC also F1), {protocol}; mean $\\pm$ std over seeds. Avg.: mean "
-                "accuracy over the tasks shown. Paper: the published average over the same tasks "
-                "(GCSE Table 7, first LLM; OssCSE Table 5; GCSE Table 7's "
-                "SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not used); $\\Delta$ = "
+                "embeddings (MRPC also F1), {protocol}; mean over seeds. Avg.: mean "
+                "accuracy over the tasks shown, $\\pm$ std over seeds (the CSV twin has every "
+                "std). Paper: the published average over the same tasks (GCSE Table 7, first LLM; OssCSE Table 5; GCSE Table 7's SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not used); $\\Delta$ = "
                 "ours $-$ paper; the best trained method's mean per column and backbone in bold."
             ),
             summary=(
-                "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy x100 of logistic "
-                "regression on frozen embeddings, mean +- std over seeds, beside the published "
+                "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy ×100 of logistic "
+                "regression on frozen embeddings, mean ± std over seeds, beside the published "
                 "averages (GCSE Table 7, OssCSE Table 5); the caption in the table states the "
                 "protocol (reduced in the smoke grid)."
             ),
@@ -139,7 +137,7 @@ def _tables() -> dict[str, TableSpec]:
             caption="",  # one per group: build.MTEB_CAPTIONS
             summary=(
                 "MTEB results: reranking MAP and MRR@10 (4 tasks) and classification accuracy "
-                "(10 tasks), x100, mean +- std over seeds, beside the papers' averages (GCSE "
+                "(10 tasks), ×100, mean ± std over seeds, beside the papers' averages (GCSE "
                 "Table 6, SAN Table 4)."
             ),
             category="MTEB",
@@ -151,18 +149,19 @@ def _tables() -> dict[str, TableSpec]:
             inputs=analysis,
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
-                Column("Soft-neg. peak", "Soft-neg. peak", bold=None, source="soft_negative_peak",
-                       scale=100),
-                Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
-                Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos. std", bold=None, source="hard_positive_std",
-                       scale=100),
+                Column("Soft-neg. peak", "Soft-neg.\npeak", bold=None, source="soft_negative_peak",
+                       scale=100, std=False),
+                Column("Random peak", "Random\npeak", bold=None, source="random_peak", scale=100,
+                       std=False),
+                Column("Hard-pos. mean", "Hard-pos.\nmean", source="hard_positive_mean", scale=100),
+                Column("Hard-pos. std", "Hard-pos.\nstd", bold=None, source="hard_positive_std",
+                       scale=100, std=False),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
             metric="FP",
             caption=(
-                "Analyses, mean $\\pm$ std over seeds; cosines $\\times$100. Peaks: mode of the "
+                "Analyses, mean over seeds ($\\pm$ std of the means and rates); cosines $\\times$100. Peaks: mode of the "
                 "cosine-similarity density of (sentence, SNCSE negation) and (sentence, random "
                 "sentence) pairs of STS sentences (SNCSE Fig.~4); hard positives: cosine of STS "
                 "pairs with gold $\\geq$ 4 and low lexical overlap (SAN Fig.~4); FP / FN: "
@@ -172,7 +171,7 @@ def _tables() -> dict[str, TableSpec]:
                 "spread have no best)."
             ),
             summary=(
-                "Analysis summary per method and backbone, mean +- std over seeds: similarity "
+                "Analysis summary per method and backbone, mean ± std over seeds: similarity "
                 "peaks of soft-negative and random pairs (SNCSE Figure 4), cosine of high-gold "
                 "low-overlap STS pairs (SAN Figure 4), false-positive / false-negative rates "
                 "after GCSE's normalization."
@@ -217,15 +216,15 @@ def _tables() -> dict[str, TableSpec]:
                 "OssCSE's Cont./Oppn. splits: Spearman $\\times$100 of cosine similarity, "
                 "split-size-weighted average over the 16 datasets of OssCSE Table 2 (Cont., "
                 "Oppn.) and over every dataset whose median gold score is in [2, 3.5] (rule); "
-                "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (simcse = SimCSE's released "
-                "unsupervised BERT-base, simcse\\_sup = supervised); the best trained method's mean "
-                "per column and backbone in bold."
+                "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (SimCSE: SimCSE's released "
+                "unsupervised BERT-base; SimCSE (supervised): its supervised one); the best trained "
+                "method's mean per column and backbone in bold."
             ),
             summary=(
-                "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman x100 on the pairs "
+                "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman ×100 on the pairs "
                 "where surface overlap (word MER) and gold score agree (Cont.) or not (Oppn.), "
                 "split-size-weighted over Table 2's datasets and over the median-rule datasets, "
-                "mean +- std over seeds, beside the paper's Table 3."
+                "mean ± std over seeds, beside the paper's Table 3."
             ),
             category="OssCSE splits and probe",
             subcategory="Cont./Oppn. splits (Tables 2, 3, 6)",
@@ -235,11 +234,11 @@ def _tables() -> dict[str, TableSpec]:
             name="probe",
             **_eval("probe"),
             columns=(
-                Column("paraphrase", "Paraphrase"),
-                Column("negation", "Negation", bold="min"),
+                Column("paraphrase", "Para.", std=False),
+                Column("negation", "Neg.", bold="min", std=False),
                 Column("gap", "Gap"),
-                Column("paper_paraphrase", "Paper paraphrase", kind="number"),
-                Column("paper_negation", "Paper negation", kind="number"),
+                Column("paper_paraphrase", "Paper para.", kind="number"),
+                Column("paper_negation", "Paper neg.", kind="number"),
                 SEEDS,
             ),
             published=(PaperColumn("paraphrase", "probe"), PaperColumn("negation", "probe")),
@@ -247,14 +246,15 @@ def _tables() -> dict[str, TableSpec]:
             fmt="{:.3f}",
             caption=(
                 "OssCSE's Appendix B probe: mean cosine similarity of the sentence to its eight "
-                "paraphrases and to its eight negations, Gap = paraphrase $-$ negation "
-                "(positive: paraphrases closer), mean $\\pm$ std over seeds. Paper: OssCSE "
+                "paraphrases (Para.) and to its eight negations (Neg.), Gap = Para. $-$ Neg. "
+                "(positive: paraphrases closer), mean over seeds (Gap: $\\pm$ std; every std in the "
+                "CSV twin). Paper: OssCSE "
                 "Section 5.2 (BERT-base). Bold: the trained method with the highest paraphrase "
                 "and gap, lowest negation, per backbone."
             ),
             summary=(
                 "OssCSE's Appendix B probe: mean cosine similarity of one sentence to its eight "
-                "paraphrases and to its eight negations, mean +- std over seeds, beside the "
+                "paraphrases and to its eight negations, mean ± std over seeds, beside the "
                 "paper's SimCSE and OssCSE (BERT-base) means."
             ),
             category="OssCSE splits and probe",
@@ -268,14 +268,14 @@ def _tables() -> dict[str, TableSpec]:
             metric=None,  # verdicts.verdict_table: Δ base per method/backbone
             caption=(
                 "Does each claim reproduce? 7-task STS average (Spearman $\\times$100, SentEval "
-                "``all''): $\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared "
+                "``all''): $\\Delta$~base = ours $-$ the baseline the paper compared "
                 "with (params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
                 "({resamples} resamples of the test pairs of each task, within each subset, the "
-                "same pairs for both models; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: "
+                "same pairs for both models; docs/statistics.md). Paper $\\Delta$~base: "
                 "the paper's own difference (from another backbone, named, where it prints none "
                 "on this one: its sign is the claim). Verdict: reproduced (interval excludes 0 on "
                 "the claim's side), not significant (contains 0), reversed (excludes 0 on the "
-                "other side). $\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average, with "
+                "other side). $\\Delta$~paper = ours $-$ the published average, with "
                 "its interval."
             ),
             summary=(
@@ -315,15 +315,15 @@ def _tables() -> dict[str, TableSpec]:
             caption=(
                 "Does each claim hold on the transfer tasks? Transfer average (mean accuracy "
                 "$\\times$100 over {tasks}, logistic regression on frozen embeddings): "
-                "$\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared with "
+                "$\\Delta$~base = ours $-$ the baseline the paper compared with "
                 "(params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
                 "({resamples} resamples of each task's test examples, within each "
                 "cross-validation fold, the same examples for both models; the classifiers are "
-                "not refit; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: the paper's "
+                "not refit; docs/statistics.md). Paper $\\Delta$~base: the paper's "
                 "own difference over the same tasks (from another backbone, named, where it "
                 "prints none on this one; only OssCSE Table 5 prints a method and its baseline: "
                 "GCSE Table 7's baselines are STS numbers). Verdict as in the STS verdicts. "
-                "$\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average over the same "
+                "$\\Delta$~paper = ours $-$ the published average over the same "
                 "tasks, with its interval."
             ),
             summary=(

@@ -43,7 +43,7 @@ from negcse.tables.published import (
     published_avg,
     published_transfer,
 )
-from negcse.tables.render import Column, plain_caption, render_latex, render_markdown
+from negcse.tables.render import Column, render
 
 if TYPE_CHECKING:
     from negcse.tables.specs import TableSpec
@@ -355,15 +355,15 @@ _VERDICT_FRAME = (
 
 VERDICT_COLUMNS = (
     Column("seeds", "Seeds", kind="count"),
-    Column("baseline", "Baseline", kind="text", align="l"),
-    Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta_{\mathrm{base}}$"),
+    Column("baseline", "Baseline", kind="method", align="l"),
+    Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta$ base"),
     Column("vs_baseline_ci", "95% CI", kind="text", latex=r"95\% CI"),
     Column("paper_delta_text", "Paper Δ base", kind="text",
-           latex=r"Paper $\Delta_{\mathrm{base}}$"),
+           latex=r"Paper $\Delta$ base"),
     Column("verdict", "Verdict", kind="text", align="l"),
     Column("paper_delta_inside", "Paper Δ in CI", kind="text", latex=r"Paper $\Delta$ in CI"),
     Column("paper", "Paper", kind="number"),
-    Column("vs_paper", "Δ paper", kind="signed", latex=r"$\Delta_{\mathrm{paper}}$"),
+    Column("vs_paper", "Δ paper", kind="signed", latex=r"$\Delta$ paper"),
     Column("vs_paper_ci", "95% CI (paper)", kind="text", latex=r"95\% CI (paper)"),
 )
 
@@ -409,13 +409,9 @@ def _table(
         for m, b, v in zip(frame["method"], frame["backbone"], frame[metric], strict=True)
         if not math.isnan(v)
     }
-    md = render_markdown(frame, columns)
+    out = render(frame, columns, caption, spec.label, baselines=options.baselines)
     return Table(
-        tex=render_latex(frame, columns, caption, spec.label, baselines=options.baselines),
-        frame=frame,
-        md=md,
-        metrics=dvc,
-        html=markdown_html(f"{plain_caption(caption)}\n\n{md}", spec.name),
+        tex=out.tex, frame=frame, md=out.md, metrics=dvc, html=markdown_html(out.md, spec.name)
     )
 
 
@@ -463,7 +459,7 @@ _CHECKPOINT_FRAME = (
 )
 
 CHECKPOINT_COLUMNS = (
-    Column("ours_method", "Ours", kind="text", align="l"),
+    Column("ours_method", "Ours", kind="method", align="l"),
     Column("seeds", "Seeds", kind="count"),
     Column("paper", "Paper", kind="number"),
     Column("released", "Released", kind="number"),

@@ -17,7 +17,7 @@ from negcse.data.sources import ResolveError, hub_endpoint, offline, resolve_mod
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
-from negcse.tables.reports import grid_papers, page_methods
+from negcse.tables.reports import grid_papers, method_paper
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
     column_readers,
@@ -44,6 +44,8 @@ __all__ = ["SUBJECTS", "Plan", "Subject", "alternation", "expand", "mirror_arg",
 
 #: the figures of each backbone and method group (rules/analysis.smk)
 FIGURES = ["soft_negatives", "hard_positives", "training_curves"]
+#: the `dvc plots` data of the training curves (rule training_curves_data)
+PLOTS = ["training_curves", "training_loss"]
 #: MTEB's task groups (rules/mteb.smk)
 MTEB_GROUPS = ["reranking", "classification"]
 TABLE_FORMATS = ["tex", "csv", "md", "html"]
@@ -334,8 +336,9 @@ class Plan:
         )
 
     def paper_figures(self, paper: str) -> list[str]:
-        """The PNG figures of every group drawing one of the paper's methods or baselines."""
-        methods = set(page_methods(paper, self.methods, self.baselines))
+        """The PNG figures of every group drawing one of the paper's own methods (a group that
+        only shows a baseline of the paper is another paper's)."""
+        methods = {m for m in self.methods if method_paper(m) == paper}
         groups = [g.name for g in self.figure_groups.values() if methods & set(g.methods)]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
@@ -353,8 +356,8 @@ class Plan:
 
     def all_targets(self) -> list[str]:
         """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-        curves = self.grid_path("results/plots/training_curves.csv")
-        return [*self.table_targets(), curves, *self.analysis_targets(), *self.report_targets()]
+        curves = [self.grid_path(f"results/plots/{name}.csv") for name in PLOTS]
+        return [*self.table_targets(), *curves, *self.analysis_targets(), *self.report_targets()]
 
     def mteb_files(self) -> list[str]:
         """The MTEB results the grid's tables read (none when evaluation.mteb is off)."""
