@@ -86,7 +86,7 @@ def test_smoke_grid_beats_untrained_backbone(smoke_run: Path) -> None:
     assert mean("stsb_dev") > base["stsb_dev"]
     assert mean("avg") > base["avg"]
     tex = (ws / "results/tables/sts.tex").read_text()
-    assert "\\toprule" in tex and "simcse" in tex and "untrained" in tex
+    assert "\\toprule" in tex and "SimCSE" in tex and "Untrained" in tex
     assert (ws / "results/tables/sts.csv").is_file() and (ws / "results/tables/sts.md").is_file()
 
 
@@ -190,7 +190,7 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     ]
     for name in readable:  # in git: no pull needed
         assert (results / name).read_bytes() == (ws / "results" / name).read_bytes(), name
-    in_git = ["README.md", "metrics", "plots", "reports", "tables"]
+    in_git = ["README.md", "figures", "metrics", "plots", "reports", "tables"]
     assert sorted(p.name for p in results.iterdir()) == in_git
 
     # the metrics: each method's STS average, the mean of its seeds' evaluations
@@ -208,16 +208,31 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
 
     # the plot data: every run's STS-B dev curve, as in its train_log.json
     rows = (results / "plots/training_curves.csv").read_text().splitlines()
-    assert rows[0] == "method,backbone,seed,step,stsb_dev"
-    logs = sorted((ws / "results/models").glob("*/*/seed*/train_log.json"))
+    assert rows[0] == "method,family,backbone,seed,step,stsb_dev"
+    logs = [json.loads(p.read_text())
+            for p in sorted((ws / "results/models").glob("*/*/seed*/train_log.json"))]  # fmt: skip
     expected = {
         (log["method"], log["backbone"], str(log["seed"]), str(p["step"]), p["stsb_dev"])
-        for log in (json.loads(path.read_text()) for path in logs)
+        for log in logs
         for p in log["curve"]
         if "stsb_dev" in p
     }
-    got = {(*r.split(",")[:4], float(r.split(",")[4])) for r in rows[1:]}
+    cells = [r.split(",") for r in rows[1:]]
+    got = {(c[0], c[2], c[3], c[4], float(c[5])) for c in cells}
     assert len(rows) - 1 == len(expected) and got == expected
+    # ... and the loss with each logged part, every log_steps (5) steps of every run
+    losses = (results / "plots/training_loss.csv").read_text().splitlines()
+    assert losses[0] == "method,family,backbone,seed,step,quantity,value"
+    logged = {
+        (log["method"], str(log["seed"]), str(p["step"]), name, value)
+        for log in logs
+        for p in log["curve"]
+        if "loss" in p
+        for name, value in {"loss": p["loss"], **p["parts"]}.items()
+    }
+    cells = [r.split(",") for r in losses[1:]]
+    assert {(c[0], c[3], c[4], c[5], float(c[6])) for c in cells} == logged
+    assert {c[4] for c in cells if c[5] == "loss"} == {"5", "10", "15", "20", "25", "30", "35", "40"}
     plots = json.loads(sh(["dvc", "plots", "show", "--json"], clone).stdout)
     (plot,) = plots["data"]["results/plots/training_curves.csv"]
     assert len(plot["content"]["data"]["values"]) == len(expected)
