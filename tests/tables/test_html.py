@@ -72,8 +72,10 @@ def test_the_table_command_writes_the_html_page(tmp_path: Path) -> None:
     page = out.read_text()
     assert "<p>STS test sets, Spearman ×100 of cosine similarity" in page
     # simcse's avg (71 +- 1.41) in bold; the untrained 90 and the released checkpoint's 95 not
-    assert "<td><strong>71.00 ± 1.41</strong></td>" in page
-    assert "<td>90.00</td>" in page and "<td>95.00</td>" in page
+    right = '<td style="text-align:right">'  # numbers right-aligned, names left
+    assert f"{right}<strong>71.00 ± 1.41</strong></td>" in page
+    assert f"{right}90.00</td>" in page and f"{right}95.00</td>" in page
+    assert '<td style="text-align:left">SimCSE</td>' in page
     # the same caption as the LaTeX table's, with what the layout adds (one backbone, the
     # empty columns left out); rows by display name, the reference rows last
     md = markdown_of(out)
@@ -88,7 +90,7 @@ def markdown_of(page: Path) -> list[str]:
     import re
 
     rows = re.findall(r"<tr>(.*?)</tr>", page.read_text(), re.S)
-    return ["| " + " | ".join(re.findall(r"<t[hd]>(.*?)</t[hd]>", r)) for r in rows]
+    return ["| " + " | ".join(re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)) for r in rows]
 
 
 @pytest.fixture(scope="module")
@@ -158,5 +160,5 @@ def test_the_case_study_has_csv_markdown_and_html_twins(tmp_path: Path) -> None:
     assert f"(1) {GCSE_CASES[0][0]} / {GCSE_CASES[0][1]} (3.00); (2) " in md  # in the caption
     assert "| m_1 | 3.00 (0.000) | 1.00 (0.500) | " in md and md.endswith(" | 25.0 / 10.0 |\n")
     assert "App. J" in md and "\\" not in md and "Backbone: b." in md
-    assert "<td>3.00 (0.000)</td>" in out["html"].read_text()
+    assert '<td style="text-align:right">3.00 (0.000)</td>' in out["html"].read_text()
     assert r"m\_1 & 3.00 (0.000) & 1.00 (0.500) & " in out["tex"].read_text()

@@ -15,9 +15,8 @@ from markdown_it import MarkdownIt
 _STYLE = (
     "body{font-family:sans-serif;font-size:14px;margin:1em;max-width:75em}"
     "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
-    "th,td{padding:2px 8px;text-align:right;white-space:nowrap}"
+    "th,td{padding:2px 8px;white-space:nowrap}"
     "th{border-bottom:1px solid #333}tbody tr:nth-child(even){background:#f3f3f3}"
-    "td:first-child,th:first-child{text-align:left}"
     "p,li{max-width:60em}img{max-width:100%;height:auto;margin:0 1em 1em 0}"
 )
 

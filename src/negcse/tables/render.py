@@ -518,9 +518,10 @@ def render_markdown(
     best = {col.key: _best(summary, col) for col in columns}
     layout = Layout.of(summary, columns, fmt, best)
     header = ["Method", "Backbone", *(c.header(latex=False) for c in columns)]
+    rule = [":---", ":---", *(":---" if c.align == "l" else "---:" for c in columns)]
     rows = cells(pd.concat(layout.blocks), columns, fmt, False, best)
     lines = ["| " + " | ".join(header[j] for j in layout.shown) + " |",
-             "|" + "---|" * len(layout.shown)]  # fmt: skip
+             "|" + "|".join(rule[j] for j in layout.shown) + "|"]  # fmt: skip
     lines += ["| " + " | ".join(r[j] for j in layout.shown) + " |" for r in rows]
     text = " ".join(t for t in (text, layout.note) if t)
     return (f"{text}\n\n" if text else "") + "\n".join(lines) + "\n"
