@@ -173,3 +173,21 @@ def test_baseline_delta_by_hand() -> None:
     assert "| UNA | b | 72.25 ± 0.00 | SimCSE (UNA's run) | +0.75 |" in md
     # the best of each backbone in bold: una is alone on c
     assert "| UNA | c | **60.00 ± 0.00** | SimCSE (UNA's run) | -- |" in md
+
+
+def test_a_part_explains_the_marks_of_its_own_rows() -> None:
+    """Row notes are marked once per table (†, ‡, ...); each LaTeX part explains the marks its
+    rows carry, with the same mark as the whole table."""
+    summary = pd.DataFrame({
+        "method": ["gcse", "simcse_san", "simcse"], "backbone": ["a", "b", "b"],
+        "avg_mean": [1.0, 2.0, 3.0], "avg_std": 0.0, "seeds": 1,
+        "llm": ["tiny-llm", "", ""], "substitute": ["", "SAN lexicon: spacy", ""],
+    })  # fmt: skip
+    tex = render_latex(summary, (Column("avg", "Avg."),), "cap", "tab:x")
+    part_a, part_b = tex.split("\\begin{table}")[1:]
+    assert "GCSE \\dag{} &" in part_a and "\\dag{} data written by the LLM tiny-llm." in part_a
+    assert "SimCSE+SAN \\ddag{} &" in part_b and "\\ddag{} SAN lexicon: spacy." in part_b
+    assert "tiny-llm" not in part_b
+    md = render_markdown(summary, (Column("avg", "Avg."),))
+    assert "† data written by the LLM tiny-llm. ‡ SAN lexicon: spacy." in md
+    assert "| GCSE † | a |" in md and "| SimCSE+SAN ‡ | b |" in md

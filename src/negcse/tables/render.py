@@ -314,8 +314,10 @@ class Notes:
         marks = "".join(self.marks[n] for n in _notes(row))
         return method_name(str(row["method"])) + (f" {marks}" if marks else "")
 
-    def sentence(self) -> str:
-        return " ".join(f"{mark} {note}." for note, mark in self.marks.items())
+    def sentence(self, rows: pd.DataFrame) -> str:
+        """The caption's sentence: the mark and note of each note in ``rows``."""
+        shown = {n for _, row in rows.iterrows() for n in _notes(row)}
+        return " ".join(f"{mark} {note}." for note, mark in self.marks.items() if note in shown)
 
 
 def cells(
@@ -403,10 +405,10 @@ class Layout:
 
     @staticmethod
     def of(rows: pd.DataFrame, columns: Sequence[Column], fmt: str,
-           best: Mapping[str, Mapping[str, float]]) -> Layout:  # fmt: skip
+           best: Mapping[str, Mapping[str, float]], notes: Notes) -> Layout:  # fmt: skip
         blocks = family_blocks(rows)
         ordered = pd.concat(blocks) if blocks else rows
-        plain = cells(ordered, columns, fmt, False, best)
+        plain = cells(ordered, columns, fmt, False, best, notes)
         empty = [j for j in range(2, len(columns) + 2) if all(r[j] in ("", EMPTY) for r in plain)]
         backbones = list(dict.fromkeys(ordered["backbone"]))
         shown = [0] + [1] * (len(backbones) > 1)
@@ -417,14 +419,14 @@ class Layout:
         if empty:
             left = ", ".join(columns[j - 2].label for j in empty)
             sentences.append(f"Left out, empty in every row: {left}.")
-        if marks := Notes.of(rows).sentence():
+        if marks := notes.sentence(rows):
             sentences.append(marks)
         return Layout(shown, blocks, " ".join(sentences))
 
-    def widths(self, columns: Sequence[Column], fmt: str,
-               best: Mapping[str, Mapping[str, float]]) -> dict[int, float]:  # fmt: skip
+    def widths(self, columns: Sequence[Column], fmt: str, best: Mapping[str, Mapping[str, float]],
+               notes: Notes) -> dict[int, float]:  # fmt: skip
         """Points each shown column takes, its padding included."""
-        plain = cells(pd.concat(self.blocks), columns, fmt, False, best)
+        plain = cells(pd.concat(self.blocks), columns, fmt, False, best, notes)
         header = [["Method"], ["Backbone"], *(c.label.split("\n") for c in columns)]
         return {
             j: max(text_width(x) for x in [*header[j], *(r[j] for r in plain)]) + 2 * PAGE.tabcolsep
@@ -486,8 +488,8 @@ def render_latex(
     notes = Notes.of(summary)
     pieces = []
     for backbone, rows in _parts(summary, baselines or {}):
-        layout = Layout.of(rows, columns, fmt, best)
-        widths = layout.widths(columns, fmt, best)
+        layout = Layout.of(rows, columns, fmt, best, notes)
+        widths = layout.widths(columns, fmt, best, notes)
         fixed = 1 + (1 in layout.shown)
         for shown in _column_parts(widths, fixed):
             pieces.append((backbone, layout, shown, sum(widths[j] for j in shown)))
@@ -516,10 +518,11 @@ def render_markdown(
     if summary.empty:
         return (f"{text}\n\n" if text else "") + "No rows.\n"
     best = {col.key: _best(summary, col) for col in columns}
-    layout = Layout.of(summary, columns, fmt, best)
+    notes = Notes.of(summary)
+    layout = Layout.of(summary, columns, fmt, best, notes)
     header = ["Method", "Backbone", *(c.header(latex=False) for c in columns)]
     rule = [":---", ":---", *(":---" if c.align == "l" else "---:" for c in columns)]
-    rows = cells(pd.concat(layout.blocks), columns, fmt, False, best)
+    rows = cells(pd.concat(layout.blocks), columns, fmt, False, best, notes)
     lines = ["| " + " | ".join(header[j] for j in layout.shown) + " |",
              "|" + "|".join(rule[j] for j in layout.shown) + "|"]  # fmt: skip
     lines += ["| " + " | ".join(r[j] for j in layout.shown) + " |" for r in rows]
