@@ -15,7 +15,7 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke paper-dry-run test lint llama-server gpu-mirror
+.PHONY: setup lock smoke report paper-dry-run test lint llama-server gpu-mirror
 
 # pip installs the lock's own uv (its entry, with its hashes); uv then installs the whole lock,
 # every file checked against its --hash (5-10x faster than pip: benchmarks/base.md).
@@ -68,6 +68,14 @@ $(VENV)/bin/llama-server: envs/llama-server.txt | setup
 
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
+
+# Every table, figure and paper page of a run in one HTML file (the committed results: the smoke
+# grid's; PROFILE=profiles/local for the paper grid's). In a fresh clone Snakemake has no record
+# of the committed files and warns once per file ("Missing metadata"): harmless, left out here.
+PROFILE ?= profiles/smoke
+report: setup
+	set -o pipefail; source $(VENV)/bin/activate && \
+	  snakemake --profile $(PROFILE) --report results/report.html 2>&1 | grep -v "^Missing metadata for file"
 
 # The paper grid's plan in ~10 KB: the GPU-hours estimate, then jobs per rule (`--quiet rules`
 # leaves out each job's block, 2.8 MB for the paper grid; drop it to see every job).

@@ -162,3 +162,21 @@ def test_the_case_study_has_csv_markdown_and_html_twins(tmp_path: Path) -> None:
     assert "App. J" in md and "\\" not in md and "Backbone: b." in md
     assert '<td style="text-align:right">3.00 (0.000)</td>' in out["html"].read_text()
     assert r"m\_1 & 3.00 (0.000) & 1.00 (0.500) & " in out["tex"].read_text()
+
+
+def test_the_report_lists_only_what_git_holds(workflow) -> None:
+    """`snakemake --report` needs every file it lists: in a fresh clone only git's are there
+    (the per-model analyses live in the DVC cache), so every reported output is one git keeps."""
+    import re
+    import subprocess
+
+    reported = [
+        re.sub(r"\{[^}]*\}", "x", str(out))
+        for rule in workflow.rules
+        for out in rule.output
+        if "report" in out.flags
+    ]
+    assert any("figures" in p for p in reported) and any("reports" in p for p in reported)
+    ignored = subprocess.run(["git", "check-ignore", *reported], cwd=REPO, capture_output=True,
+                             text=True).stdout.split()  # fmt: skip
+    assert not ignored, f"reported outputs git ignores: {ignored}"
