@@ -42,7 +42,7 @@ def ci_smoke_grid(ws: Path) -> None:
     """`dvc repro` runs the smoke profile, on CI's grid: the six papers' main methods
     (SimCSE, UNA, SNCSE, OssCSE, SimCSE+SAN, SNCSE+SAN: every generator kind and loss family)
     at one seed, with CI's reductions (tests/smoke/ci.yaml: SAN's masked-only mode, TREC);
-    GCSE runs after it (gcse_run, `CI_GCSE`). README's `make smoke` runs all 19 smoke methods,
+    GCSE runs after it (gcse_run, `CI_GCSE`). `make smoke` (docs/smoke.md) runs all 19 smoke methods,
     8 of the 14 at two seeds (their 6 ablations at one); the ablation variants and the second
     seed run no workflow code these do not (their code paths have unit tests), and
     RankCSE/RLRD's teacher chain is checked by
@@ -415,4 +415,7 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
         sts = json.loads((ws / f"results/eval/sts/gcse/splade-tiny/seed{seed}.json").read_text())
         assert sts["llm"] == sources["model"]
     table = (ws / "results/tables/sts.md").read_text()
-    assert f"| gcse ({sources['model']}) | splade-tiny |" in table
+    # the row marked, the caption naming the LLM
+    (row,) = [r for r in table.splitlines() if r.startswith("| GCSE ")]
+    mark = row.split(" | ")[0].removeprefix("| GCSE ")
+    assert f"{mark} data written by the LLM {sources['model']}." in table
