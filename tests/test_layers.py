@@ -37,7 +37,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
         "errors", "lazy", "io_utils", "seed", "poolers", "pretrained", "mer", "lock_record",
-        "vectors", "latex", "resources", "schemas",
+        "vectors", "latex", "plugins", "resources", "schemas",
     ),
 }  # fmt: skip
 

@@ -6,14 +6,20 @@ The workflow (``rules/tables.smk``) makes one job per spec: it expands ``inputs`
 ``negcse table NAME``, which writes ``results/tables/NAME.{tex,csv,md}`` and the DVC metrics
 ``results/metrics/NAME.json`` (the mean of ``metric`` per method/backbone). Specs with
 ``per_backbone`` (the case study) have their own rule, one job per backbone.
+
+An installed package adds tables through the ``negcse.tables`` entry-point group
+(:mod:`negcse.plugins`): a ``TableSpec`` (or a list of them), or a module that calls
+:func:`register`; loaded when this module is imported, after the built-in tables.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
+from negcse.plugins import load_plugins
 from negcse.tables import build, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
@@ -151,12 +157,22 @@ def _tables() -> dict[str, TableSpec]:
             inputs=analysis,
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
-                Column("Soft-neg. peak", "Soft-neg. peak", bold=None, source="soft_negative_peak",
-                       scale=100),
+                Column(
+                    "Soft-neg. peak",
+                    "Soft-neg. peak",
+                    bold=None,
+                    source="soft_negative_peak",
+                    scale=100,
+                ),
                 Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
                 Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos. std", bold=None, source="hard_positive_std",
-                       scale=100),
+                Column(
+                    "Hard-pos. std",
+                    "Hard-pos. std",
+                    bold=None,
+                    source="hard_positive_std",
+                    scale=100,
+                ),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
@@ -341,6 +357,26 @@ def _tables() -> dict[str, TableSpec]:
 
 #: Every table, by name (rules/tables.smk makes one job per grid-wide table).
 TABLES: dict[str, TableSpec] = _tables()
+#: a table's name: part of its files' names and a wildcard value
+TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def register(spec: TableSpec) -> TableSpec:
+    """Add a table (a plug-in's); a name another table holds is an error."""
+    if not isinstance(spec, TableSpec):
+        raise TypeError(f"{spec!r} is not a TableSpec")
+    if not TABLE_NAME.fullmatch(spec.name):
+        raise ValueError(
+            f"table name {spec.name!r}: letters, digits and _ . + -, a letter or digit first"
+        )
+    old = TABLES.get(spec.name)
+    if old is not None and old is not spec:
+        raise ValueError(f"table '{spec.name}' registered twice")
+    TABLES[spec.name] = spec
+    return spec
+
+
+load_plugins("tables", register)
 
 
 def table_spec(name: str) -> TableSpec:
