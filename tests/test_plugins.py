@@ -252,15 +252,14 @@ def test_the_workflow_plans_every_kind_of_plugin(
     assert f"--column toy_negative={NEGATIVES_FILE}" in command
     (evaluate,) = [b for b in blocks if "rule evaluate_model:" in b]
     assert re.search(r"--only sts,transfer,splits,probe,analysis,toy_norm ", evaluate)
-    assert "--toy-norm-scale 2.0 --toy-norm-out results/eval/toy_norm/toy_neg/" in evaluate
+    assert "--toy_norm-scale 2.0 --toy_norm-out results/eval/toy_norm/toy_neg/" in evaluate
     (table,) = [b for b in blocks if "rule table:" in b and "table=toy_norm" in b]
     assert "results/eval/toy_norm/toy_neg/splade-tiny/seed1.json" in table
-    # without the package (the project's own environment) the same overlay is an error
+    # without the package (the project's own environment) the plug-ins' keys are unknown
     plain = sh([*SMOKE, "-n", *configs(package)], ws, check=False)
     assert plain.returncode != 0
-    assert "methods.toy_neg.implementation: unknown method implementation 'toy_neg'" in (
-        plain.stdout + plain.stderr
-    )
+    assert "unknown key 'evaluation.toy_norm'" in plain.stdout + plain.stderr
+    assert "unknown key 'methods.toy_neg.generators.toy_negatives'" in plain.stdout
 
 
 def test_a_plugin_method_trains_evaluates_and_tables_through_snakemake(
@@ -277,28 +276,34 @@ def test_a_plugin_method_trains_evaluates_and_tables_through_snakemake(
     words = corpus[0].split()
     assert negatives[0] == " ".join(words[round(0.25 * len(words)) :])
     meta = json.loads((ws / MODEL / "negcse.json").read_text())
-    assert meta["implementation"] == "toy_neg" if "implementation" in meta else True
+    assert meta["implementation"] == "toy_neg"
     norm = json.loads((ws / "results/eval/toy_norm/toy_neg/splade-tiny/seed1.json").read_text())
     assert norm["scale"] == 2.0 and norm["method"] == "toy_neg" and norm["norm"] > 0
     table = (ws / "results/tables/toy_norm.md").read_text()
-    assert re.search(rf"\| toy_neg \| splade-tiny \| {norm['norm']:.2f} \|", table), table
+    assert re.search(rf"\| toy_neg \| splade-tiny \| \**{norm['norm']:.2f}\** \|", table), table
     assert "| toy_neg | splade-tiny |" in (ws / "results/tables/sts.md").read_text()
 
 
-def test_a_broken_plugin_is_one_error_naming_its_entry_point(tmp_path: Path) -> None:
+def test_a_broken_plugin_is_one_error_naming_its_entry_point(
+    installed: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    ws = installed[0]
     package = write_package(tmp_path / "negcse-toy-plugin")
-    (package / "src/toy_plugin/method.py").write_text("import not_a_module_anywhere\n")
     python = make_venv(tmp_path / "venv")
     pip_install(python, package, editable=True)
-    env = venv_env(python, Path(__file__).resolve().parents[1] / "src")
+    (package / "src/toy_plugin/method.py").write_text("import not_a_module_anywhere\n")
+    env = venv_env(python, ws / "src")
     proc = subprocess.run(
-        [str(python), "-m", "negcse", "train", "--run", "{}", "--out", str(tmp_path / "m")],
+        [str(python), "-m", "negcse", "estimate", "--configfile", "tests/smoke/config.yaml"],
+        cwd=ws,
         capture_output=True,
         text=True,
         env=env,
     )
-    assert proc.returncode == 1
-    assert (
-        "plug-in entry point 'toy_neg = toy_plugin.method' of group negcse.methods "
-        "(distribution negcse-toy-plugin 0.1.0): cannot import it (ModuleNotFoundError"
-    ) in proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(
+        "negcse estimate: error: plug-in entry point 'toy_neg = toy_plugin.method' of group "
+        "negcse.methods (distribution negcse-toy-plugin 0.1.0): cannot import it "
+        "(ModuleNotFoundError: No module named 'not_a_module_anywhere')"
+    ), line
