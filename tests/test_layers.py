@@ -37,7 +37,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
         "errors", "lazy", "io_utils", "seed", "poolers", "pretrained", "mer", "lock_record",
-        "vectors", "latex", "plugins", "resources", "schemas",
+        "vectors", "latex", "plugins", "prompt_template", "st_prompt", "resources", "schemas",
     ),
 }  # fmt: skip
 

@@ -66,6 +66,7 @@ class GCSEParams(MethodParams):
 @register
 class GCSE(Method[GCSEParams]):
     name = "gcse"
+    papers = ("gcse",)
     Params = GCSEParams
     columns = (POSITIVE_COLUMN, NEGATIVE_COLUMN)
     # the workflow trains on the denoised triplets' anchors and starts from the stage-1 model
