@@ -4,6 +4,7 @@ by hand."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -150,10 +151,12 @@ def test_status_of_a_partial_run_with_one_failure(tmp_path: Path) -> None:
     targets = [f"results/models/{m}/splade-tiny/seed1" for m in ("simcse", "broken")]
     run = sh([*SMOKE, "--configfile", *configs, "-k", *targets], ws, check=False)
     assert run.returncode != 0
+    env = {**os.environ, "PYTHONPATH": str(ws / "src")}  # its negcse: the broken method's
     proc = sh(
         [sys.executable, "-m", "negcse", "status", "--profile", "profiles/smoke",
          "--configfile", *configs],
         ws,
+        env=env,
     )  # fmt: skip
     screen = proc.stdout
     assert "no Snakemake running; the last run started" in screen

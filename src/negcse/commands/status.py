@@ -89,7 +89,9 @@ def build_dag(
         if triggers
         else settings.DAGSettings()
     )
-    output = snakemake_settings.OutputSettings(quiet={snakemake_settings.Quietness.ALL})
+    output = settings.OutputSettings(
+        quiet={settings.Quietness.ALL}, dryrun=True, enable_file_logging=False
+    )
     with snakemake_api.SnakemakeApi(output) as api:
         workflow_api = api.workflow(
             resource_settings=snakemake_settings.ResourceSettings(),

@@ -82,9 +82,14 @@ def parse_run_log(text: str) -> RunLog:
 
 
 def latest_run_log(workdir: Path) -> Path | None:
-    """Snakemake's newest run log of ``workdir`` (its names sort by time)."""
-    logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))
-    return logs[-1] if logs else None
+    """Snakemake's newest run log of ``workdir`` (their names sort by time) that records a run
+    (its header's date: a dry run's log, where one is kept, is empty)."""
+    logs = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"), reverse=True)
+    for path in logs:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            if _DATE.search(fh.read(4096)):
+                return path
+    return None
 
 
 def last_line(path: str | Path) -> str:
