@@ -38,7 +38,8 @@ rule ok:
 rule bad:
     output: "out/c.txt"
     log: "logs/c.log"
-    shell: "echo 'Traceback (most recent call last):' > {log}; echo 'ValueError: boom' >> {log}; exit 1"
+    shell: "echo 'Traceback (most recent call last):' > {log}; echo 'ValueError: boom' >> {log}; "
+        "echo 'x:   0%|          | 0/40 [00:04<?, ?it/s]' >> {log}; exit 1"
 """
 
 
@@ -74,7 +75,8 @@ def test_a_real_run_log_is_read_back(tmp_path: Path) -> None:
     states = classify(jobs, log, active=False, mtime=mtime)
     assert [s.state for s in states] == ["done", "done", "failed", "pending"]
     assert all(s.finished_at is not None for s in states[:2])  # done in this run
-    screen = render(states, eta(states, lambda job: 10.0, log.start.timestamp(), 0), "h")
+    start = log.start.timestamp()
+    screen = render(states, eta(states, lambda job: 10.0, start, start + 60), "h")
     assert re.search(r"^ok\s+2\s+0\s+0\s+0\s+2$", screen, re.M)
     assert re.search(r"^bad\s+0\s+0\s+1\s+0\s+1$", screen, re.M)
     assert re.search(r"^total\s+2\s+0\s+1\s+1\s+4$", screen, re.M)

@@ -92,14 +92,20 @@ def latest_run_log(workdir: Path) -> Path | None:
     return None
 
 
+#: a tqdm progress bar's redraw (``train x:  40%|####  | 16/40 [00:04<00:06, 3.9it/s]``)
+_BAR = re.compile(r"\d+%\|.*\|.*\[.*\]$")
+
+
 def last_line(path: str | Path) -> str:
-    """The last non-empty line of a log (a progress bar's last state), or why there is none."""
+    """The last non-empty line of a log that is not a progress bar (a failed job's error; a
+    bar that closes at exit redraws after it), else the bar's last state; or why there is none."""
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return "(no log file)"
     lines = [ln.strip() for ln in re.split(r"[\r\n]+", text) if ln.strip()]
-    return lines[-1] if lines else "(empty log)"
+    plain = [ln for ln in lines if not _BAR.search(ln)]
+    return (plain or lines or ["(empty log)"])[-1]
 
 
 @dataclass(frozen=True)
