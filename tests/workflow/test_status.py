@@ -134,6 +134,7 @@ grid: {methods: [simcse, broken], seeds: [1]}
 methods:
   broken: {implementation: broken}
 evaluation: {baseline: false}
+train_overrides: {max_steps: 4, eval_steps: 4, checkpoint_steps: 4}
 """
 
 
