@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
 from negcse.plugins import load_plugins
-from negcse.tables import build, verdicts
+from negcse.tables import build, published_view, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
@@ -276,6 +276,25 @@ def _tables() -> dict[str, TableSpec]:
             category="OssCSE splits and probe",
             subcategory="Paraphrase / negation probe (Appendix B)",
             build=build.summary_table,
+        ),
+        TableSpec(
+            name="published",
+            **_eval("sts"),
+            columns=published_view.COLUMNS,
+            caption=(
+                "Our runs among the papers' published STS rows of the same backbones: "
+                "Spearman $\\times$100 of cosine similarity (SentEval ``all'' setting); ours: "
+                "mean $\\pm$ std over seeds; published: every row the five papers print for "
+                "the backbone (baselines they quote included; Source: paper and table), best "
+                "average first."
+            ),
+            summary=(
+                "Our STS rows among every published row of the same backbones (the five "
+                "papers' tables), ordered by the 7-task average."
+            ),
+            category="STS",
+            subcategory="Beside the published rows",
+            build=published_view.published_table,
         ),
         TableSpec(
             name="verdicts",
