@@ -139,6 +139,7 @@ class GCSEStage1(Method[GCSEStage1Params]):
 
     name = "gcse_stage1"
     Params = GCSEStage1Params
+    papers = ("gcse",)
 
     def augmentations(self) -> dict[str, Augmentation]:
         p = self.params
