@@ -131,6 +131,16 @@ def eval_results(
     return out
 
 
+def _folds(transfer: Mapping[str, Any]) -> str:
+    """`` (k-fold cross-validation where a task has no split: k)`` from a transfer result."""
+    folds = sorted({d["kfold"] for d in (transfer.get("details") or {}).values() if d.get("kfold")})
+    return (
+        f" ({', '.join(map(str, folds))}-fold cross-validation where a task has no split)"
+        if folds
+        else ""
+    )
+
+
 def _results_table(meta: Mapping[str, Any], evals: Mapping[str, Mapping[str, Any]]) -> list[str]:
     lines = []
     sts = evals.get("sts") or {}
@@ -148,7 +158,8 @@ def _results_table(meta: Mapping[str, Any], evals: Mapping[str, Mapping[str, Any
     if transfer:
         tasks = [t for t in TRANSFER_TASKS if t in transfer]
         lines += [
-            "Transfer tasks (SentEval), accuracy x100 of logistic regression on frozen embeddings:",
+            "Transfer tasks (SentEval), accuracy x100 of logistic regression on frozen embeddings"
+            f"{_folds(transfer)}:",
             "",
             "| " + " | ".join([*tasks, "Avg."]) + " |",
             "|" + "---|" * (len(tasks) + 1),
