@@ -255,6 +255,10 @@ def test_the_workflow_plans_every_kind_of_plugin(
     assert "--toy_norm-scale 2.0 --toy_norm-out results/eval/toy_norm/toy_neg/" in evaluate
     (table,) = [b for b in blocks if "rule table:" in b and "table=toy_norm" in b]
     assert "results/eval/toy_norm/toy_neg/splade-tiny/seed1.json" in table
+    # priced in the GPU-hours estimate: SimCSE's step per trained view, three views
+    assert re.search(
+        r"^toy_neg +2 .*\(derived from simcse's step per view x 3 views\)$", dry, re.M
+    ), dry[:3000]
     # without the package (the project's own environment) the plug-ins' keys are unknown
     plain = sh([*SMOKE, "-n", *configs(package)], ws, check=False)
     assert plain.returncode != 0
