@@ -31,11 +31,13 @@ from negcse.workflow.plan.load import profile_configfiles
 
 if TYPE_CHECKING:
     import snakemake.api as snakemake_api
+    import snakemake.exceptions as snakemake_exceptions
     import snakemake.settings.types as snakemake_settings
 
     from negcse.workflow import gpu_estimate
 else:  # snakemake and the registries: imported when the command runs, not for --help
     snakemake_api = LazyModule("snakemake.api")
+    snakemake_exceptions = LazyModule("snakemake.exceptions")
     snakemake_settings = LazyModule("snakemake.settings.types")
     gpu_estimate = LazyModule("negcse.workflow.gpu_estimate")
 
@@ -154,6 +156,10 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     logging.disable(logging.WARNING)  # the workflow's parse notes (skipped tables...) stay out
     try:
         jobs, config = build_dag(workdir, configfiles, profile)
+    except snakemake_exceptions.WorkflowError as exc:  # a bad config: the workflow's own message
+        raise UserError(
+            str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+        ) from None
     finally:
         logging.disable(logging.NOTSET)
     run_path = status_lib.latest_run_log(workdir)
