@@ -51,7 +51,7 @@ def cuda_missing() -> str | None:
         return None
     if torch.version.cuda is None:
         return (
-            f"torch {torch.__version__} is a CPU build (install the CUDA lock: "
+            f"torch {torch.__version__} is a CPU build (the CUDA lock installs the GPU one: "
             "make setup LOCK=locks/cuda.txt)"
         )
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -78,7 +78,7 @@ def choose(setting: str | None = None) -> DeviceChoice:
         return DeviceChoice(torch.device(want), want, "the setting says cuda")
     if missing is None:
         return DeviceChoice(torch.device("cuda"), want, "auto: torch sees a CUDA GPU")
-    return DeviceChoice(torch.device("cpu"), want, f"auto: no CUDA GPU ({missing})")
+    return DeviceChoice(torch.device("cpu"), want, f"auto: no CUDA GPU: {missing}")
 
 
 def resolve_device(setting: str | None = None) -> torch.device:

@@ -70,7 +70,7 @@ def test_auto_takes_the_cpu_and_says_why(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv(DEVICE_ENV, raising=False)
     choice = choose()
     assert choice.device == torch.device("cpu") and choice.setting == "auto"
-    assert choice.reason == f"auto: no CUDA GPU ({cuda_missing()})"
+    assert choice.reason == f"auto: no CUDA GPU: {cuda_missing()}"
 
 
 def _train_args(tmp: Path, corpus: Path) -> list[str]:
@@ -121,4 +121,4 @@ def test_auto_run_records_its_choice(
     meta = json.loads((tmp_path / "model" / "negcse.json").read_text())
     assert (meta["device"], meta["device_setting"]) == ("cpu", "auto")
     said = [r.getMessage() for r in caplog.records if r.name == "negcse.commands.train"]
-    assert f"device cpu (auto: no CUDA GPU ({cuda_missing()}))" in said
+    assert f"device cpu (auto: no CUDA GPU: {cuda_missing()})" in said
