@@ -4,8 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 # The locked environment (exact versions and hashes, `make lock` writes it from pyproject.toml):
-# the CPU lock by default; on a GPU box: make setup LOCK=locks/cuda.txt
-LOCK ?= locks/cpu.txt
+# the lock installed in $(VENV) (its negcse-lock.txt), else the CPU lock. Another is installed
+# when named; on a GPU box, once: make setup LOCK=locks/cuda.txt (later targets keep it)
+INSTALLED_LOCK := $(shell cat $(VENV)/negcse-lock.txt 2>/dev/null)
+LOCK ?= $(or $(firstword $(INSTALLED_LOCK)),locks/cpu.txt)
 # torch's CPU build lies in /opt/wheels on the CI disk; elsewhere it comes from PyTorch's CPU index.
 TORCH_CPU_SOURCE := $(if $(wildcard /opt/wheels/torch-*+cpu-*.whl),--find-links /opt/wheels,\
   --index https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
@@ -22,7 +24,6 @@ endif
 # when a file is newer. Another lock file (CPU <-> CUDA) starts from a fresh venv, so nothing of
 # the other lock stays behind.
 LOCK_SHA := $(firstword $(shell sha256sum $(LOCK) 2>/dev/null))
-INSTALLED_LOCK := $(shell cat $(VENV)/negcse-lock.txt 2>/dev/null)
 ifneq ($(INSTALLED_LOCK),$(LOCK) $(LOCK_SHA))
 $(VENV)/.installed: FORCE
 endif
