@@ -38,7 +38,6 @@ from negcse.workflow.plan import Plan
 from negcse.workflow.plan.load import workflow_config
 
 REPO = Path(__file__).resolve().parents[2]
-WIKI1M = "unlabeled/wiki1m/wiki1m_for_simcse.txt"
 
 
 def test_every_hub_model_the_config_names_is_registered_and_pins_are_commits() -> None:
@@ -105,7 +104,6 @@ def test_an_unpinned_data_file_is_refused_then_fetched_when_allowed(
     content = b"one\ntwo\n"
     (tmp_path / "served" / "f.txt").write_bytes(content)
     monkeypatch.setitem(registry(), rel, sources.DataFile(rel, None, 2, f"{url}/f.txt"))
-    assert registry()[WIKI1M].sha256 is None  # the full wiki1m: no public sha256 found
 
     with pytest.raises(ResolveError) as err:
         resolve_data(rel, online)
@@ -127,7 +125,7 @@ def test_an_unpinned_model_is_refused_without_a_request(
 ) -> None:
     url, asked = file_server
     monkeypatch.setenv("HF_ENDPOINT", url)
-    name = "princeton-nlp/unsup-simcse-bert-base-uncased"
+    name = "perceptiveshawty/rankcse-listmle-bert-base-uncased"
     assert hub_models()[name].revision is None
     with pytest.raises(ResolveError) as err:
         resolve_model(name, online)
@@ -175,7 +173,7 @@ def test_a_pinned_model_is_fetched_at_its_commit_and_an_allowed_one_logged(
         {"revision": pin, "allow_patterns": HUB_PATTERNS},
     ]
 
-    name = "facebook/wmt19-en-de"  # unpinned, no safetensors: its PyTorch weights in a 2nd pass
+    name = "aleversn/GCSE-BERT-base"  # unpinned, no safetensors: its PyTorch weights in a 2nd pass
     hub = _FakeHub(tmp_path / "snapshots", safetensors=False)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", hub)
     monkeypatch.setenv(ALLOW_UNPINNED_ENV, name)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from negcse.commands import evaluate as evaluate_command
-from negcse.data.sources import ALLOW_UNPINNED_ENV, hub_models
+from negcse.data.sources import hub_models
 from negcse.errors import UserError
 from negcse.io_utils import write_json
 from negcse.lazy import LazyModule, torch
@@ -48,7 +48,6 @@ logger = logging.getLogger(__name__)
 
 CONFIG = "config/gpu-quickstart.yaml"
 TINY_CONFIG = "config/gpu-quickstart-tiny.yaml"
-WIKI1M = "unlabeled/wiki1m/wiki1m_for_simcse.txt"
 #: --tiny evaluates one STS task (the same code path, a fraction of the CPU time)
 TINY_TASKS = ["STSBenchmark"]
 OUT_DIR = "results/quickstart"
@@ -134,12 +133,6 @@ def run(args: argparse.Namespace) -> int:
                 f"Estimated time on one {minutes[1]}: {minutes[0]:.0f} min (training and its "
                 f"evaluation job, from {COSTS_FILE}); not yet measured end to end"
             )
-        allowed = [n for n in env.get(ALLOW_UNPINNED_ENV, "").split(",") if n]
-        env[ALLOW_UNPINNED_ENV] = ",".join([*allowed, WIKI1M])
-        print(
-            f"{WIKI1M}: no public sha256 or hub commit of it was found, so it comes from the "
-            "hub's main, checked by its 1,000,000 lines; its sha256 is logged (docs/data.md)"
-        )
     model = MODEL_DIR.format(method="simcse", backbone=backbone, seed=seed)
     train_s = _snakemake(model, args.tiny, args.cores, env)
 
