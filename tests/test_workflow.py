@@ -5,6 +5,7 @@ GCSE with a real LLM. (The lint and dry runs are in tests/workflow/test_dry_runs
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -14,10 +15,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
+from negcse.model_cli import load_embedder
 from negcse.workflow.config import deep_merge, load_config, method_seeds
+from plugin_venv import load_without_negcse
 from workflow_copy import (
     CI_REDUCTIONS,
     SMOKE,
@@ -107,6 +111,20 @@ def test_html_report_holds_every_table_and_figure(smoke_run: Path) -> None:
         "OssCSE splits and probe",
     ):
         assert name in html, name
+
+
+def test_smoke_models_load_without_negcse(smoke_run: Path, tmp_path: Path) -> None:
+    """A prompt-pooled (SNCSE, OssCSE) and a [CLS] model of the run load in sentence-transformers
+    in a venv where negcse is not installed, and encode as `negcse evaluate` does."""
+    sentences = ["A man is playing a guitar.", "the cat sat on the mat", "Two dogs run."]
+    folders = [
+        smoke_run / f"results/models/{m}/splade-tiny/seed1" for m in ("sncse", "osscse", "simcse")
+    ]
+    got = load_without_negcse(folders, sentences, tmp_path / "venv")
+    for folder, embeddings in zip(folders, got, strict=True):
+        args = argparse.Namespace(model=str(folder), pooler="auto", mirror=None, threads=None)
+        np.testing.assert_allclose(embeddings, load_embedder(args).encode(sentences), atol=1e-5)
+        assert (folder / "README.md").is_file()  # its card
 
 
 def test_second_run_does_nothing(smoke_run: Path) -> None:

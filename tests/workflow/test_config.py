@@ -173,6 +173,12 @@ def test_wrong_type_names_key(config: dict) -> None:
         check_config(config)
 
 
+def test_a_methods_paper_is_one_of_the_papers(config: dict) -> None:
+    config["methods"]["simcse"]["paper"] = "simcse"  # no page of its own: not one of the five
+    with pytest.raises(ConfigError, match="methods.simcse.paper: unknown paper 'simcse'; known"):
+        check_config(config)
+
+
 def test_grid_method_must_be_configured(config: dict) -> None:
     config["grid"]["methods"] = ["simcse", "nosuch"]
     with pytest.raises(ConfigError, match="methods.nosuch is missing"):

@@ -150,10 +150,11 @@ def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: 
     assert counts["train"] == 8 * 2 + 6 + 5 + 1  # + gcse_stage1, a guide (no table row)
     assert counts["evaluate_model"] == 8 * 2 + 6 + 5
     assert counts["gcse_synthesize"] == counts["gcse_denoise"] == 1
-    # sts, transfer, splits, probe, analysis, verdicts, checkpoints, transfer_verdicts; a page
-    # per paper
-    assert counts["table"] == 8 and counts["case_study_table"] == 1
-    assert counts["paper_report"] == 5
+    # sts, transfer, splits, probe, analysis, published, verdicts, checkpoints,
+    # transfer_verdicts; a page per paper, and one per method of no paper (simcse and
+    # simcse_dropout15)
+    assert counts["table"] == 9 and counts["case_study_table"] == 1
+    assert counts["paper_report"] == 5 and counts["method_report"] == 2
     trains = {wc for rule, wc in jobs_with_wildcards(out) if rule == "train"}
     for method in ("rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse", "gcse_stage1"):
         assert f"wildcards: method={method}, backbone=splade-tiny, seed=1" in trains

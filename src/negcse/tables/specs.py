@@ -6,15 +6,21 @@ The workflow (``rules/tables.smk``) makes one job per spec: it expands ``inputs`
 ``negcse table NAME``, which writes ``results/tables/NAME.{tex,csv,md}`` and the DVC metrics
 ``results/metrics/NAME.json`` (the mean of ``metric`` per method/backbone). Specs with
 ``per_backbone`` (the case study) have their own rule, one job per backbone.
+
+An installed package adds tables through the ``negcse.tables`` entry-point group
+(:mod:`negcse.plugins`): a ``TableSpec`` (or a list of them), or a module that calls
+:func:`register`; loaded when this module is imported, after the built-in tables.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.tables import build, verdicts
+from negcse.plugins import load_plugins
+from negcse.tables import build, published_view, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
@@ -151,12 +157,22 @@ def _tables() -> dict[str, TableSpec]:
             inputs=analysis,
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
-                Column("Soft-neg. peak", "Soft-neg. peak", bold=None, source="soft_negative_peak",
-                       scale=100),
+                Column(
+                    "Soft-neg. peak",
+                    "Soft-neg. peak",
+                    bold=None,
+                    source="soft_negative_peak",
+                    scale=100,
+                ),
                 Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
                 Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos. std", bold=None, source="hard_positive_std",
-                       scale=100),
+                Column(
+                    "Hard-pos. std",
+                    "Hard-pos. std",
+                    bold=None,
+                    source="hard_positive_std",
+                    scale=100,
+                ),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
@@ -262,6 +278,25 @@ def _tables() -> dict[str, TableSpec]:
             build=build.summary_table,
         ),
         TableSpec(
+            name="published",
+            **_eval("sts"),
+            columns=published_view.COLUMNS,
+            caption=(
+                "Our runs among the papers' published STS rows of the same backbones: "
+                "Spearman $\\times$100 of cosine similarity (SentEval ``all'' setting); ours: "
+                "mean $\\pm$ std over seeds; published: every row the five papers print for "
+                "the backbone (baselines they quote included; Source: paper and table), best "
+                "average first."
+            ),
+            summary=(
+                "Our STS rows among every published row of the same backbones (the five "
+                "papers' tables), ordered by the 7-task average."
+            ),
+            category="STS",
+            subcategory="Beside the published rows",
+            build=published_view.published_table,
+        ),
+        TableSpec(
             name="verdicts",
             **_eval("sts"),
             columns=verdicts.VERDICT_COLUMNS,
@@ -341,6 +376,26 @@ def _tables() -> dict[str, TableSpec]:
 
 #: Every table, by name (rules/tables.smk makes one job per grid-wide table).
 TABLES: dict[str, TableSpec] = _tables()
+#: a table's name: part of its files' names and a wildcard value
+TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def register(spec: TableSpec) -> TableSpec:
+    """Add a table (a plug-in's); a name another table holds is an error."""
+    if not isinstance(spec, TableSpec):
+        raise TypeError(f"{spec!r} is not a TableSpec")
+    if not TABLE_NAME.fullmatch(spec.name):
+        raise ValueError(
+            f"table name {spec.name!r}: letters, digits and _ . + -, a letter or digit first"
+        )
+    old = TABLES.get(spec.name)
+    if old is not None and old is not spec:
+        raise ValueError(f"table '{spec.name}' registered twice")
+    TABLES[spec.name] = spec
+    return spec
+
+
+load_plugins("tables", register)
 
 
 def table_spec(name: str) -> TableSpec:

@@ -16,7 +16,7 @@ from negcse.analysis.groups import MethodGroup, method_groups
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
-from negcse.tables.reports import grid_papers, page_methods
+from negcse.tables.reports import grid_papers, own_pages, page_methods
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
     column_readers,
@@ -24,6 +24,7 @@ from negcse.workflow.config import (
     grid_runs,
     method_baselines,
     method_corpus,
+    method_papers,
     released_models,
     resolve_method,
 )
@@ -91,7 +92,9 @@ class Plan:
         self.figure_groups: dict[str, MethodGroup] = {
             g.name: g for g in method_groups(self.methods, self.baselines)
         }
-        self.paper_pages = grid_papers(self.methods)
+        self.papers = method_papers(dict(config))
+        self.paper_pages = grid_papers(self.methods, self.papers)
+        self.method_pages = own_pages(self.methods, self.papers)
 
     # -- paths and words ------------------------------------------------------------------
 
@@ -320,7 +323,13 @@ class Plan:
 
     def paper_figures(self, paper: str) -> list[str]:
         """The PNG figures of every group drawing one of the paper's methods or baselines."""
-        methods = set(page_methods(paper, self.methods, self.baselines))
+        return self._figures(set(page_methods(paper, self.methods, self.baselines, self.papers)))
+
+    def method_figures(self, method: str) -> list[str]:
+        """The PNG figures of every group drawing the method or its baseline."""
+        return self._figures({method, self.baselines.get(method, method)})
+
+    def _figures(self, methods: set[str]) -> list[str]:
         groups = [g.name for g in self.figure_groups.values() if methods & set(g.methods)]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
@@ -330,9 +339,14 @@ class Plan:
         )
 
     def report_targets(self) -> list[str]:
+        """A page per paper with a method in the grid, one per method of no paper."""
         return expand(
             self.grid_path("results/reports/{paper}.{ext}"),
             paper=self.paper_pages,
+            ext=["md", "html"],
+        ) + expand(
+            self.grid_path("results/reports/methods/{method}.{ext}"),
+            method=self.method_pages,
             ext=["md", "html"],
         )
 
