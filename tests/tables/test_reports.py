@@ -111,5 +111,7 @@ def test_unknown_paper_and_bad_csv(tables: dict[str, Path], tmp_path: Path,
     assert "--paper 'simcse': known papers sncse, una" in capsys.readouterr().err
     assert main(["paper-report", "--paper", "una", "--verdicts", str(tables["sts"]),
                  *common]) == 1  # fmt: skip
-    assert "sts.csv: no column paper_name, verdict, vs_baseline_ci" in capsys.readouterr().err
+    assert "sts.csv: no column paper_name, comparison, verdict, vs_baseline_ci" in (
+        capsys.readouterr().err
+    )
     assert not (tmp_path / "x.md").exists()

@@ -167,10 +167,16 @@ VERDICT_COLORS = {
 CHECK_COLOR = "#56B4E9"
 
 
-def _verdict_color(verdict: str) -> str:
+def _legend_key(verdict: str) -> str | None:
+    """The legend entry of a verdict: itself, "direction check", or None (no verdict)."""
     if verdict.startswith("direction check"):
-        return CHECK_COLOR
-    return VERDICT_COLORS.get(verdict, "#999999")
+        return "direction check"
+    return verdict if verdict in VERDICT_COLORS else None
+
+
+def _verdict_color(verdict: str) -> str:
+    key = _legend_key(verdict)
+    return CHECK_COLOR if key == "direction check" else VERDICT_COLORS.get(key or "", "#999999")
 
 
 def forest_figure(
@@ -181,11 +187,14 @@ def forest_figure(
     claimed: Sequence[float],
     verdicts: Sequence[str],
     title: str = "",
+    borrowed: Sequence[bool] | None = None,
 ) -> plt.Figure:
     """One row per claim, top to bottom: our difference (a point) with its 95% interval (a
-    line; none without a verdict: a hollow point), the paper's difference (an open diamond),
-    coloured by the verdict; a dotted line at 0. Two columns of a paper wide."""
+    line; none without a verdict: a hollow point), the paper's difference (an open diamond;
+    grey where ``borrowed``: a direction check, not the paper's comparison), coloured by the
+    verdict; a dotted line at 0. Two columns of a paper wide."""
     n = len(labels)
+    borrowed = list(borrowed) if borrowed is not None else [False] * n
     with plt.rc_context(FONT):
         fig, ax = plt.subplots(figsize=(2 * WIDTH, 0.9 + 0.24 * max(n, 1)))
         y = np.arange(n)[::-1]
@@ -198,7 +207,8 @@ def forest_figure(
             else:
                 ax.plot(estimates[i], y[i], "o", mfc="white", mec="#777777", ms=4)
             if np.isfinite(claimed[i]):
-                ax.plot(claimed[i], y[i], "D", mfc="none", mec="black", ms=4, mew=0.9)
+                edge = "#999999" if borrowed[i] else "black"
+                ax.plot(claimed[i], y[i], "D", mfc="none", mec=edge, ms=4, mew=0.9)
         ax.axvline(0.0, color="grey", ls=":", lw=1.0)
         ax.set_yticks(y, labels)
         ax.set_ylim(-0.7, n - 0.3)
@@ -206,14 +216,19 @@ def forest_figure(
         ax.grid(axis="x", alpha=0.3)
         if title:
             ax.set_title(title, loc="left")
+        present = {_legend_key(v) for v in verdicts}
         handles = [
             plt.Line2D([], [], color=c, marker="o", lw=1.6, label=v)
             for v, c in [*VERDICT_COLORS.items(), ("direction check", CHECK_COLOR)]
-            if any(_verdict_color(x) == c for x in verdicts)
+            if v in present
         ]
-        handles.append(plt.Line2D([], [], color="black", marker="D", mfc="none", lw=0,
-                                  label="paper's difference"))  # fmt: skip
-        if any(not (np.isfinite(lo) and np.isfinite(hi)) for lo, hi in zip(lows, highs, strict=True)):
+        if not all(borrowed):
+            handles.append(plt.Line2D([], [], color="black", marker="D", mfc="none", lw=0,
+                                      label="paper's difference"))  # fmt: skip
+        if any(borrowed):
+            handles.append(plt.Line2D([], [], color="#999999", marker="D", mfc="none", lw=0,
+                                      label="paper's (direction check)"))  # fmt: skip
+        if None in present:
             handles.append(plt.Line2D([], [], color="#777777", marker="o", mfc="white", lw=0,
                                       label="no verdict (too few seeds)"))  # fmt: skip
         fig.tight_layout()

@@ -68,6 +68,7 @@ def _forest(path: str, claims: pd.DataFrame, paper: str, scale_note: str) -> Non
         claims["paper_delta"].to_numpy(float),
         list(claims["verdict_raw"]),
         f"{scale_note}\n{title}" if scale_note else title,
+        list(claims["comparison"] != "paper"),
     )
     for suffix in (".png", ".pdf"):
         figures.save_figure(fig, os.path.splitext(path)[0] + suffix)
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--forest {args.forest!r}: the plot is a .png (its .pdf goes beside)")
     check_writable(args.out, args.html, args.forest)
     sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"))
-    verdicts = _csv(args.verdicts, ("method", "paper_name", "verdict", "vs_baseline_ci"))
+    verdicts = _csv(args.verdicts, ("method", "paper_name", "comparison", "verdict", "vs_baseline_ci"))
     checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"))
     claims = paper_rows(verdicts, args.paper)
     if args.forest:
