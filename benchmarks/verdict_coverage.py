@@ -6,7 +6,7 @@ Three parts, each printed as a Markdown table:
 1. ``coverage``: negcse.analysis.verdict_rules.simulate at 1-10 seeds and seed/test-set spread
    ratios 1, 2, 4 (the interval of the verdicts table: a t over the seeds blended with the
    normal test-set share), beside the Welch-Satterthwaite t-interval and the two-level
-   percentile bootstrap the table used before (seeds drawn with replacement, then the test set).
+   percentile bootstrap (seeds drawn with replacement, then the test set).
 2. ``rates``: each verdict's rate for four truths (identical methods, a gain half the claimed
    one, the claimed gain, a reversed gain) at 3, 5 and 10 seeds, before and after Holm over a
    grid of 16 claims.
@@ -38,7 +38,7 @@ RATIOS = (1.0, 2.0, 4.0)
 
 def percentile_two_level(seeds: int, ratio: float, reps: int, rng: np.random.Generator,
                          resamples: int = 1000) -> float:  # fmt: skip
-    """Coverage of the earlier interval: per resample, ``seeds`` seeds drawn with replacement
+    """Coverage of a two-level percentile interval: per resample, ``seeds`` seeds drawn with replacement
     (one seed: itself) and the test set's share drawn from its normal (sd 1), percentiles."""
     test = rng.normal(0, 1, reps)
     per_seed = test[:, None] + rng.normal(0, ratio, (reps, seeds))
@@ -82,7 +82,7 @@ def coverage(reps: int) -> None:
         welch = [welch_t(n, ratio, reps, rng) for n in range(1, 11)]
         old = [percentile_two_level(n, ratio, min(reps, 2000), rng) for n in range(1, 11)]
         for name, row in (("verdicts (t blend; 1 seed: test set only)", ours),
-                          ("Welch-Satterthwaite t", welch), ("before: two-level percentile", old)):  # fmt: skip
+                          ("Welch-Satterthwaite t", welch), ("two-level percentile", old)):  # fmt: skip
             cells = " | ".join("--" if np.isnan(c) else f"{c:.3f}" for c in row)
             print(f"| {ratio:g} | {name} | {cells} |")
 
@@ -187,7 +187,7 @@ def end_to_end(reps: int) -> None:
 def widths(paths: list[str], resamples: int = 2000) -> None:
     """The test set's sd of one model's STS average and of two models' difference, the pairs
     several tasks share drawn together (the evaluation files' keys) and apart (no keys: every
-    subset keeps its size, the earlier draw), on real evaluation files."""
+    subset keeps its size), on real evaluation files."""
     from dataclasses import replace
 
     from negcse.tables.verdicts import read_evaluations
