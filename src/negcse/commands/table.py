@@ -10,6 +10,7 @@ from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.errors import UserError
 from negcse.io_utils import atomic_open, check_writable, write_json
 from negcse.latex import latex_escape
+from negcse.model_cli import unavailable
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
 from negcse.tables.specs import table_spec
@@ -64,6 +65,20 @@ def parse_baselines(items: list[str]) -> dict[str, str]:
     return out
 
 
+def available(paths: list[str]) -> list[str]:
+    """``paths`` without the evaluations of released checkpoints that were unavailable when
+    their job ran (``negcse evaluate --unavailable-ok``), each left out with a logged line."""
+    kept = []
+    for path in paths:
+        released = "/released/" in path.replace("\\", "/") and path.endswith(".json")
+        reason = unavailable(path) if released else None
+        if reason is None:
+            kept.append(path)
+        else:
+            logger.warning("released checkpoint unavailable, its row left out: %s", reason)
+    return kept
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         spec = table_spec(args.name)
@@ -78,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     note = args.scale_note.strip()
     if note:  # the first line of every twin, and of the caption
         spec = replace(spec, caption=f"{latex_escape(note)} {spec.caption}")
-    table = spec.build(spec, args.evals, options)
+    evals = available(args.evals)
+    table = spec.build(spec, evals, options)
     if note:
         table = replace(
             table,
@@ -102,5 +118,5 @@ def run(args: argparse.Namespace) -> int:
                 fh.write(text)
     if args.metrics:
         write_json(args.metrics, table.metrics)
-    logger.info("%s table from %d file(s)", spec.name, len(args.evals))
+    logger.info("%s table from %d file(s)", spec.name, len(evals))
     return 0
