@@ -50,11 +50,14 @@ def test_methods_map_to_the_papers_their_blocks_declare() -> None:
 def tables(tmp_path: Path) -> dict[str, Path]:
     from test_verdicts import _write
 
-    evals = [_write(tmp_path, m, s, 0.5 if m == "sncse" else 1.5) for m in SMOKE for s in (1, 2)]
-    evals.append(_write(tmp_path, "simcse_checkpoint", 0, 1.0))
+    evals = [_write(tmp_path, m, s, 0.5 if m == "sncse" else 1.5, "tiny")
+             for m in SMOKE for s in (1, 2, 3)]  # fmt: skip
+    evals += [_write(tmp_path, "sncse_pl", s, 0.8, "bert-base-uncased") for s in (1, 2, 3)]
+    evals += [_write(tmp_path, "sncse", s, 0.5, "bert-base-uncased") for s in (1, 2, 3)]
+    evals.append(_write(tmp_path, "simcse_checkpoint", 0, 1.0, "tiny"))
     sts = pd.DataFrame(
         {"method": SMOKE, "backbone": "tiny", "avg_mean": [60.0 + i for i in range(len(SMOKE))],
-         "avg_std": 0.5, "seeds": 2, "paper": float("nan"), "diff": float("nan")}
+         "avg_std": 0.5, "seeds": 3, "paper": float("nan"), "diff": float("nan")}
     )  # fmt: skip
     frames = {
         "sts": sts,
@@ -62,49 +65,56 @@ def tables(tmp_path: Path) -> dict[str, Path]:
         "checkpoints": checkpoint_frame(evals),
     }
     paths = {}
-    # the transfer claims: the same frame, one row's verdict changed, so the page shows which
-    frames["transfer_verdicts"] = frames["verdicts"].assign(
-        verdict=lambda f: f["verdict"].where(f["method"] != "sncse_pl", "reversed"),
-        paper_delta_inside="",  # no paper number: an empty column, float NaN when read back
-    )
     for name, frame in frames.items():
         paths[name] = tmp_path / f"{name}.csv"
         paths[name].write_text(to_csv(frame))
     return paths
 
 
-def test_page_of_a_paper(tables: dict[str, Path], tmp_path: Path) -> None:
-    out = tmp_path / "reports" / "sncse.md"
-    figure = tmp_path / "figures" / "tiny" / "soft_negatives" / "simcse+sncse.png"
+def _args(tables: dict[str, Path], out: Path, *more: str) -> list[str]:
+    figure = out.parent.parent / "figures" / "tiny" / "soft_negatives" / "simcse+sncse.png"
     args = ["paper-report", "--paper", "sncse", "--methods", *SMOKE, "--baselines"]
     args += [f"{m}={b}" for m, b in BASELINES.items()]
     args += ["--papers", *(f"{m}={p}" for m, p in PAPERS.items())]
     args += ["--sts", str(tables["sts"]), "--verdicts", str(tables["verdicts"])]
     args += ["--checkpoints", str(tables["checkpoints"]), "--figures", str(figure)]
-    args += ["--out", str(out), "--html", str(out.with_suffix(".html"))]
-    args += ["--transfer-verdicts", str(tables["transfer_verdicts"])]
-    assert main(args) == 0
+    return [*args, "--out", str(out), "--html", str(out.with_suffix(".html")), *more]
+
+
+def test_page_of_a_paper(tables: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "reports" / "sncse.md"
+    forest = tmp_path / "figures" / "forest" / "sncse.png"
+    assert main(_args(tables, out, "--forest", str(forest))) == 0
     page = out.read_text()
-    claims = page.split("## Claims")[1].split("## Transfer claims")[0]
-    transfer = page.split("## Transfer claims")[1].split("## STS average")[0]
-    assert "reversed" not in claims and "nan" not in transfer
-    assert [line.split(" | ")[0] for line in transfer.splitlines() if "reversed" in line] == [
-        "| sncse_pl"
-    ]
-    assert "| sncse | tiny | 2 | simcse |" in claims and "| reproduced |" in claims
-    assert "| sncse_pl | tiny | 2 | sncse |" in claims
+    claims = page.split("## Claims")[1].split("## STS average")[0]
+    # the paper's claims, on its backbone a verdict, on ours a direction check
+    lines = [line for line in claims.splitlines() if line.startswith("| sncse")]
+    assert [line.split(" | ")[:2] for line in lines] == [
+        ["| sncse", "tiny"], ["| sncse_pl", "tiny"], ["| sncse_pl", "bert-base-uncased"]
+    ]  # fmt: skip
+    assert "direction check" in lines[0] and "| reproduced |" in lines[2]
     assert "una" not in claims and "osscse" not in claims  # other papers' rows
+    assert "(../figures/forest/sncse.png)" in claims
+    assert forest.is_file() and forest.with_suffix(".pdf").is_file()
     sts = page.split("## STS average")[1].split("## Released")[0]
     # the paper's methods and the baseline (simcse) they are compared with, in grid order
     assert [line.split(" | ")[0] for line in sts.splitlines() if line.startswith("| ")][1:] == [
         "| simcse", "| sncse", "| sncse_pl"
     ]  # fmt: skip
-    assert "| simcse | tiny | 2 | 60.00 ± 0.50 | -- | -- |" in sts
+    assert "| simcse | tiny | 3 | 60.00 ± 0.50 | -- | -- |" in sts
     released = page.split("## Released checkpoints")[1]
     assert "| simcse_checkpoint | tiny |" in released  # SimCSE's, our simcse is on the page
     assert "(../figures/tiny/soft_negatives/simcse+sncse.png)" in page
-    assert page.startswith("# SNCSE") and "Verdicts: " in page
+    assert page.startswith("# SNCSE") and "Verdicts after Holm's correction: " in page
     assert "<h2>SNCSE" in out.with_suffix(".html").read_text()
+
+
+def test_a_reduced_scale_page_says_so_first(tables: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "reports" / "sncse.md"
+    note = "Reduced-scale run (40 training steps a run): it checks the plumbing, not the papers."
+    assert main(_args(tables, out, "--scale-note", note)) == 0
+    assert out.read_text().splitlines()[0] == f"**{note}**"
+    assert note in out.with_suffix(".html").read_text().split("<h2>")[0]
 
 
 def test_unknown_paper_and_bad_csv(tables: dict[str, Path], tmp_path: Path,
@@ -116,7 +126,9 @@ def test_unknown_paper_and_bad_csv(tables: dict[str, Path], tmp_path: Path,
     assert "--paper 'simcse': known papers sncse, una" in capsys.readouterr().err
     assert main(["paper-report", "--paper", "una", "--verdicts", str(tables["sts"]),
                  *common]) == 1  # fmt: skip
-    assert "sts.csv: no column verdict, vs_baseline_ci" in capsys.readouterr().err
+    assert "sts.csv: no column paper_name, comparison, verdict, vs_baseline_ci" in (
+        capsys.readouterr().err
+    )
     assert not (tmp_path / "x.md").exists()
 
 
@@ -155,8 +167,8 @@ def test_page_of_a_method_of_no_paper(tmp_path: Path) -> None:
     assert main(args) == 0
     page = out.read_text()
     assert page.startswith("# mine") and "against its baseline `simcse`" in page
-    claims = page.split("## Claims")[1].split("## STS average")[0]
-    assert f"| mine | {backbone} | 2 | simcse |" in claims
+    claims = page.split("## Against its baseline")[1].split("## STS average")[0]
+    assert f"| mine | {backbone} | STS avg. | simcse | 2/2 |" in claims
     sts_part = page.split("## STS average")[1].split("## Beside")[0]
     assert [r.split(" | ")[0] for r in sts_part.splitlines() if r.startswith("| ")][1:] == [
         "| simcse", "| mine"

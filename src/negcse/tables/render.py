@@ -302,8 +302,10 @@ def render_markdown(summary: pd.DataFrame, columns: Sequence[Column], fmt: str =
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """The CSV twin: every column, floats with four decimals."""
-    return frame.to_csv(index=False, float_format="%.4f")
+    """The CSV twin: every column, floats with ten decimals. The paper pages print its numbers
+    rounded to the tables' two: from four, a mean such as 59.19499 would be rounded twice
+    (59.1950, then 59.20, where its table prints 59.19)."""
+    return frame.to_csv(index=False, float_format="%.10f")
 
 
 def metrics(summary: pd.DataFrame, key: str, prefix: str = "") -> dict[str, float]:

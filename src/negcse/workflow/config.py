@@ -530,6 +530,23 @@ def method_baselines(config: dict[str, Any]) -> dict[str, str]:
     }
 
 
+def scale_note(config: dict[str, Any]) -> str:
+    """The first line of every table and page of a reduced-scale grid (``train_overrides``, or
+    a capped corpus: not the papers' training), which then gives no verdict on a paper; empty
+    at the papers' scale."""
+    overrides = config.get("train_overrides") or {}
+    reasons = []
+    if overrides:
+        steps = overrides.get("max_steps")
+        reasons.append(f"{steps} training steps a run" if steps else "train_overrides")
+    cap = (config.get("corpus") or {}).get("max_sentences")
+    if cap is not None:
+        reasons.append(f"a corpus of {cap:,} sentences")
+    if not reasons:
+        return ""
+    return f"Reduced-scale run ({', '.join(reasons)}): it checks the plumbing, not the papers."
+
+
 def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:
     entry = config["methods"][method]
     params = dict(entry.get("params") or {})

@@ -27,6 +27,7 @@ from negcse.workflow.config import (
     method_papers,
     released_models,
     resolve_method,
+    scale_note,
 )
 from negcse.workflow.guide_config import (
     config_guide_models,
@@ -284,10 +285,14 @@ class Plan:
         return names
 
     def table_evals(self, spec: TableSpec, backbones: list[str] | None = None) -> list[str]:
-        """The files a table reads: every trained model's, then (evaluation.baseline) each
-        untrained backbone's, then the released checkpoints'."""
+        """The files a table reads: every trained model's (and those of its ``also`` evaluations
+        that are switched on), then (evaluation.baseline) each untrained backbone's, then the
+        released checkpoints'."""
         backbones = backbones or self.backbones
         files = self.run_files(spec.inputs, backbones, **spec.expand)
+        for pattern, setting in spec.also:
+            if setting is None or self.config["evaluation"][setting]:
+                files += self.run_files(pattern, backbones)
         if spec.untrained and self.config["evaluation"]["baseline"]:
             files += expand(spec.untrained, backbone=backbones)
         if spec.released:
@@ -297,6 +302,20 @@ class Plan:
                 if backbone in backbones
             ]
         return files
+
+    def scale_args(self) -> str:
+        """``--scale-note`` with a reduced-scale grid's first line of every table and page
+        (nothing at the papers' scale)."""
+        note = scale_note(dict(self.config))
+        return f"--scale-note {quoted([note])}" if note else ""
+
+    def table_options(self) -> str:
+        """What every table job is given: the fewest seeds of a verdict (verdicts.min_seeds),
+        each method's paper (a method of no paper is compared with its declared baseline) and
+        :meth:`scale_args`."""
+        min_seeds = (self.config.get("verdicts") or {}).get("min_seeds", 3)
+        papers = quoted(f"{m}={p}" for m, p in self.papers.items())
+        return f"--min-seeds {int(min_seeds)} --papers {papers} {self.scale_args()}".rstrip()
 
     def table_inputs(self, table: str) -> list[str]:
         return self.table_evals(TABLES[table])
