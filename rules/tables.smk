@@ -27,11 +27,12 @@ rule table:
         baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
         released=quoted(config.get("released") or {}),
         caption=table_report("summary"),
+        options=PLAN.table_options(),
     shell:
         "python -m negcse table {wildcards.table:q} --evals {input:q} --tex {output.tex:q} "
         "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
         "--metrics {output.metrics:q} --baselines {params.baselines} "
-        "--released {params.released} 2> {log:q}"
+        "--released {params.released} {params.options} 2> {log:q}"
 
 
 rule case_study_table:
@@ -52,6 +53,9 @@ rule case_study_table:
         grid_path("logs/tables/case_study_{backbone}.log"),
     conda:
         "../envs/negcse.yaml"
+    params:
+        options=PLAN.table_options(),
     shell:
         "python -m negcse table case_study --evals {input:q} --tex {output.tex:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} {params.options} "
+        "2> {log:q}"

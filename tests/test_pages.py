@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from fake_evals import evaluation, write_json
-from negcse.workflow.config import method_baselines
+from negcse.workflow.config import method_baselines, method_papers
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -114,7 +114,7 @@ def _png() -> bytes:
     return out.getvalue()
 
 
-COMMITTED = sorted([*REPO.glob("results/tables/*.html"), *REPO.glob("results/reports/*.html")])
+COMMITTED = sorted([*REPO.glob("results/tables/*.html"), *REPO.glob("results/reports/**/*.html")])
 
 
 @pytest.mark.parametrize("page", COMMITTED, ids=lambda p: str(p.relative_to(REPO)))
@@ -145,9 +145,10 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     files.append(str(write_json(evals, "u", **evaluation("untrained", "splade-tiny", "", 3))))
     tables = root / "results/tables"
+    papers = [f"{m}={p}" for m, p in method_papers(config).items()]
     for name in ("sts", "transfer", "splits", "probe", "analysis", "verdicts", "checkpoints",
-                 "transfer_verdicts"):  # fmt: skip
-        args = ["table", name, "--evals", *files, "--baselines", *baselines]
+                 "published"):  # fmt: skip
+        args = ["table", name, "--evals", *files, "--baselines", *baselines, "--papers", *papers]
         args += ["--csv", str(tables / f"{name}.csv"), "--html", str(tables / f"{name}.html")]
         assert main(args) == 0, name
     figure = root / "results/figures/splade-tiny/training_curves/sncse+osscse.png"
@@ -155,19 +156,25 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     curves = {m: [Curve(m, "splade-tiny", 1, [20, 40], [60.0, 61.0], None,
                         {"loss": [(5, 1.0), (10, 0.5)]})] for m in ("simcse", "sncse")}  # fmt: skip
     save_figure(curves_figure(curves, "splade-tiny", "simcse"), figure)
+    common = ["--methods", *methods, "--baselines", *baselines, "--papers", *papers]
+    common += [f"--{t}={tables / t}.csv" for t in ("sts", "verdicts", "checkpoints")]
+    common += ["--figures", str(figure)]
     report = root / "results/reports/sncse.md"
-    args = ["paper-report", "--paper", "sncse", "--methods", *methods, "--baselines", *baselines]
-    args += [f"--{t.replace('_', '-')}={tables / t}.csv" for t in
-             ("sts", "verdicts", "checkpoints", "transfer_verdicts")]  # fmt: skip
-    args += ["--figures", str(figure), "--out", str(report), "--html", str(report.with_suffix(".html"))]
-    assert main(args) == 0
+    forest = root / "results/figures/forest/sncse.png"
+    args = ["paper-report", "--paper", "sncse", *common, "--forest", str(forest)]
+    assert main([*args, "--out", str(report), "--html", str(report.with_suffix(".html"))]) == 0
+    page = root / "results/reports/methods/simcse.md"
+    args = ["paper-report", "--method", "simcse", *common]
+    args += ["--published", str(tables / "published.csv")]
+    assert main([*args, "--out", str(page), "--html", str(page.with_suffix(".html"))]) == 0
     return root
 
 
 def test_pages_built_from_evaluations_render(browser: object, built: Path) -> None:
-    pages = sorted(built.glob("results/*/*.html"))
-    assert len(pages) == 9
+    pages = sorted(built.glob("results/**/*.html"))
+    assert len(pages) == 10  # 8 tables, a paper's page, a method's page
     found = {str(p.relative_to(built)): problems(browser, p) for p in pages}
     assert not any(found.values()), found
     report = (built / "results/reports/sncse.html").read_text()
     assert '<img src="../figures/splade-tiny/training_curves/sncse+osscse.png"' in report
+    assert '<img src="../figures/forest/sncse.png"' in report

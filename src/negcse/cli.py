@@ -57,7 +57,9 @@ def command_help(module_name: str) -> str:
     raise RuntimeError(f"{origin}: no HELP = '...' string literal")
 
 
-def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(
+    argv: Sequence[str] | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     """The parser of the command named in ``argv`` (only its module imported), or of every
     command's name and help when none is named (``negcse --help``: no module imported)."""
     parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])
@@ -100,7 +102,11 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args, module = parse(argv)
+    try:
+        args, module = parse(argv)
+    except UserError as exc:  # e.g. a plug-in that cannot load while a command's options are read
+        print(f"negcse: error: {describe_error(exc)}", file=sys.stderr)
+        return 1
     if args.debug:
         os.environ[DEBUG_ENV] = "1"
     logging.basicConfig(

@@ -29,10 +29,10 @@ SIGNS = {
     "τ": r"$\tau$",
     "λ": r"$\lambda$",
     "σ": r"$\sigma$",
-    "†": r"\dag{}",
-    "‡": r"\ddag{}",
-    "§": r"\S{}",
-    "¶": r"\P{}",
+    "†": r"$\dagger$",
+    "‡": r"$\ddagger$",
+    "§": r"$\mathsection$",
+    "¶": r"$\mathparagraph$",
 }
 
 
@@ -59,11 +59,12 @@ PAGE = Page()
 def latex_table(body: Sequence[str], cols: str, caption: str, label: str, wide: bool = True) -> str:
     """A booktabs float around ``body`` (its lines, header and midrules included), in
     ``\\footnotesize`` and never scaled: ``table*`` across both columns, or ``table`` in one
-    (``wide=False``). A table wider than the page is split by its builder instead."""
+    (``wide=False``), at the top of a page or on a page of floats. A table wider than the page
+    is split by its builder instead."""
     env = "table*" if wide else "table"
     return "\n".join(
         [
-            rf"\begin{{{env}}}[t]",
+            rf"\begin{{{env}}}[tp]",
             r"\centering",
             r"\footnotesize",
             rf"\setlength{{\tabcolsep}}{{{PAGE.tabcolsep:g}pt}}",

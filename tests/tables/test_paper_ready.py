@@ -23,7 +23,7 @@ from negcse.analysis.run import GCSE_CASES
 from negcse.tables.build import Options, case_study_frame, case_study_render
 from negcse.tables.render import MAX_ROWS, Column, collect, render_latex, render_markdown, summarize
 from negcse.tables.specs import TABLES, table_spec
-from negcse.workflow.config import method_baselines
+from negcse.workflow.config import method_baselines, method_papers
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,7 +92,9 @@ def paper_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
                                     **evaluation(method, backbone, seed, i + int(seed))))  # fmt: skip
         files.append(write_json(tmp, f"u-{backbone}", **evaluation("untrained", backbone, "", 3)))
         files.append(write_json(tmp, f"r-{backbone}", **evaluation("gcse_checkpoint", backbone, "0", 5)))
-    options = Options(method_baselines(config), tuple(config["released"]))
+    options = Options(
+        method_baselines(config), tuple(config["released"]), papers=method_papers(config)
+    )
     return [str(f) for f in files], options
 
 
@@ -191,7 +193,9 @@ def smoke_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
         for seed in ("1", "2")
     ]
     files.append(write_json(tmp, "u", **evaluation("untrained", "splade-tiny", "", 3)))
-    return [str(f) for f in files], Options(method_baselines(config), ())
+    return [str(f) for f in files], Options(
+        method_baselines(config), (), papers=method_papers(config)
+    )
 
 
 @needs_pdflatex

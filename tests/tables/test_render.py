@@ -185,8 +185,8 @@ def test_a_part_explains_the_marks_of_its_own_rows() -> None:
     })  # fmt: skip
     tex = render_latex(summary, (Column("avg", "Avg."),), "cap", "tab:x")
     part_a, part_b = tex.split("\\begin{table}")[1:]
-    assert "GCSE \\dag{} &" in part_a and "\\dag{} data written by the LLM tiny-llm." in part_a
-    assert "SimCSE+SAN \\ddag{} &" in part_b and "\\ddag{} SAN lexicon: spacy." in part_b
+    assert "GCSE $\\dagger$ &" in part_a and "$\\dagger$ data written by the LLM tiny-llm." in part_a
+    assert "SimCSE+SAN $\\ddagger$ &" in part_b and "$\\ddagger$ SAN lexicon: spacy." in part_b
     assert "tiny-llm" not in part_b
     md = render_markdown(summary, (Column("avg", "Avg."),))
     assert "† data written by the LLM tiny-llm. ‡ SAN lexicon: spacy." in md

@@ -49,7 +49,7 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     assert r"a\_1 & \textbf{62.00 $\pm$ 2.83} & 15.00 $\pm$ 7.07 \\" in tex
     assert r"b & 61.00 & \textbf{5.00} \\" in tex  # lowest error in bold, one seed
     assert r"\caption{Toy scores, mean $\pm$ std over seeds. Backbone: bb.}" in tex
-    assert "tab:toy" in tex and r"\begin{table}[t]" in tex  # narrow: one column
+    assert "tab:toy" in tex and r"\begin{table}[tp]" in tex  # narrow: one column
     md = out["md"].read_text()
     assert md.startswith("Toy scores, mean ± std over seeds. Backbone: bb.\n\n")
     assert "| a_1 | **62.00 ± 2.83** | 15.00 ± 7.07 |" in md

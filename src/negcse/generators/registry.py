@@ -13,6 +13,9 @@ Specs are imported when the Snakefile is parsed: a spec module imports no torch,
 numpy (the implementation modules import the spec, not the other way round), and nothing of
 negcse.methods or negcse.workflow: what the generators need to know of the configured methods
 (which columns each reads) is passed in as ``readers`` (method -> columns).
+
+An installed package adds generators through the ``negcse.generators`` entry-point group
+(:mod:`negcse.plugins`): a spec module, or its ``GeneratorSpec``; loaded after the built-in specs.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import jsonschema
 
 import negcse.generators.specs as specs_pkg
 from negcse.generators.settings import GeneratorSettings, defaults, schema
+from negcse.plugins import load_plugins
 
 if TYPE_CHECKING:
     from negcse.generators.steps import Step
@@ -61,6 +65,12 @@ def _as_configured(settings: Settings, mirror: str | None) -> Settings:
     return settings
 
 
+class SubstituteWarning(UserWarning):
+    """A generator's planned substitute (``GeneratorSpec.plan``): shown as a Python warning
+    wherever the config is resolved (the workflow, ``negcse fidelity``, a script), besides the
+    log line and the records (``substitutes``)."""
+
+
 @dataclass(frozen=True)
 class GeneratorSpec:
     """One generator: the columns it produces and everything the workflow needs to make them.
@@ -87,8 +97,8 @@ class GeneratorSpec:
     provenance: Callable[[Settings], dict[str, Any]] = lambda _settings: {}
     #: the settings this machine can make (given the config's mirror): a resource found nowhere
     #: here (no mirror or cache copy, offline or unreachable) replaced by its documented fallback
-    #: when the workflow is planned, logged, so every file name and record says what was used;
-    #: the provenance then lists it under ``substitutes``
+    #: when the workflow is planned, logged and warned (``SubstituteWarning``), so every file
+    #: name and record says what was used; the provenance then lists it under ``substitutes``
     plan: Callable[[Settings, str | None], Settings] = _as_configured
 
     def __post_init__(self) -> None:
@@ -109,6 +119,8 @@ SPECS: dict[str, GeneratorSpec] = {}
 
 def register(spec: GeneratorSpec) -> GeneratorSpec:
     """Add ``spec``; a name or column another spec already holds is an error."""
+    if not isinstance(spec, GeneratorSpec):
+        raise TypeError(f"{spec!r} is not a GeneratorSpec")
     old = SPECS.get(spec.name)
     if old is not None and old != spec:
         raise ValueError(f"generator '{spec.name}' registered twice")
@@ -124,12 +136,13 @@ _LOADED: list[bool] = []
 
 
 def specs() -> dict[str, GeneratorSpec]:
-    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import
-    (imported on the first call)."""
+    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import,
+    then the plug-ins' (imported on the first call)."""
     if not _LOADED:
+        _LOADED.append(True)
         for info in pkgutil.iter_modules(specs_pkg.__path__):
             importlib.import_module(f"{specs_pkg.__name__}.{info.name}")
-        _LOADED.append(True)
+        load_plugins("generators", register)
     return SPECS
 
 

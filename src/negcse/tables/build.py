@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from negcse.analysis.latex import scaled
+from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.display import task_name
 from negcse.errors import UserError
@@ -63,10 +64,18 @@ class TableInputError(UserError, ValueError):
 class Options:
     """Settings from the workflow: ``baselines`` maps a method to the one its paper compared
     it with (params.yaml ``methods.<m>.baseline``); ``released`` names the released
-    checkpoints' rows (params.yaml ``released``), reference rows like the untrained one."""
+    checkpoints' rows (params.yaml ``released``), reference rows like the untrained one;
+    ``min_seeds`` the fewest seeds a side that give a verdict (params.yaml
+    ``verdicts.min_seeds``); ``scale_note`` the first line of every table of a reduced-scale
+    grid (empty at the papers' scale: :func:`negcse.workflow.config.scale_note`); ``papers``
+    maps a method to its paper (``methods.<m>.paper``; a method of no paper is compared with
+    its declared baseline)."""
 
     baselines: Mapping[str, str] = field(default_factory=dict)
     released: tuple[str, ...] = ()
+    min_seeds: int = MIN_SEEDS
+    scale_note: str = ""
+    papers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -346,7 +355,7 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
         )
         summaries[group] = summary
         columns = (*[Column(k, k, std=k.startswith("Avg.")) for k in shown], *PAPER_DIFF)
-        caption = MTEB_CAPTIONS[group].format(version=version)
+        caption = spec.caption + MTEB_CAPTIONS[group].format(version=version)  # spec: a note
         out = render(summary, columns, caption, f"tab:mteb-{group}", baselines=options.baselines)
         latex.append(out.tex)
         markdown.append(f"## MTEB {group}\n\n{out.md}")

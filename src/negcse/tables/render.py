@@ -54,6 +54,10 @@ _MATH_SIGNS = {
     r"\tau": "τ",
     r"\sigma": "σ",
     r"\lambda": "λ",
+    r"\dagger": "†",
+    r"\ddagger": "‡",
+    r"\mathsection": "§",
+    r"\mathparagraph": "¶",
 }
 #: LaTeX text in captions, as plain text
 _TEXT = {
@@ -353,11 +357,16 @@ def family_blocks(rows: pd.DataFrame) -> list[pd.DataFrame]:
     return [b for b in (*blocks, rows[~trained]) if len(b)]
 
 
-def _parts(summary: pd.DataFrame, baselines: Mapping[str, str]) -> list[tuple[str, pd.DataFrame]]:
+def _parts(
+    summary: pd.DataFrame, baselines: Mapping[str, str], lines: pd.Series | None = None
+) -> list[tuple[str, pd.DataFrame]]:
     """(backbone or "", rows) per LaTeX table: one per backbone of the trained rows when there
-    are several, each split into method families of at most :data:`MAX_ROWS` trained methods.
-    Every part has its backbone's reference rows (untrained, released, published) and those of
-    the backbones nothing was trained on (e.g. a paper's BERT-base numbers)."""
+    are several, each split into method families of at most :data:`MAX_ROWS` lines of trained
+    rows (``lines``: each row's printed lines, 1 each by default; a method may have several
+    rows, e.g. one per measure). Every part has its backbone's reference rows (untrained,
+    released, published) and those of the backbones nothing was trained on (e.g. a paper's
+    BERT-base numbers)."""
+    lines = pd.Series(1, index=summary.index) if lines is None else lines
     is_trained = _trained_rows(summary)
     backbones = list(dict.fromkeys(summary.loc[is_trained, "backbone"]))
     others = summary[~summary["backbone"].isin(backbones)]
@@ -368,12 +377,23 @@ def _parts(summary: pd.DataFrame, baselines: Mapping[str, str]) -> list[tuple[st
         trained = rows[is_trained[rows.index]]
         reference = pd.concat([rows.drop(trained.index), others])
         methods = list(dict.fromkeys(trained["method"]))
-        if len(methods) <= MAX_ROWS:
+        if lines[trained.index].sum() <= MAX_ROWS:
             parts.append((name, pd.concat([rows, others])))
             continue
         by_method = {m: trained[trained["method"] == m] for m in methods}
         for group in method_groups(methods, baselines, MAX_ROWS):
-            parts.append((name, pd.concat([*(by_method[m] for m in group.methods), reference])))
+            # a group of methods with several rows each runs over parts of MAX_ROWS lines
+            chunk: list[pd.DataFrame] = []
+            for m in group.methods:
+                if (
+                    chunk
+                    and sum(lines[c.index].sum() for c in chunk) + lines[by_method[m].index].sum()
+                    > MAX_ROWS
+                ):
+                    parts.append((name, pd.concat([*chunk, reference])))
+                    chunk = []
+                chunk.append(by_method[m])
+            parts.append((name, pd.concat([*chunk, reference])))
     return parts or [("", summary)]
 
 
@@ -405,8 +425,10 @@ class Layout:
 
     @staticmethod
     def of(rows: pd.DataFrame, columns: Sequence[Column], fmt: str,
-           best: Mapping[str, Mapping[str, float]], notes: Notes) -> Layout:  # fmt: skip
-        blocks = family_blocks(rows)
+           best: Mapping[str, Mapping[str, float]], notes: Notes,
+           keep_order: bool = False) -> Layout:  # fmt: skip
+        """``keep_order``: the rows as given, in one block (a table ordered by its numbers)."""
+        blocks = [rows] if keep_order else family_blocks(rows)
         ordered = pd.concat(blocks) if blocks else rows
         plain = cells(ordered, columns, fmt, False, best, notes)
         empty = [j for j in range(2, len(columns) + 2) if all(r[j] in ("", EMPTY) for r in plain)]
@@ -425,13 +447,38 @@ class Layout:
 
     def widths(self, columns: Sequence[Column], fmt: str, best: Mapping[str, Mapping[str, float]],
                notes: Notes) -> dict[int, float]:  # fmt: skip
-        """Points each shown column takes, its padding included."""
+        """Points each shown column takes, its padding included; a text column at most
+        :data:`WRAP` wide (its longer cells wrap: :func:`_wrapped`)."""
         plain = cells(pd.concat(self.blocks), columns, fmt, False, best, notes)
         header = [["Method"], ["Backbone"], *(c.label.split("\n") for c in columns)]
-        return {
-            j: max(text_width(x) for x in [*header[j], *(r[j] for r in plain)]) + 2 * PAGE.tabcolsep
-            for j in self.shown
-        }
+        out = {}
+        for j in self.shown:
+            width = max(text_width(x) for x in [*header[j], *(r[j] for r in plain)])
+            if j >= 2 and columns[j - 2].kind in WRAPPED_KINDS:
+                width = min(width, WRAP)
+            out[j] = width + 2 * PAGE.tabcolsep
+        return out
+
+
+#: a text column is at most this wide (points); a longer cell wraps in a ragged-right box
+WRAP = 140.0
+WRAPPED_KINDS = ("text", "method")
+
+
+def _lines(summary: pd.DataFrame, columns: Sequence[Column], fmt: str,
+           best: Mapping[str, Mapping[str, float]]) -> pd.Series:  # fmt: skip
+    """The lines each row prints in LaTeX: its longest wrapped cell's (:func:`_wrapped`)."""
+    plain = cells(summary, columns, fmt, False, best)
+    wraps = [j + 2 for j, c in enumerate(columns) if c.kind in WRAPPED_KINDS]
+    counts = [max([1, *(math.ceil(text_width(row[j]) / WRAP) for j in wraps)]) for row in plain]
+    return pd.Series(counts, index=summary.index)
+
+
+def _wrapped(cell: str, plain: str) -> str:
+    """A LaTeX cell wider than :data:`WRAP` as a top-aligned, ragged-right box of that width."""
+    if text_width(plain) <= WRAP:
+        return cell
+    return rf"\parbox[t]{{{WRAP:g}pt}}{{\raggedright {cell}}}"
 
 
 def _column_parts(widths: dict[int, float], fixed: int) -> list[list[int]]:
@@ -463,11 +510,15 @@ def _column_parts(widths: dict[int, float], fixed: int) -> list[list[int]]:
 def _latex_body(layout: Layout, shown: list[int], columns: Sequence[Column], fmt: str,
                 best: Mapping[str, Mapping[str, float]], notes: Notes) -> list[str]:  # fmt: skip
     header = ["Method", "Backbone", *(c.header(latex=True) for c in columns)]
+    wraps = {j for j in shown if j >= 2 and columns[j - 2].kind in WRAPPED_KINDS}
     body = [" & ".join(header[j] for j in shown) + r" \\"]
     for block in layout.blocks:
         body.append(r"\midrule")
-        for row in cells(block, columns, fmt, True, best, notes):
-            body.append(" & ".join(row[j] for j in shown) + r" \\")
+        rows = cells(block, columns, fmt, True, best, notes)
+        plain = cells(block, columns, fmt, False, best, notes)
+        for row, text in zip(rows, plain, strict=True):
+            shown_cells = [_wrapped(row[j], text[j]) if j in wraps else row[j] for j in shown]
+            body.append(" & ".join(shown_cells) + r" \\")
     return body
 
 
@@ -478,17 +529,18 @@ def render_latex(
     label: str,
     fmt: str = "{:.2f}",
     baselines: Mapping[str, str] | None = None,
+    keep_order: bool = False,
 ) -> str:
     """The table as LaTeX floats (see the module doc for when it is several); a table without
-    rows is a comment saying so."""
+    rows is a comment saying so. ``keep_order``: rows as given, no family blocks."""
     if summary.empty:
         return f"% {label}: no rows. {plain_caption(caption)}\n"
     aligns = ["l", "l", *(c.align for c in columns)]
     best = {col.key: _best(summary, col) for col in columns}
     notes = Notes.of(summary)
     pieces = []
-    for backbone, rows in _parts(summary, baselines or {}):
-        layout = Layout.of(rows, columns, fmt, best, notes)
+    for backbone, rows in _parts(summary, baselines or {}, _lines(summary, columns, fmt, best)):
+        layout = Layout.of(rows, columns, fmt, best, notes, keep_order)
         widths = layout.widths(columns, fmt, best, notes)
         fixed = 1 + (1 in layout.shown)
         for shown in _column_parts(widths, fixed):
@@ -510,7 +562,11 @@ def render_latex(
 
 
 def render_markdown(
-    summary: pd.DataFrame, columns: Sequence[Column], fmt: str = "{:.2f}", caption: str = ""
+    summary: pd.DataFrame,
+    columns: Sequence[Column],
+    fmt: str = "{:.2f}",
+    caption: str = "",
+    keep_order: bool = False,
 ) -> str:
     """The table in Markdown, rows as in LaTeX; ``caption`` (LaTeX) first, as plain text, with
     what the layout adds to it. A table without rows says so."""
@@ -519,7 +575,7 @@ def render_markdown(
         return (f"{text}\n\n" if text else "") + "No rows.\n"
     best = {col.key: _best(summary, col) for col in columns}
     notes = Notes.of(summary)
-    layout = Layout.of(summary, columns, fmt, best, notes)
+    layout = Layout.of(summary, columns, fmt, best, notes, keep_order)
     header = ["Method", "Backbone", *(c.header(latex=False) for c in columns)]
     rule = [":---", ":---", *(":---" if c.align == "l" else "---:" for c in columns)]
     rows = cells(pd.concat(layout.blocks), columns, fmt, False, best, notes)
@@ -543,17 +599,20 @@ def render(
     label: str,
     fmt: str = "{:.2f}",
     baselines: Mapping[str, str] | None = None,
+    keep_order: bool = False,
 ) -> Rendered:
     """LaTeX and Markdown of one table, with the same caption."""
     return Rendered(
-        render_latex(summary, columns, caption, label, fmt, baselines),
-        render_markdown(summary, columns, fmt, caption),
+        render_latex(summary, columns, caption, label, fmt, baselines, keep_order),
+        render_markdown(summary, columns, fmt, caption, keep_order),
     )
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """The CSV twin: every column, each float as stored (shortest round-trip text), so a page
-    built from it (:mod:`negcse.tables.reports`) rounds each number once, as the table does."""
+    """The CSV twin: every column, each float as stored (its shortest round-trip text), so a
+    page built from it (:mod:`negcse.tables.reports`) rounds each number once, as the table
+    does (from four decimals, a mean such as 59.19499 would be rounded twice: 59.1950, then
+    59.20, where its table prints 59.19)."""
     return frame.to_csv(index=False)
 
 

@@ -1,11 +1,16 @@
-"""One page per paper: did its claims hold? ``results/reports/<paper>.md`` (and its HTML twin).
+"""The report pages: one per paper, did its claims hold? (``results/reports/<paper>.md``), and
+one per method of no paper (``results/reports/methods/<method>.md``), each with its HTML twin.
 
-A page gathers, for the paper's methods of the grid and the baselines they are compared with,
-the rows of the tables already built (their CSV twins): the verdicts (``verdicts.csv``), the
-STS averages beside the published ones (``sts.csv``), the released checkpoints
-(``checkpoints.csv``), and shows the figures of the method groups that draw the paper's own
-methods, by kind, as images (the PNGs beside the page under ``results/figures/``, in git).
-Methods are named as the tables name them (:mod:`negcse.display`).
+A method's paper is declared in its params block (``methods.<m>.paper``). A paper's page
+gathers, for the paper's methods of the grid and the baselines they are compared with, the rows
+of the tables already built (their CSV twins): the paper's claims and their verdicts on every
+measure (``verdicts.csv``) with their forest plot, the STS averages beside the published ones
+(``sts.csv``), the released checkpoints (``checkpoints.csv``), and the figures of the method
+groups that draw its own methods, by kind, as images (the PNGs under ``results/figures/``, in
+git). A method of no paper (SimCSE, the suite's controls, a new method) gets its comparisons
+with its declared baseline, its STS rows and its baseline's, its rows among every published row
+of its backbones (``published.csv``) and its figures. Methods and backbones are named as the
+tables name them (:mod:`negcse.display`).
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from pathlib import PurePath
 
 import pandas as pd
 
-from negcse.display import backbone_name, family, method_name
+from negcse.display import backbone_name, method_name
+from negcse.tables import published_view
 from negcse.tables.published import CHECKPOINT_ROWS, PAPERS
 from negcse.tables.render import Column, render_markdown
-from negcse.tables.verdicts import CHECKPOINT_COLUMNS, VERDICT_COLUMNS
+from negcse.tables.verdicts import CHECKPOINT_COLUMNS, VERDICT_COLUMNS, method_rows, paper_rows
 
 TITLES: dict[str, str] = {
     "sncse": "SNCSE: soft negatives by negation",
@@ -29,6 +35,7 @@ TITLES: dict[str, str] = {
     "osscse": "OssCSE: surface-structure bias (paraphrases and negations)",
 }
 
+
 #: the figure kinds (results/figures/<backbone>/<kind>/<group>.png), in page order
 FIGURE_KINDS: dict[str, str] = {
     "soft_negatives": "Negations and random pairs: cosine similarity (SNCSE Figure 4)",
@@ -37,22 +44,24 @@ FIGURE_KINDS: dict[str, str] = {
 }
 
 
-def method_paper(method: str) -> str | None:
-    """The paper a method of the grid reproduces (None: a shared baseline such as SimCSE):
-    its family's (:func:`negcse.display.family`)."""
-    return family(method).paper
-
-
-def grid_papers(methods: Iterable[str]) -> list[str]:
-    """The papers with at least one method in the grid, in :data:`PAPERS` order."""
-    found = {method_paper(m) for m in methods}
+def grid_papers(methods: Iterable[str], papers: Mapping[str, str]) -> list[str]:
+    """The papers with at least one method in the grid (``papers``: method -> its declared
+    paper, ``methods.<m>.paper``), in :data:`PAPERS` order."""
+    found = {papers.get(m) for m in methods}
     return [p for p in PAPERS if p in found]
 
 
-def page_methods(paper: str, methods: Iterable[str], baselines: Mapping[str, str]) -> list[str]:
+def own_pages(methods: Iterable[str], papers: Mapping[str, str]) -> list[str]:
+    """The grid's methods of no paper (SimCSE, controls, a new method): a page each."""
+    return [m for m in methods if m not in papers]
+
+
+def page_methods(
+    paper: str, methods: Iterable[str], baselines: Mapping[str, str], papers: Mapping[str, str]
+) -> list[str]:
     """The paper's methods and the baselines they are compared with, in grid order."""
     methods = list(methods)
-    own = [m for m in methods if method_paper(m) == paper]
+    own = [m for m in methods if papers.get(m) == paper]
     wanted = set(own) | {baselines[m] for m in own if m in baselines}
     return [m for m in methods if m in wanted]
 
@@ -63,9 +72,9 @@ def _rows(frame: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
     return rows.assign(_o=order).sort_values("_o", kind="stable").drop(columns="_o")
 
 
-#: the verdicts table's columns up to the paper's difference and the STS average beside the
+#: the verdicts table's columns (a page shows one paper's rows) and the STS average beside the
 #: published one (no bold: a page shows part of a table)
-CLAIM_COLUMNS = VERDICT_COLUMNS[:7]
+CLAIM_COLUMNS = VERDICT_COLUMNS
 STS_COLUMNS = (
     Column("seeds", "Seeds", kind="count"),
     Column("avg", "Avg.", bold=None),
@@ -74,31 +83,39 @@ STS_COLUMNS = (
 )
 
 
+def forest_label(row: Mapping[str, object]) -> str:
+    """A claim's row label in the forest plot, named as the tables name them."""
+    method, base = method_name(str(row["method"])), method_name(str(row["baseline"]))
+    return f"{method} − {base} ({row['measure_text']}, {backbone_name(str(row['backbone']))})"
+
+
+def _link(path: str, out_dir: str) -> str:
+    """``path`` relative to the page, with forward slashes."""
+    return PurePath(os.path.relpath(path, out_dir)).as_posix()
+
+
 def _doc(path: str, out_dir: str) -> str:
     """A link to a repository document, relative to the page, where the document is found
     from the working directory (the repository's root, as the workflow runs); else its path."""
-    if os.path.isfile(path):
-        return f"[{path}]({PurePath(os.path.relpath(path, out_dir)).as_posix()})"
-    return f"`{path}`"
+    return f"[{path}]({_link(path, out_dir)})" if os.path.isfile(path) else f"`{path}`"
 
 
 def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
-    """The figures by kind, each an image with the group's methods named below it."""
+    """The figures by kind, each an image with its group's methods named below it (a group
+    is named for the roots of the families it holds: ``sncse+osscse``)."""
     by_kind: dict[str, list[str]] = {}
     for path in figures:
         by_kind.setdefault(PurePath(path).parent.name, []).append(path)
-    lines: list[str] = []
-    for kind in sorted(by_kind, key=lambda k: list(FIGURE_KINDS).index(k) if k in FIGURE_KINDS
-                       else len(FIGURE_KINDS)):  # fmt: skip
+    order = list(FIGURE_KINDS)
+    lines = ["", "## Figures"]
+    for kind in sorted(by_kind, key=lambda k: order.index(k) if k in order else len(order)):
         lines += ["", f"### {FIGURE_KINDS.get(kind, kind)}", ""]
         for path in by_kind[kind]:
-            parts = PurePath(path)
-            roots = parts.stem.split("+")
-            group = " + ".join(method_name(r) if "-more" not in r else r.replace("-", " ")
-                               for r in roots)  # fmt: skip
-            where = backbone_name(parts.parent.parent.name)
-            link = PurePath(os.path.relpath(path, out_dir)).as_posix()
-            lines += [f"![{group}, {where}]({link})", "", f"*{group}, {where}*", ""]
+            where = PurePath(path)
+            roots = [r.replace("-", " ") if r.endswith("-more") else method_name(r)
+                     for r in where.stem.split("+")]  # fmt: skip
+            group = f"{' + '.join(roots)}, {backbone_name(where.parent.parent.name)}"
+            lines += [f"![{group}]({_link(path, out_dir)})", "", f"*{group}*", ""]
     return lines
 
 
@@ -106,36 +123,41 @@ def paper_page(
     paper: str,
     methods: Sequence[str],
     baselines: Mapping[str, str],
+    papers: Mapping[str, str],
     sts: pd.DataFrame,
     verdicts: pd.DataFrame,
     checkpoints: pd.DataFrame,
     figures: Sequence[str],
     out_dir: str,
-    transfer_verdicts: pd.DataFrame | None = None,
+    forest: str | None = None,
+    scale_note: str = "",
 ) -> str:
-    """The Markdown page of ``paper`` (its methods among ``methods``, the grid's); with
-    ``transfer_verdicts``, its claims on the transfer average too."""
-    shown = page_methods(paper, methods, baselines)
-    own = [m for m in shown if method_paper(m) == paper]
-    parts = [f"# {TITLES.get(paper, paper)}", ""]
+    """The Markdown page of ``paper`` (its methods among ``methods``, the grid's): its claims
+    on every measure (``forest``: their plot, linked), STS rows, checkpoints, figures; a
+    reduced-scale grid's ``scale_note`` is its first line."""
+    shown = page_methods(paper, methods, baselines, papers)
+    own = [m for m in shown if papers.get(m) == paper]
+    parts = [f"**{scale_note}**", ""] if scale_note else []
+    parts += [f"# {TITLES.get(paper, paper)}", ""]
     parts.append(
         f"Our runs of {', '.join(method_name(m) for m in own)}, each beside the baseline its "
         f"paper compared it with. How the intervals and verdicts are computed: "
         f"{_doc('docs/statistics.md', out_dir)}; every deviation from the paper: "
         f"{_doc('docs/fidelity.md', out_dir)}."
     )
-    verdict_rows = _rows(verdicts, own)
-    held = verdict_rows["verdict"].fillna("").value_counts()
-    judged = {k: int(v) for k, v in held.items() if k}
-    if judged:
-        parts += ["", "Verdicts: " + ", ".join(f"{v} {k}" for k, v in judged.items()) + "."]
-    parts += ["", "## Claims", "", render_markdown(verdict_rows, CLAIM_COLUMNS).rstrip()]
-    if transfer_verdicts is not None:
-        rows = _rows(transfer_verdicts, own)
-        parts += ["", "## Transfer claims", ""]
-        parts.append(
-            render_markdown(rows, CLAIM_COLUMNS).rstrip() if len(rows) else "No transfer runs."
-        )
+    claims = paper_rows(verdicts, paper)
+    for column, when in (("verdict", "after Holm's correction"), ("verdict_raw", "from the 95% intervals")):
+        held = claims[column].fillna("").value_counts()
+        counts = ", ".join(f"{v} {k}" for k, v in held.items() if k)
+        if counts:
+            parts += ["", f"Verdicts {when}: {counts}."]
+    parts += ["", "## Claims", ""]
+    if len(claims):
+        parts.append(render_markdown(claims, CLAIM_COLUMNS).rstrip())
+        if forest:
+            parts += ["", f"![Forest plot of the claims]({_link(forest, out_dir)})"]
+    else:
+        parts.append("No claim of this paper has both its methods in the grid.")
     parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
     released = [n for n, (_, m, _) in CHECKPOINT_ROWS.items() if m in shown]
     ckpt = _rows(checkpoints, released) if len(checkpoints) else checkpoints
@@ -145,5 +167,59 @@ def paper_page(
     else:
         parts.append("None evaluated (none released, or offline and in no mirror or cache).")
     if figures:
-        parts += ["", "## Figures", *figure_section(figures, out_dir)]
+        parts += figure_section(figures, out_dir)
+    return "\n".join(parts).rstrip() + "\n"
+
+
+#: the published table's columns on a method's page
+PUBLISHED_COLUMNS = published_view.COLUMNS
+
+
+def method_page(
+    method: str,
+    methods: Sequence[str],
+    baselines: Mapping[str, str],
+    sts: pd.DataFrame,
+    verdicts: pd.DataFrame,
+    published: pd.DataFrame,
+    figures: Sequence[str],
+    out_dir: str,
+    scale_note: str = "",
+) -> str:
+    """The Markdown page of ``method``, a method of no paper: its comparisons with its
+    baseline on every measure, its STS rows and its baseline's, and its rows among the
+    published rows of its backbones; a reduced-scale grid's ``scale_note`` is its first line."""
+    base = baselines.get(method)
+    shown = [m for m in methods if m in {method, base}]
+    parts = [f"**{scale_note}**", ""] if scale_note else []
+    parts += [f"# {method_name(method)}", ""]
+    against = f"against its baseline {method_name(base)}" if base else "(no baseline declared)"
+    parts.append(
+        f"Our runs of {method_name(method)} (`{method}`), a method of no paper here, {against}, "
+        "and beside every row the papers publish for the backbones it ran on. How the "
+        f"intervals and verdicts are computed: {_doc('docs/statistics.md', out_dir)}."
+    )
+    parts += ["", "## Against its baseline", ""]
+    rows = method_rows(verdicts, method)
+    if not base:
+        parts.append("No baseline: declare one (`methods.<m>.baseline`) for a comparison.")
+    elif len(rows):
+        parts.append(render_markdown(rows, CLAIM_COLUMNS).rstrip())
+    else:
+        parts.append(f"No run of {method_name(method)} and {method_name(base)} on one backbone.")
+    parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
+    backbones = list(dict.fromkeys(_rows(sts, [method])["backbone"]))
+    for backbone in backbones:
+        rows = published[published["backbone"] == backbone]
+        rows = rows[(rows["source"] != "ours") | rows["method"].isin(shown)]
+        parts += ["", f"## Beside the published rows: {backbone_name(backbone)}", ""]
+        if (rows["source"] != "ours").any():
+            parts.append(render_markdown(rows, PUBLISHED_COLUMNS, keep_order=True).rstrip())
+        else:
+            parts.append(
+                f"No paper prints numbers on {backbone_name(backbone)} (the published rows are BERT and "
+                "RoBERTa's: src/negcse/resources/published_sts.csv)."
+            )
+    if figures:
+        parts += figure_section(figures, out_dir)
     return "\n".join(parts).rstrip() + "\n"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,10 @@ from typing import Any
 from negcse.data.sources import registry
 from negcse.generators.registry import producer, settings
 from negcse.generators.specs.gcse import synthesis_id, triplets_id
-from negcse.methods.registry import build_method
+from negcse.methods.registry import build_method, method_class
 from negcse.workflow.config import method_corpus, method_seeds, released_models, resolve_method
 from negcse.workflow.guide_config import guide_entries
-from negcse.workflow.plan import Plan
+from negcse.workflow.plan import SUBJECTS, Plan
 
 #: the unit costs benchmarks/gpu.py writes, relative to the checkout
 COSTS_FILE = "benchmarks/gpu_costs.csv"
@@ -55,6 +55,8 @@ SAME_COST = {
     "sncse_nl": "sncse",
     "sncse_infonce": "sncse",
     "rankcse": "simcse",
+    # GCSE stage 1: SimCSE's two views (its word doubling rewrites the corpus once an epoch)
+    "gcse_stage1": "simcse",
     "rankcse_san": "simcse_san",
     "rlrd": "sncse",
     "rlrd_san": "sncse_san",
@@ -78,12 +80,32 @@ def backbone_factor(backbone: str) -> float:
     return LARGE_FACTOR if "large" in backbone.lower() else 1.0
 
 
+#: the options column of a training step compiled as ``compile: auto`` runs it on CUDA
+AUTO_OPTIONS = "compile(reduce-overhead)+static_padding"
+
+
+def run_options(train: Mapping[str, Any]) -> str:
+    """The options column (benchmarks/gpu.py's naming) of a run's training step on CUDA: "" for
+    eager; ``compile: auto`` is reduce-overhead with static padding."""
+    mode = train.get("compile")
+    if mode in (None, False):
+        return ""
+    if mode == "auto":
+        return AUTO_OPTIONS
+    compiled = "compile" if mode is True else f"compile({mode})"
+    return compiled + ("+static_padding" if train.get("static_padding") else "")
+
+
 @dataclass
 class Costs:
     """Unit costs from gpu_costs.csv (seconds)."""
 
     device: str
     step: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
+    #: (implementation, precision, options) -> compiled step seconds and batch
+    compiled: dict[tuple[str, str, str], tuple[float, int]] = field(default_factory=dict)
+    #: K processes on one GPU -> seconds per step of all of them (SimCSE eager)
+    jobs: dict[int, float] = field(default_factory=dict)
     dev_eval: dict[str, float] = field(default_factory=dict)
     eval_job: float | None = None  # None: no row (neither measured nor derived)
     mteb_job: dict[str, float] = field(default_factory=dict)  # group -> seconds
@@ -113,30 +135,69 @@ class Costs:
         seconds, measured_batch = got
         return seconds * batch / measured_batch
 
+    def compiled_seconds(
+        self, implementation: str, precision: str, batch: int, options: str
+    ) -> float | None:
+        """Seconds of one step compiled with ``options``, where that was measured (an
+        implementation priced as another, ``SAME_COST``, by that one's row); batch scales."""
+        implementation = SAME_COST.get(implementation, implementation)
+        got = self.compiled.get((implementation, precision, options))
+        return None if got is None else got[0] * batch / got[1]
 
-def load_costs(path: str | Path) -> Costs:
-    path = Path(path)
+    def jobs_speedup(self, k: int) -> float:
+        """Aggregate steps/s of ``k`` processes on one GPU over one process's (measured)."""
+        if k == 1:
+            return 1.0
+        if k not in self.jobs or 1 not in self.jobs:
+            raise ValueError(f"no jobs_per_gpu rows for K=1 and K={k} in the unit costs")
+        return self.jobs[1] / self.jobs[k]
+
+
+def merged_rows(paths: Sequence[str | Path]) -> list[tuple[Path, int, dict[str, str]]]:
+    """The rows of every file, a later file's row replacing an earlier one of the same kind,
+    name, precision, batch size and options (a measured CSV over the shipped one)."""
+    rows: dict[tuple[str, ...], tuple[Path, int, dict[str, str]]] = {}
+    for path in map(Path, paths):
+        with path.open(encoding="utf-8", newline="") as fh:
+            for line, row in enumerate(csv.DictReader(fh), start=2):
+                key = tuple(row.get(k) or "" for k in KEY_COLUMNS)
+                rows.pop(key, None)  # the newer row goes last: its device is the table's
+                rows[key] = (path, line, row)
+    return list(rows.values())
+
+
+KEY_COLUMNS = ("kind", "name", "precision", "batch_size", "options")
+
+
+def load_costs(*paths: str | Path) -> Costs:
+    """Unit costs from one or more gpu_costs.csv files (later files' rows win)."""
     costs = Costs(device="")
-    with path.open(encoding="utf-8", newline="") as fh:
-        for line, row in enumerate(csv.DictReader(fh), start=2):
-            try:
-                seconds = float(row["seconds"])
-                costs.device = row["device"]
-                kind = row["kind"]
-                if kind == "train_step" and not row["options"]:
-                    costs.step[(row["name"], row["precision"])] = (seconds, int(row["batch_size"]))
-                elif kind == "dev_eval":
-                    costs.dev_eval[row["precision"]] = seconds
-                elif kind == "eval_job":
-                    costs.eval_job = seconds
-                elif kind == "mteb_job":
-                    costs.mteb_job[row["name"]] = seconds
-                elif kind == "generator_sentence":
-                    costs.generator[row["name"]] = seconds
-                if (row.get("source") or "").startswith("derived"):
-                    costs.derived[(kind, row["name"])] = row["source"]
-            except (KeyError, ValueError, TypeError) as err:
-                raise ValueError(f"{path}, line {line}: bad cost row {row} ({err})") from err
+    for path, line, row in merged_rows(paths):
+        try:
+            seconds = float(row["seconds"])
+            costs.device = row["device"]
+            kind = row["kind"]
+            if kind == "train_step" and not row["options"]:
+                costs.step[(row["name"], row["precision"])] = (seconds, int(row["batch_size"]))
+            elif kind == "train_step":
+                key = (row["name"], row["precision"], row["options"])
+                costs.compiled[key] = (seconds, int(row["batch_size"]))
+            elif kind == "jobs_per_gpu":
+                costs.jobs[int(row["options"].removeprefix("K="))] = seconds
+            elif kind == "dev_eval":
+                costs.dev_eval[row["precision"]] = seconds
+            elif kind == "eval_job":
+                costs.eval_job = seconds
+            elif kind == "mteb_job":
+                costs.mteb_job[row["name"]] = seconds
+            elif kind == "generator_sentence":
+                costs.generator[row["name"]] = seconds
+            if (row.get("source") or "").startswith("derived"):
+                costs.derived[(kind, row["name"])] = row["source"]
+            else:
+                costs.derived.pop((kind, row["name"]), None)
+        except (KeyError, ValueError, TypeError) as err:
+            raise ValueError(f"{path}, line {line}: bad cost row {row} ({err})") from err
     return costs
 
 
@@ -149,6 +210,8 @@ class Row:
     unpriced: bool = False
     #: what its cost was derived from (no measurement of its own)
     derived: set[str] = field(default_factory=set)
+    #: its training steps priced at a measured compiled rate (what its compile setting runs)
+    compiled: bool = False
 
     @property
     def total_h(self) -> float:
@@ -234,42 +297,88 @@ def guide_seconds(
     )
 
 
+def _plugin_step(
+    config: Mapping[str, Any], costs: Costs, spec: Mapping[str, Any], precision: str
+) -> tuple[float | None, str]:
+    """A plug-in method's step (an implementation outside negcse, no measured row): SimCSE's
+    step per trained view times its views (its first step's)."""
+    cls = method_class(spec["implementation"])
+    if cls.__module__.startswith("negcse."):
+        return None, ""
+    simcse = costs.step_seconds("simcse", precision, spec["train"]["batch_size"])
+    if simcse is None:
+        return None, ""
+    views = len(
+        build_method(spec["implementation"], spec.get("params") or {}, spec["backbone"]).views(0)
+    )
+    return simcse * views / 2, f"simcse's step per view x {views} views"
+
+
+def run_seconds(
+    config: Mapping[str, Any],
+    costs: Costs,
+    method: str,
+    backbone: str,
+    row: Row | None = None,
+    share: float = 1.0,
+) -> float:
+    """GPU seconds of one training run of ``method`` on ``backbone`` in BERT-base units (times
+    :func:`backbone_factor` for its backbone): its steps and dev evaluations, a step at the
+    measured rate of its compile setting where measured, else the eager rate over ``share``
+    (runs sharing a GPU). ``row`` is told what was compiled, unpriced or derived."""
+    row = row or Row(method)
+    spec = resolve_method(dict(config), method, backbone)
+    t = spec["train"]
+    precision = "fp16" if t["precision"] == "auto" else t["precision"]
+    precision = "fp32" if precision == "tf32" else precision
+    steps = math.ceil(training_sentences(config, method) / t["batch_size"]) * t["epochs"]
+    if t.get("max_steps"):
+        steps = min(steps, t["max_steps"])
+    implementation = spec["implementation"]
+    step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], run_options(t))
+    row.compiled |= step_s is not None
+    if step_s is None:
+        step_s = costs.step_seconds(implementation, precision, t["batch_size"])
+        if step_s is None and implementation not in SAME_COST:
+            step_s, how = _plugin_step(config, costs, spec, precision)
+            if step_s is not None:
+                row.derived.add(how)
+        step_s = None if step_s is None else step_s / share
+    if step_s is None:
+        row.unpriced = True
+        step_s = 0.0
+    elif not costs.measured_step(implementation):
+        guides_s = guide_seconds(config, method, spec, backbone, step_s)
+        if guides_s:
+            step_s += guides_s
+            if implementation in SAME_COST:
+                row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
+    dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
+    return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
+
+
 def estimate(
     config: Mapping[str, Any],
     costs: Costs,
     generator_outputs: Mapping[str, int],
     mteb_jobs: Iterable[tuple[str, str]] = (),
+    jobs_per_gpu: int = 1,
 ) -> list[Row]:
     """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
     synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
-    backbone) per job); GPU hours on the benchmarked GPU."""
+    backbone) per job); GPU hours on the benchmarked GPU. A training step is priced at the
+    measured rate of the compile setting it runs with on CUDA where that was measured, else at
+    the eager rate; eager steps of ``jobs_per_gpu`` runs sharing a GPU at the measured
+    aggregate rate (``Costs.jobs_speedup``)."""
+    share = costs.jobs_speedup(jobs_per_gpu)
     grid = config["grid"]
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
     rows = []
     for method in grid["methods"]:
-        sentences = training_sentences(config, method)
         row = Row(method)
         for backbone in grid["backbones"]:
-            spec = resolve_method(dict(config), method, backbone)
-            t = spec["train"]
-            precision = "fp16" if t["precision"] == "auto" else t["precision"]
-            precision = "fp32" if precision == "tf32" else precision
-            steps = math.ceil(sentences / t["batch_size"]) * t["epochs"]
-            if t.get("max_steps"):
-                steps = min(steps, t["max_steps"])
-            implementation = spec["implementation"]
-            step_s = costs.step_seconds(implementation, precision, t["batch_size"])
+            per_run = run_seconds(config, costs, method, backbone, row, share)
             factor = backbone_factor(backbone)
-            if step_s is None:
-                row.unpriced = True
-                step_s = 0.0
-            elif not costs.measured_step(implementation):
-                guides_s = guide_seconds(config, method, spec, backbone, step_s)
-                if guides_s:
-                    step_s += guides_s
-                    row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
-            dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
-            per_run = steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
             for _ in method_seeds(dict(config), method, backbone):
                 row.jobs += 2
                 row.train_h += per_run * factor / 3600
@@ -378,7 +487,9 @@ def mteb_jobs(files: Iterable[str], backbones: Iterable[str]) -> list[tuple[str,
     return out
 
 
-def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: str) -> str:
+def format_table(
+    rows: list[Row], costs: Costs, corpus_sentences: int, source: str, jobs_per_gpu: int = 1
+) -> str:
     lines = [
         f"Estimated GPU hours on one {costs.device} (unit costs: {source}; corpus "
         f"{corpus_sentences:,} sentences; large backbones x{LARGE_FACTOR:.2f} of base):",
@@ -395,10 +506,23 @@ def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: s
     jobs = sum(r.jobs for r in rows)
     lines.append(f"{'total':<34} {jobs:>8} {'':>11} {'':>8} {total:>8.1f}")
     lines.append(f"(on N GPUs with --resources gpu=N: about {total:.0f} / N hours)")
+    compiled = [r.name for r in rows if r.compiled]
+    named = ", ".join(compiled[:6]) + (
+        f" and {len(compiled) - 6} more" if len(compiled) > 6 else ""
+    )
     lines.append(
-        "Training priced at the measured eager rates (compile: auto, the CUDA default, is "
+        "Training priced at the measured rate of its compile setting on CUDA (compile: auto = "
+        f"reduce-overhead + static padding) for: {named}; at eager rates for the others (their "
+        "compiled rate not measured: benchmarks/gpu.md)"
+        if compiled
+        else "Training priced at the measured eager rates (compile: auto, the CUDA default, is "
         "faster where measured: benchmarks/gpu.md)"
     )
+    if jobs_per_gpu > 1:
+        lines.append(
+            f"Eager training steps at {jobs_per_gpu} jobs per GPU: the measured aggregate rate, "
+            f"{costs.jobs_speedup(jobs_per_gpu):.2f}x one job's (NEGCSE_JOBS_PER_GPU)"
+        )
     if costs.derived:
         lines.append(
             "Derived unit costs (no measurement of their own; benchmarks/derive_costs.py):"
@@ -407,14 +531,63 @@ def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: s
     return "\n".join(lines)
 
 
-def grid_table(plan: Plan, costs_file: str | Path, source: str = COSTS_FILE) -> str:
+def grid_table(
+    plan: Plan,
+    costs_file: str | Path | Sequence[str | Path],
+    source: str = COSTS_FILE,
+    jobs_per_gpu: int = 1,
+) -> str:
     """The estimate of ``plan``'s grid as the dry run and ``negcse estimate`` print it: one row
-    per method, GPU generator and evaluation kind, from the unit costs in ``costs_file``."""
+    per method, GPU generator and evaluation kind, from the unit costs in ``costs_file`` (or
+    several files: a later one's rows replace an earlier one's, a measured CSV over the
+    shipped one)."""
+    files = [costs_file] if isinstance(costs_file, str | Path) else list(costs_file)
+    costs = load_costs(*files)
+    rows = estimate(
+        plan.config,
+        costs,
+        gpu_generators(plan.config, plan.column_paths()),
+        mteb_jobs(plan.mteb_files(), plan.backbones),
+        jobs_per_gpu,
+    )
+    return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source, jobs_per_gpu)
+
+
+#: the rule of a generator row whose name is its cost's, not its rule's
+ROW_RULES = {"gcse_synthesis": "gcse_synthesize"}
+
+
+def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[Any], float]:
+    """GPU seconds of one workflow job (anything with ``rule`` and ``wildcards``) by the cost
+    model, as :func:`estimate` prices the grid: a training run, an evaluation or MTEB job, a GPU
+    generator's output (its row over its jobs); 0 for a job it does not price (CPU work)."""
     costs = load_costs(costs_file)
+    plan = Plan(config, log=lambda _note: None)
     rows = estimate(
         plan.config,
         costs,
         gpu_generators(plan.config, plan.column_paths()),
         mteb_jobs(plan.mteb_files(), plan.backbones),
     )
-    return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source)
+    per_output = {
+        ROW_RULES.get(name, name): r.total_h * 3600 / r.jobs
+        for r in rows
+        if r.jobs and (name := r.name.removeprefix("generator: ")) != r.name
+    }
+    evaluations = {subject.rule for subject in SUBJECTS}
+    runs: dict[tuple[str, str], float] = {}
+
+    def seconds(job: Any) -> float:
+        rule, wc = job.rule, job.wildcards
+        if rule == "train":
+            key = (wc["method"], wc["backbone"])
+            if key not in runs:
+                runs[key] = run_seconds(config, costs, *key) * backbone_factor(key[1])
+            return runs[key]
+        if rule in evaluations:
+            return (costs.eval_job or 0.0) * backbone_factor(wc["backbone"])
+        if rule == "evaluate_mteb":
+            return costs.mteb_job.get(wc["group"], 0.0) * backbone_factor(wc["backbone"])
+        return per_output.get(rule, 0.0)
+
+    return seconds

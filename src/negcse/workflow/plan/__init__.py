@@ -13,11 +13,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from negcse.analysis.groups import MethodGroup, method_groups
-from negcse.data.sources import ResolveError, hub_endpoint, offline, resolve_model, unreachable
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
-from negcse.tables.reports import grid_papers, method_paper
+from negcse.tables.reports import grid_papers, own_pages
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
     column_readers,
@@ -25,8 +24,10 @@ from negcse.workflow.config import (
     grid_runs,
     method_baselines,
     method_corpus,
+    method_papers,
     released_models,
     resolve_method,
+    scale_note,
 )
 from negcse.workflow.guide_config import (
     config_guide_models,
@@ -64,31 +65,17 @@ def expand(patterns: str | Iterable[str], **values: Iterable[Any]) -> list[str]:
     return [p.format(**dict(zip(keys, combo, strict=True))) for p in patterns for combo in combos]
 
 
-def released_runs(
-    config: Mapping[str, Any], log: Callable[[str], None]
-) -> list[tuple[str, str, str]]:
-    """The released checkpoints to evaluate (evaluation.released); where they cannot be
-    downloaded (offline, or the hub does not answer), one in no mirror or cache is left out
-    with a logged message."""
-    runs = []
-    for name, backbone, model in released_models(dict(config)):
-        no_network = "offline" if offline() else unreachable(hub_endpoint())
-        if no_network:
-            try:
-                resolve_model(model, config.get("mirror") or None, network=False)
-            except ResolveError:
-                log(
-                    f"released checkpoint {model} ({name}, {backbone}) skipped: {no_network}, "
-                    "and in no mirror or cache (fetch it on a networked machine: rule prefetch)"
-                )
-                continue
-        runs.append((name, backbone, model))
-    return runs
+def released_runs(config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The released checkpoints to evaluate (evaluation.released), all of them: planning never
+    asks the network; a checkpoint that cannot be got when its job runs (offline, the hub
+    unreachable, no pinned revision) is written as unavailable there, and the tables say so
+    (``negcse evaluate --unavailable-ok``)."""
+    return released_models(dict(config))
 
 
 class Plan:
     """The jobs of one validated config. ``log`` receives the plan's notes (a named grid, a
-    skipped table or released checkpoint) as the dry run prints them."""
+    skipped table) as the dry run prints them."""
 
     def __init__(self, config: Mapping[str, Any], log: Callable[[str], None] = logger.info) -> None:
         self.config = config
@@ -103,12 +90,14 @@ class Plan:
                 f"curves go under {self.grid_path('results/tables')[: -len('tables')]}, not over "
                 "the default grid's results/tables"
             )
-        self.released = released_runs(config, log)
+        self.released = released_runs(config)
         self.grid_tables = self._grid_tables(log)
         self.figure_groups: dict[str, MethodGroup] = {
             g.name: g for g in method_groups(self.methods, self.baselines)
         }
-        self.paper_pages = grid_papers(self.methods)
+        self.papers = method_papers(dict(config))
+        self.paper_pages = grid_papers(self.methods, self.papers)
+        self.method_pages = own_pages(self.methods, self.papers)
 
     # -- paths and words ------------------------------------------------------------------
 
@@ -298,10 +287,14 @@ class Plan:
         return names
 
     def table_evals(self, spec: TableSpec, backbones: list[str] | None = None) -> list[str]:
-        """The files a table reads: every trained model's, then (evaluation.baseline) each
-        untrained backbone's, then the released checkpoints'."""
+        """The files a table reads: every trained model's (and those of its ``also`` evaluations
+        that are switched on), then (evaluation.baseline) each untrained backbone's, then the
+        released checkpoints'."""
         backbones = backbones or self.backbones
         files = self.run_files(spec.inputs, backbones, **spec.expand)
+        for pattern, setting in spec.also:
+            if setting is None or self.config["evaluation"][setting]:
+                files += self.run_files(pattern, backbones)
         if spec.untrained and self.config["evaluation"]["baseline"]:
             files += expand(spec.untrained, backbone=backbones)
         if spec.released:
@@ -311,6 +304,20 @@ class Plan:
                 if backbone in backbones
             ]
         return files
+
+    def scale_args(self) -> str:
+        """``--scale-note`` with a reduced-scale grid's first line of every table and page
+        (nothing at the papers' scale)."""
+        note = scale_note(dict(self.config))
+        return f"--scale-note {quoted([note])}" if note else ""
+
+    def table_options(self) -> str:
+        """What every table job is given: the fewest seeds of a verdict (verdicts.min_seeds),
+        each method's paper (a method of no paper is compared with its declared baseline) and
+        :meth:`scale_args`."""
+        min_seeds = (self.config.get("verdicts") or {}).get("min_seeds", 3)
+        papers = quoted(f"{m}={p}" for m, p in self.papers.items())
+        return f"--min-seeds {int(min_seeds)} --papers {papers} {self.scale_args()}".rstrip()
 
     def table_inputs(self, table: str) -> list[str]:
         return self.table_evals(TABLES[table])
@@ -338,8 +345,20 @@ class Plan:
     def paper_figures(self, paper: str) -> list[str]:
         """The PNG figures of every group drawing one of the paper's own methods (a group that
         only shows a baseline of the paper is another paper's)."""
-        methods = {m for m in self.methods if method_paper(m) == paper}
-        groups = [g.name for g in self.figure_groups.values() if methods & set(g.methods)]
+        return self._figures({m for m in self.methods if self.papers.get(m) == paper})
+
+    def method_figures(self, method: str) -> list[str]:
+        """The PNG figures of the group drawing the method (a method of no paper)."""
+        return self._figures({method})
+
+    def _figures(self, methods: set[str]) -> list[str]:
+        """The figures of the groups holding one of ``methods`` as a member, not only as the
+        group's baseline (SimCSE heads every family's group: its page shows its own)."""
+        groups = [
+            g.name
+            for g in self.figure_groups.values()
+            if methods & (set(g.methods) - {g.baseline})
+        ]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
             backbone=self.backbones,
@@ -348,9 +367,14 @@ class Plan:
         )
 
     def report_targets(self) -> list[str]:
+        """A page per paper with a method in the grid, one per method of no paper."""
         return expand(
             self.grid_path("results/reports/{paper}.{ext}"),
             paper=self.paper_pages,
+            ext=["md", "html"],
+        ) + expand(
+            self.grid_path("results/reports/methods/{method}.{ext}"),
+            method=self.method_pages,
             ext=["md", "html"],
         )
 
