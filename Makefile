@@ -15,7 +15,7 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke paper-dry-run test lint llama-server gpu-mirror
+.PHONY: setup lock smoke dvc-lock paper-dry-run test lint llama-server gpu-mirror
 
 # pip installs the lock's own uv (its entry, with its hashes); uv then installs the whole lock,
 # every file checked against its --hash (5-10x faster than pip: benchmarks/base.md).
@@ -68,6 +68,12 @@ $(VENV)/bin/llama-server: envs/llama-server.txt | setup
 
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
+
+# After `make smoke` (a complete run, the workflow's files committed): write dvc.lock, check that
+# a clone's `dvc status` would list only the heavy outputs (absent until `dvc pull`), `git add` it
+# (docs/collaborate.md). Then commit it with results/ and `dvc push`.
+dvc-lock: setup
+	source $(VENV)/bin/activate && python -m negcse dvc-lock
 
 # The paper grid's plan in ~10 KB: the GPU-hours estimate, then jobs per rule (`--quiet rules`
 # leaves out each job's block, 2.8 MB for the paper grid; drop it to see every job).

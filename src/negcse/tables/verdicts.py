@@ -33,6 +33,7 @@ from negcse.analysis import bootstrap, transfer_bootstrap
 from negcse.analysis.bootstrap import Draws, Interval, TaskPairs
 from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
 from negcse.tables.build import Options, Table, TableInputError, transfer_protocol
+from negcse.tables.dvc_metrics import DELTA, VERDICT, metric_key, nest
 from negcse.tables.html import markdown_html
 from negcse.tables.published import (
     CHECKPOINT_ROWS,
@@ -396,6 +397,17 @@ def transfer_verdict_table(spec: TableSpec, evals: Sequence[str], options: Optio
     return _table(frame, VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
 
 
+def _metric_leaves(row: Mapping[str, Any], metric: str) -> dict[str, float | str]:
+    """A verdict row's DVC metrics: its Δ (``metric``) and its verdict where it has one; a
+    checkpoint row's gap, named after its column."""
+    if metric != "vs_baseline":
+        return {metric_key(metric): round(float(row[metric]), 4)}
+    leaves: dict[str, float | str] = {DELTA: round(float(row[metric]), 4)}
+    if isinstance(row.get("verdict"), str) and row["verdict"]:
+        leaves[VERDICT] = row["verdict"]
+    return leaves
+
+
 def _table(
     frame: pd.DataFrame,
     columns: Sequence[Column],
@@ -404,11 +416,11 @@ def _table(
     metric: str,
     options: Options,
 ) -> Table:
-    dvc = {
-        f"{m}/{b}": round(float(v), 4)
-        for m, b, v in zip(frame["method"], frame["backbone"], frame[metric], strict=True)
-        if not math.isnan(v)
-    }
+    dvc = nest(
+        (row["method"], row["backbone"], _metric_leaves(row, metric))
+        for row in frame.to_dict("records")
+        if not math.isnan(row[metric])
+    )
     md = render_markdown(frame, columns)
     return Table(
         tex=render_latex(frame, columns, caption, spec.label, baselines=options.baselines),

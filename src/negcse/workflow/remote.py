@@ -1,0 +1,75 @@
+"""The DVC remote a lab shares results through, checked in one line (``negcse remote-check``).
+
+DVC reports a refused SSH key as a three-line "unexpected error" on push, and ``dvc pull -q``
+prints nothing at all; this connects to the remote with DVC's own file system (same URL,
+credentials and ``~/.ssh``) and says what is wrong in one line naming the remote, or that it
+answers. ``write=True`` also writes and removes a small file (what ``dvc push`` needs).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import secrets
+from dataclasses import dataclass
+
+from dvc.config import NoRemoteError
+from dvc.exceptions import DvcException
+from dvc.repo import Repo
+
+from negcse.errors import UserError
+
+
+@dataclass(frozen=True)
+class RemoteStatus:
+    name: str
+    url: str
+    files: int  # entries at the remote's top (DVC's files/ folder, ...)
+
+    def line(self) -> str:
+        return f"remote '{self.name}' ({self.url}): reachable ({self.files} entries at its top)"
+
+
+def _reason(exc: BaseException, name: str) -> str:
+    """What the user does about ``exc``, a connection or file error of the remote."""
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, PermissionError) and "Permission denied for user" in text:
+        return (
+            f"the server refused the login ({text}): give the server's administrator your public "
+            f"key (~/.ssh/id_ed25519.pub), or name your key with "
+            f"`dvc remote modify --local {name} keyfile PATH`"
+        )
+    if isinstance(exc, ConnectionRefusedError):
+        return f"nothing answers there ({text}): is the server up, the host and port right?"
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return f"the remote's disk is full ({text})"
+    if isinstance(exc, FileNotFoundError):
+        return f"the remote folder does not exist ({text})"
+    if "Host key" in text or "host key" in text:
+        return f"the server's host key is not the one in ~/.ssh/known_hosts ({text})"
+    return f"{type(exc).__name__}: {text}"
+
+
+def check_remote(root: str = ".", name: str | None = None, write: bool = False) -> RemoteStatus:
+    """Connect to the remote ``name`` (DVC's default remote when None) and list its top;
+    :class:`UserError` with one line naming the remote and the reason when that fails."""
+    try:
+        with Repo(root) as repo:
+            remote = repo.cloud.get_remote(name)
+            url = remote.fs.unstrip_protocol(remote.path)
+            where = f"remote '{remote.name}' ({url})"
+            try:
+                files = len(remote.fs.ls(remote.path)) if remote.fs.exists(remote.path) else 0
+                if write:
+                    probe = posixpath.join(remote.path, f".negcse-check-{secrets.token_hex(4)}")
+                    remote.fs.pipe(probe, os.urandom(1024))
+                    remote.fs.rm(probe)
+            except (OSError, DvcException) as exc:
+                raise UserError(f"{where}: {_reason(exc, remote.name)}") from None
+            return RemoteStatus(remote.name, url, files)
+    except NoRemoteError as exc:
+        first = str(exc).splitlines()[0].rstrip(".")
+        raise UserError(f"{first}: `dvc remote add -d NAME URL`, or `--remote NAME`") from None
+    except DvcException as exc:
+        raise UserError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
