@@ -11,6 +11,7 @@ reads both from $HOME, so a person's DVC commands run with ``HOME`` set to it.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -140,10 +141,8 @@ class SSHServer:
         if self.proc is None:
             return
         for pid in [*descendants(self.proc.pid), self.proc.pid]:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         self.proc.wait(timeout=30)
         self.proc = None
 
@@ -194,10 +193,8 @@ class Relay:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 s.close()
 
     def _count(self, way: str, n: int) -> None:

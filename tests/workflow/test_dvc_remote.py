@@ -1,0 +1,380 @@
+"""Two people share results through a DVC remote on a real SSH server (Debian's sshd on
+loopback, tests/ssh_server.py), as docs/collaborate.md tells them to.
+
+Person A runs a small grid (one model of each kind the outputs need: SimCSE and UNA's SimCSE
+baseline on splade-tiny, four steps, so a verdict and a paper page are written), records it with
+``negcse dvc-lock`` (what the lead runs after ``make smoke``), commits, and ``dvc push``es.
+Person B clones with a cache of their own and a key of their own: a fresh clone's ``dvc status``
+lists only the heavy outputs; B pulls one model, then the evaluation files and figures and
+rebuilds the tables, verdicts and paper pages from them byte for byte, without training; then
+pulls everything, runs the touch step, finds nothing to do, and changes one parameter with
+``dvc exp run -S``: only SimCSE's jobs and the aggregates rerun and ``dvc metrics diff`` shows
+SimCSE's average move.
+
+Faults on the way, each against a remote folder of its own: the server killed mid-push and
+mid-pull (by a relay counting the bytes, not at a guessed moment; the next push/pull completes,
+no object under its final name is ever half-written), a corrupted object refused by DVC's hash
+check on pull, a refused key (one line from ``negcse remote-check``), and a full remote disk (a
+size-limited tmpfs; skipped where it cannot be mounted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from negcse.workflow.config import deep_merge
+from negcse.workflow.dvc_lock import cached_outs, stage, unexpected
+from ssh_server import Relay, SSHServer, sshd_missing
+from workflow_copy import CI_REDUCTIONS, SMOKE, committed_copy, jobs_with_wildcards, sh
+
+pytestmark = [pytest.mark.slow, pytest.mark.mirror]
+REQUIRED_ENV = "NEGCSE_REQUIRE_SSHD"  # .ci/run sets it where sshd is installed
+MODEL = "results/models/simcse/splade-tiny/seed1"
+#: the smallest grid with a model, evaluations, tables, a verdict row and a paper page (UNA's)
+TINY = {
+    "grid": {"methods": ["simcse", "una_baseline"], "backbones": ["splade-tiny"], "seeds": [1]},
+    "corpus": {"max_sentences": 256},
+    "train_overrides": {"max_steps": 4, "eval_steps": 2, "checkpoint_steps": 2},
+    "analysis": {"sentences": 100},
+    "evaluation": {"transfer": {"tasks": ["TREC"], "kfold": 2}},
+}
+#: the rules that turn evaluation files and figures into tables, verdicts and paper pages
+REPORTING = ["table", "case_study_table", "headline_metrics", "paper_report"]
+
+
+def tiny_grid(ws: Path) -> None:
+    """The smoke profile's config, CI's reductions and :data:`TINY` merged into one file."""
+    smoke = ws / "tests/smoke/config.yaml"
+    config = deep_merge(
+        yaml.safe_load(smoke.read_text()), yaml.safe_load((ws / CI_REDUCTIONS).read_text())
+    )
+    config = deep_merge(config, TINY)
+    config["grid"] = TINY["grid"]
+    smoke.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def commit(repo: Path, message: str) -> None:
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message], repo)
+
+
+def as_person(home: Path) -> dict[str, str]:
+    """The environment of a person's DVC commands: their $HOME (~/.ssh: key, known_hosts)."""
+    return {**os.environ, "HOME": str(home)}
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def shared(ws: Path) -> dict[str, bytes]:
+    """The files of every DVC output of the stage (heavy and git-tracked), by path."""
+    spec = stage(ws)
+    outs = [next(iter(e)) if isinstance(e, dict) else e for e in spec["outs"]]
+    return {f"{out}/{name}": data for out in outs for name, data in files(ws / out).items()}
+
+
+def objects(folder: Path) -> tuple[int, list[str], int]:
+    """(objects, those whose content does not hash to their name, temporary files) of a DVC
+    object store (``files/md5/ab/cdef...[.dir]``: the MD5 of the content)."""
+    good, bad, tmp = 0, [], 0
+    for path in folder.rglob("*"):
+        if not path.is_file():
+            continue
+        if path.name.endswith(".tmp"):
+            tmp += 1
+            continue
+        name = path.parent.name + path.name.removesuffix(".dir")
+        if hashlib.md5(path.read_bytes()).hexdigest() == name:
+            good += 1
+        else:
+            bad.append(str(path.relative_to(folder)))
+    return good, bad, tmp
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory):
+    if reason := sshd_missing():
+        if os.environ.get(REQUIRED_ENV):
+            pytest.fail(f"{REQUIRED_ENV} is set but {reason}")
+        pytest.skip(reason)
+    ssh = SSHServer(tmp_path_factory.mktemp("sshd"))
+    ssh.start()
+    yield ssh
+    ssh.stop()
+
+
+@pytest.fixture(scope="module")
+def homes(server: SSHServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Person A's and B's homes (keys the server accepts) and a stranger's (a key it does not)."""
+    root = tmp_path_factory.mktemp("homes")
+    return {
+        "a": server.person(root / "a"),
+        "b": server.person(root / "b"),
+        "stranger": server.person(root / "stranger", authorized=False),
+    }
+
+
+@pytest.fixture(scope="module")
+def remotes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The server's folders: lab/ (the shared remote) and one per fault test."""
+    return tmp_path_factory.mktemp("srv")
+
+
+@pytest.fixture(scope="module")
+def person_a(
+    tmp_path_factory: pytest.TempPathFactory,
+    server: SSHServer,
+    homes: dict[str, Path],
+    remotes: Path,
+) -> Path:
+    """A runs the grid (as `make smoke` does), records it (`negcse dvc-lock`), commits the lock
+    and the results with the lab's remote, and pushes."""
+    ws = committed_copy(tmp_path_factory.mktemp("a"), tiny_grid)
+    start = time.perf_counter()
+    sh(SMOKE, ws, timeout=1800)
+    run_s = time.perf_counter() - start
+    sh(["python", "-m", "negcse", "dvc-lock"], ws)
+    url = f"ssh://127.0.0.1:{server.port}{remotes / 'lab'}"
+    sh(["dvc", "remote", "add", "-d", "lab", url], ws)
+    sh(["dvc", "remote", "modify", "lab", "verify", "true"], ws)
+    commit(ws, "results of the tiny grid, dvc.lock, the lab's remote")
+    start = time.perf_counter()
+    sh(["dvc", "push"], ws, env=as_person(homes["a"]))
+    (ws / "timings.json").write_text(
+        json.dumps({"run_s": run_s, "push_s": time.perf_counter() - start})
+    )
+    return ws
+
+
+def clone(a: Path, where: Path) -> Path:
+    sh(["git", "clone", "-q", str(a), str(where)], where.parent)
+    return where
+
+
+def test_fresh_clone_status_lists_only_the_heavy_outputs(person_a: Path, tmp_path: Path) -> None:
+    ws = clone(person_a, tmp_path / "clone")
+    status = json.loads(sh(["dvc", "status", "--json"], ws).stdout)
+    cached = cached_outs(stage(ws))
+    assert unexpected(status, cached) == [], status
+    (entry,) = status["workflow"]
+    assert sorted(entry["changed outs"]) == sorted(cached)
+    assert (ws / "dvc.lock").is_file() and (ws / "results/headline.json").is_file()
+
+
+@pytest.fixture(scope="module")
+def b_one_model(
+    person_a: Path, homes: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """B's clone after `dvc pull <one model>`."""
+    b = clone(person_a, tmp_path_factory.mktemp("b") / "negcse")
+    sh(["dvc", "pull", MODEL], b, env=as_person(homes["b"]))
+    return b
+
+
+def test_b_pulls_one_model_byte_for_byte(b_one_model: Path, person_a: Path) -> None:
+    b = b_one_model
+    assert [p.relative_to(b) for p in (b / "results/models").glob("*/*/*")] == [Path(MODEL)]
+    assert files(b / MODEL) == files(person_a / MODEL) != {}
+    assert not (b / "results/eval").exists()  # nothing else came
+
+
+@pytest.fixture(scope="module")
+def b_rebuilt(b_one_model: Path, homes: dict[str, Path]) -> Path:
+    """B pulls the evaluation files, analyses and figures and rebuilds every table, verdict and
+    paper page from them: the reporting rules only (no training, no evaluation)."""
+    b = b_one_model
+    sh(
+        ["dvc", "pull", "results/eval", "results/analysis", "results/figures"],
+        b,
+        env=as_person(homes["b"]),
+    )
+    for path in [*(b / "results/tables").iterdir(), *(b / "results/reports").iterdir()]:
+        path.unlink()
+    (b / "results/headline.json").unlink()
+    shutil.rmtree(b / "results/metrics")
+    out = sh([*SMOKE, "--allowed-rules", "all", *REPORTING, "--forcerun", *REPORTING], b)
+    (b / "rebuild.log").write_text(out.stdout + out.stderr)
+    return b
+
+
+def test_b_rebuilds_tables_verdicts_and_pages_byte_identical(
+    b_rebuilt: Path, person_a: Path
+) -> None:
+    b = b_rebuilt
+    ran = {rule for rule, _ in jobs_with_wildcards((b / "rebuild.log").read_text())}
+    assert {"table", "paper_report", "headline_metrics"} <= ran <= {*REPORTING, "all"}
+    for folder in ("tables", "reports", "metrics"):
+        theirs = files(person_a / "results" / folder)
+        assert files(b / "results" / folder) == theirs and theirs, folder
+    assert "verdicts.csv" in files(b / "results/tables") and "una.md" in files(
+        b / "results/reports"
+    )
+    assert (b / "results/headline.json").read_bytes() == (
+        person_a / "results/headline.json"
+    ).read_bytes()
+    assert sh(["git", "status", "--porcelain", "results"], b).stdout == ""
+    assert not (b / "logs/train").exists()  # pulled, not retrained
+
+
+@pytest.fixture(scope="module")
+def b_full(b_rebuilt: Path, homes: dict[str, Path]) -> Path:
+    """B pulls everything and runs the documented touch step."""
+    b = b_rebuilt
+    sh(["dvc", "pull"], b, env=as_person(homes["b"]))
+    sh([*SMOKE, "--touch"], b)
+    return b
+
+
+def test_b_after_pull_and_touch_has_nothing_to_do(b_full: Path) -> None:
+    out = sh([*SMOKE, "-n"], b_full)
+    assert "Nothing to be done" in out.stdout + out.stderr
+    assert "Data and pipelines are up to date" in sh(["dvc", "status"], b_full).stdout
+
+
+def test_b_experiment_reruns_only_simcse_and_diffs_it(b_full: Path) -> None:
+    b = b_full
+    for key, value in (("user.name", "b"), ("user.email", "b@lab")):
+        sh(["git", "config", key, value], b)
+    run = sh(["dvc", "exp", "run", "-n", "t01", "-S", "methods.simcse.params.temperature=0.1"], b)
+    jobs = jobs_with_wildcards(run.stdout + run.stderr)
+    per_model = [(r, w) for r, w in jobs if "method=" in w]
+    assert ("train", "wildcards: method=simcse, backbone=splade-tiny, seed=1") in per_model
+    assert all(re.search(r"method=simcse(,|$)", w) for _, w in per_model), per_model
+    assert all("method=" in w or r in (*REPORTING, "all") or r.endswith(("_figure", "_data"))
+               for r, w in jobs), jobs  # fmt: skip
+    diff = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", "t01"], b).stdout)
+    moved = diff["results/headline.json"]
+    assert "sts.simcse.splade-tiny.avg" in moved, diff
+    assert not any(k.startswith(("sts.una_baseline", "sts.untrained")) for k in moved), diff
+    sts = json.loads((b / "results/eval/sts/simcse/splade-tiny/seed1.json").read_text())
+    assert moved["sts.simcse.splade-tiny.avg"]["new"] == pytest.approx(sts["avg"], abs=1e-4)
+    full = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", "t01", "--targets",
+                          "results/metrics"], b).stdout)  # fmt: skip
+    assert "simcse.splade-tiny.avg" in full["results/metrics/sts.json"], full
+
+
+# Faults.
+
+
+def add_remote(ws: Path, name: str, port: int, folder: Path, local: bool = True) -> None:
+    scope = ["--local"] if local else []
+    sh(["dvc", "remote", "add", *scope, "-f", name, f"ssh://127.0.0.1:{port}{folder}"], ws)
+    sh(["dvc", "remote", "modify", *scope, name, "verify", "true"], ws)
+
+
+@pytest.fixture
+def relay(server: SSHServer):
+    r = Relay(server.port)
+    yield r
+    r.close()
+    if server.proc is None:
+        server.start()
+
+
+def test_push_killed_midway_then_completes(person_a: Path, server: SSHServer, relay: Relay,
+                                           homes: dict[str, Path], remotes: Path) -> None:  # fmt: skip
+    folder = remotes / "killed-push"
+    folder.mkdir()
+    add_remote(person_a, "killed", relay.port, folder)
+    relay.arm("up", 4_000_000, server.kill)
+    first = sh(["dvc", "push", "-r", "killed"], person_a, check=False, env=as_person(homes["a"]))
+    assert relay.tripped.is_set() and first.returncode != 0, first.stdout + first.stderr
+    good, bad, _ = objects(folder)
+    assert bad == [] and good > 0  # some went up, none half-written under its final name
+    server.start()
+    sh(["dvc", "push", "-r", "killed"], person_a, env=as_person(homes["a"]))
+    local, local_bad, _ = objects(person_a / ".dvc/cache")
+    good, bad, _ = objects(folder)
+    assert bad == [] == local_bad and good == local
+    status = sh(["dvc", "status", "-c", "-r", "killed"], person_a, env=as_person(homes["a"]))
+    assert "in sync" in status.stdout
+
+
+def test_pull_killed_midway_then_completes(person_a: Path, server: SSHServer, relay: Relay,
+                                           homes: dict[str, Path], remotes: Path,
+                                           tmp_path: Path) -> None:  # fmt: skip
+    b = clone(person_a, tmp_path / "b")
+    add_remote(b, "relay", relay.port, remotes / "lab")
+    relay.arm("down", 4_000_000, server.kill)
+    first = sh(["dvc", "pull", "-r", "relay"], b, check=False, env=as_person(homes["b"]))
+    assert relay.tripped.is_set() and first.returncode != 0, first.stdout + first.stderr
+    _good, bad, _ = objects(b / ".dvc/cache")
+    assert bad == []  # the cache holds whole objects only
+    for name, data in files(b / "results").items():  # and the workspace whole files only
+        assert data == (person_a / "results" / name).read_bytes(), name
+    server.start()
+    sh(["dvc", "pull", "-r", "relay"], b, env=as_person(homes["b"]))
+    assert shared(b) == shared(person_a)
+    assert "up to date" in sh(["dvc", "status"], b).stdout
+
+
+def test_corrupted_remote_object_is_refused_on_pull(person_a: Path, server: SSHServer,
+                                                    homes: dict[str, Path], remotes: Path,
+                                                    tmp_path: Path) -> None:  # fmt: skip
+    """DVC's hash check (``verify = true`` on the lab's remote, docs/collaborate.md): an object
+    whose bytes are not those its name hashes (here: the model's weights cut in half, as an
+    interrupted copy by other means would leave them) is not taken into cache or workspace."""
+    folder = remotes / "corrupt"
+    shutil.copytree(remotes / "lab", folder)
+    weights = (person_a / MODEL / "model.safetensors").read_bytes()
+    digest = hashlib.md5(weights).hexdigest()
+    obj = folder / "files/md5" / digest[:2] / digest[2:]
+    obj.write_bytes(weights[: len(weights) // 2])
+    c = clone(person_a, tmp_path / "c")
+    add_remote(c, "corrupt", server.port, folder)
+    out = sh(["dvc", "pull", "-r", "corrupt", MODEL], c, check=False, env=as_person(homes["b"]))
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert not (c / MODEL / "model.safetensors").exists()
+    _, bad, _ = objects(c / ".dvc/cache")
+    assert bad == [] and not (c / ".dvc/cache/files/md5" / digest[:2] / digest[2:]).exists()
+
+
+def test_refused_key_is_one_clear_line(person_a: Path, homes: dict[str, Path]) -> None:
+    stranger = as_person(homes["stranger"])
+    assert sh(["dvc", "push"], person_a, check=False, env=stranger).returncode != 0
+    check = sh(["python", "-m", "negcse", "remote-check"], person_a, check=False, env=stranger)
+    assert check.returncode == 1 and check.stdout == ""
+    (line,) = check.stderr.strip().splitlines()
+    assert line.startswith("negcse remote-check: error: remote 'lab' (ssh://127.0.0.1:")
+    assert "refused the login" in line and "keyfile" in line
+    ok = sh(
+        ["python", "-m", "negcse", "remote-check", "--write"], person_a, env=as_person(homes["a"])
+    )
+    assert re.fullmatch(
+        r"remote 'lab' \(ssh://127\.0\.0\.1:\d+/\S+\): reachable \(\d+ entries at its top\)\n",
+        ok.stdout,
+    )
+
+
+def test_full_remote_disk_fails_cleanly_then_completes(person_a: Path, server: SSHServer,
+                                                       homes: dict[str, Path], remotes: Path) -> None:  # fmt: skip
+    folder = remotes / "full"
+    folder.mkdir()
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+                           capture_output=True, text=True)  # fmt: skip
+    if mount.returncode != 0:
+        pytest.skip(f"cannot mount a 4 MB tmpfs here (needs root): {mount.stderr.strip()}")
+    try:
+        add_remote(person_a, "full", server.port, folder)
+        first = sh(["dvc", "push", "-r", "full"], person_a, check=False, env=as_person(homes["a"]))
+        assert first.returncode != 0
+        assert "No space left on device" in first.stdout + first.stderr
+        _, bad, _ = objects(folder)
+        assert bad == []
+        sh(["mount", "-o", "remount,size=200m", str(folder)], person_a)
+        sh(["dvc", "push", "-r", "full"], person_a, env=as_person(homes["a"]))
+        good, bad, _ = objects(folder)
+        assert bad == [] and good == objects(person_a / ".dvc/cache")[0]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
