@@ -126,7 +126,11 @@ def test_command_writes_every_twin(evals: list[str], tmp_path: Path) -> None:
     assert r"95\% CI" in out["tex"].read_text()
     rows = {r["method"]: r for r in csv.DictReader(out["csv"].open())}
     assert rows["una"]["verdict"] == "not significant"
-    assert json.loads(metrics.read_text())["una/tiny"] == 0.0
+    dvc = json.loads(metrics.read_text())
+    assert dvc["una"]["tiny"] == {"delta": 0.0, "verdict": "not significant"}
+    assert {r["method"] for r in rows.values() if r["verdict"]} == {
+        m for m, by in dvc.items() if "verdict" in by["tiny"]
+    }
 
 
 def test_one_seed_caption_names_the_overlay(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -35,9 +36,10 @@ import yaml
 from negcse.workflow.config import deep_merge
 from negcse.workflow.dvc_lock import cached_outs, stage, unexpected
 from ssh_server import Relay, SSHServer, sshd_missing
-from workflow_copy import CI_REDUCTIONS, SMOKE, committed_copy, jobs_with_wildcards, sh
+from workflow_copy import CI_REDUCTIONS, committed_copy, jobs_with_wildcards, sh
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
+DOC = Path(__file__).resolve().parents[2] / "docs" / "collaborate.md"
 REQUIRED_ENV = "NEGCSE_REQUIRE_SSHD"  # .ci/run sets it where sshd is installed
 MODEL = "results/models/simcse/splade-tiny/seed1"
 #: the smallest grid with a model, evaluations, tables, a verdict row and a paper page (UNA's)
@@ -65,6 +67,28 @@ def tiny_grid(ws: Path) -> None:
     for folder in ("tables", "reports", "metrics"):  # the committed smoke grid's: not this grid's
         shutil.rmtree(ws / "results" / folder)
     (ws / "results/headline.json").unlink(missing_ok=True)
+
+
+def doc_blocks() -> dict[str, str]:
+    """docs/collaborate.md's two-person blocks: ``<!-- collaborate: NAME -->`` then a bash fence."""
+    text = DOC.read_text(encoding="utf-8")
+    found = re.findall(r"^<!-- collaborate: ([\w-]+) -->\n```bash\n(.*?)^```", text, re.S | re.M)
+    return dict(found)
+
+
+def run_block(name: str, ws: Path, home: Path, lab: str = "") -> str:
+    """Run docs/collaborate.md's block ``name`` as that person would, in ``ws`` (bash -e)."""
+    env = {
+        **as_person(home),
+        "LAB": lab,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        **{f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+           for what, value in (("NAME", home.name), ("EMAIL", f"{home.name}@lab"))},
+    }  # fmt: skip
+    out = sh(["bash", "-euo", "pipefail", "-c", doc_blocks()[name]], ws, timeout=1800, env=env)
+    text = out.stdout + out.stderr
+    (ws / f"{name}.log").write_text(text)
+    return text
 
 
 def commit(repo: Path, message: str) -> None:
@@ -143,21 +167,12 @@ def person_a(
     remotes: Path,
 ) -> Path:
     """A runs the grid (as `make smoke` does), records it (`negcse dvc-lock`), commits the lock
-    and the results with the lab's remote, and pushes."""
+    and the results with the lab's remote, and pushes: docs/collaborate.md's block a-share."""
     ws = committed_copy(tmp_path_factory.mktemp("a"), tiny_grid)
+    (remotes / "lab").mkdir()  # the lab's folder on the server
     start = time.perf_counter()
-    sh(SMOKE, ws, timeout=1800)
-    run_s = time.perf_counter() - start
-    sh(["python", "-m", "negcse", "dvc-lock"], ws)
-    url = f"ssh://127.0.0.1:{server.port}{remotes / 'lab'}"
-    sh(["dvc", "remote", "add", "-d", "lab", url], ws)
-    sh(["dvc", "remote", "modify", "lab", "verify", "true"], ws)
-    commit(ws, "results of the tiny grid, dvc.lock, the lab's remote")
-    start = time.perf_counter()
-    sh(["dvc", "push"], ws, env=as_person(homes["a"]))
-    (ws / "timings.json").write_text(
-        json.dumps({"run_s": run_s, "push_s": time.perf_counter() - start})
-    )
+    run_block("a-share", ws, homes["a"], f"ssh://127.0.0.1:{server.port}{remotes / 'lab'}")
+    (ws / "a_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
     return ws
 
 
@@ -180,9 +195,9 @@ def test_fresh_clone_status_lists_only_the_heavy_outputs(person_a: Path, tmp_pat
 def b_one_model(
     person_a: Path, homes: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    """B's clone after `dvc pull <one model>`."""
+    """B's clone after block b-model: `dvc status`, `dvc pull <one model>`."""
     b = clone(person_a, tmp_path_factory.mktemp("b") / "negcse")
-    sh(["dvc", "pull", MODEL], b, env=as_person(homes["b"]))
+    run_block("b-model", b, homes["b"])
     return b
 
 
@@ -195,20 +210,13 @@ def test_b_pulls_one_model_byte_for_byte(b_one_model: Path, person_a: Path) -> N
 
 @pytest.fixture(scope="module")
 def b_rebuilt(b_one_model: Path, homes: dict[str, Path]) -> Path:
-    """B pulls the evaluation files, analyses and figures and rebuilds every table, verdict and
-    paper page from them: the reporting rules only (no training, no evaluation)."""
+    """Block b-rebuild: B pulls the evaluation files, analyses and figures and rebuilds every
+    table, verdict and paper page from them: the reporting rules only (no training, no
+    evaluation); the block ends with `git diff --exit-code results`."""
     b = b_one_model
-    sh(
-        ["dvc", "pull", "results/eval", "results/analysis", "results/figures"],
-        b,
-        env=as_person(homes["b"]),
-    )
-    for path in [*(b / "results/tables").iterdir(), *(b / "results/reports").iterdir()]:
-        path.unlink()
-    (b / "results/headline.json").unlink()
-    shutil.rmtree(b / "results/metrics")
-    out = sh([*SMOKE, "--allowed-rules", "all", *REPORTING, "--forcerun", *REPORTING], b)
-    (b / "rebuild.log").write_text(out.stdout + out.stderr)
+    tables = (b / "results/tables/verdicts.csv").stat().st_mtime_ns
+    run_block("b-rebuild", b, homes["b"])
+    assert (b / "results/tables/verdicts.csv").stat().st_mtime_ns > tables  # rewritten
     return b
 
 
@@ -216,7 +224,7 @@ def test_b_rebuilds_tables_verdicts_and_pages_byte_identical(
     b_rebuilt: Path, person_a: Path
 ) -> None:
     b = b_rebuilt
-    ran = {rule for rule, _ in jobs_with_wildcards((b / "rebuild.log").read_text())}
+    ran = {rule for rule, _ in jobs_with_wildcards((b / "b-rebuild.log").read_text())}
     assert {"table", "paper_report", "headline_metrics"} <= ran <= {*REPORTING, "all"}
     for folder in ("tables", "reports", "metrics"):
         theirs = files(person_a / "results" / folder)
@@ -233,30 +241,41 @@ def test_b_rebuilds_tables_verdicts_and_pages_byte_identical(
 
 @pytest.fixture(scope="module")
 def b_full(b_rebuilt: Path, homes: dict[str, Path]) -> Path:
-    """B pulls everything and runs the documented touch step."""
+    """Block b-rerun: B pulls everything, runs the touch step, finds nothing to do, and runs
+    an experiment (`dvc exp run -n t01 -S methods.simcse.params.temperature=0.1`)."""
     b = b_rebuilt
-    sh(["dvc", "pull"], b, env=as_person(homes["b"]))
-    sh([*SMOKE, "--touch"], b)
+    for key, value in (("user.name", "b"), ("user.email", "b@lab")):
+        sh(["git", "config", key, value], b)  # dvc exp commits the experiment
+    start = time.perf_counter()
+    run_block("b-rerun", b, homes["b"])
+    (b / "b_rerun_seconds.txt").write_text(f"{time.perf_counter() - start:.1f}\n")
     return b
 
 
+def rerun_log(b: Path) -> tuple[str, str]:
+    """Block b-rerun's output: up to `snakemake -n`'s verdict, and the experiment's run after."""
+    log = (b / "b-rerun.log").read_text()
+    assert "Nothing to be done" in log, log[-3000:]
+    head, _, tail = log.partition("Nothing to be done")
+    return head, tail
+
+
 def test_b_after_pull_and_touch_has_nothing_to_do(b_full: Path) -> None:
-    out = sh([*SMOKE, "-n"], b_full)
-    assert "Nothing to be done" in out.stdout + out.stderr
-    assert "Data and pipelines are up to date" in sh(["dvc", "status"], b_full).stdout
+    head, _ = rerun_log(b_full)
+    assert jobs_with_wildcards(head) == []  # the touch step ran no rule's command
+    assert not (b_full / "logs/train").exists()
 
 
 def test_b_experiment_reruns_only_simcse_and_diffs_it(b_full: Path) -> None:
     b = b_full
-    for key, value in (("user.name", "b"), ("user.email", "b@lab")):
-        sh(["git", "config", key, value], b)
-    run = sh(["dvc", "exp", "run", "-n", "t01", "-S", "methods.simcse.params.temperature=0.1"], b)
-    jobs = jobs_with_wildcards(run.stdout + run.stderr)
+    _, run = rerun_log(b)
+    jobs = jobs_with_wildcards(run)
     per_model = [(r, w) for r, w in jobs if "method=" in w]
     assert ("train", "wildcards: method=simcse, backbone=splade-tiny, seed=1") in per_model
     assert all(re.search(r"method=simcse(,|$)", w) for _, w in per_model), per_model
     assert all("method=" in w or r in (*REPORTING, "all") or r.endswith(("_figure", "_data"))
                for r, w in jobs), jobs  # fmt: skip
+    assert "sts.simcse.splade-tiny.avg" in run  # the block's `dvc metrics diff` printed it
     diff = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", "t01"], b).stdout)
     moved = diff["results/headline.json"]
     assert "sts.simcse.splade-tiny.avg" in moved, diff
@@ -266,6 +285,7 @@ def test_b_experiment_reruns_only_simcse_and_diffs_it(b_full: Path) -> None:
     full = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", "t01", "--targets",
                           "results/metrics"], b).stdout)  # fmt: skip
     assert "simcse.splade-tiny.avg" in full["results/metrics/sts.json"], full
+    assert not any(k.startswith("una_baseline") for k in full["results/metrics/sts.json"])
 
 
 # Faults.
