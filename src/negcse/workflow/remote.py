@@ -13,10 +13,12 @@ import os
 import posixpath
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from dvc.config import NoRemoteError
 from dvc.exceptions import DvcException
 from dvc.repo import Repo
+from fsspec.asyn import sync
 
 from negcse.errors import UserError
 
@@ -26,9 +28,30 @@ class RemoteStatus:
     name: str
     url: str
     files: int  # entries at the remote's top (DVC's files/ folder, ...)
+    free: int | None = None  # bytes free on the remote's disk (SSH: statvfs), None: unknown
 
     def line(self) -> str:
-        return f"remote '{self.name}' ({self.url}): reachable ({self.files} entries at its top)"
+        free = "" if self.free is None else f", {self.free / 1e6:.1f} MB free"
+        return f"remote '{self.name}' ({self.url}): reachable ({self.files} entries{free})"
+
+
+def free_bytes(fs: Any, path: str) -> int | None:
+    """Free bytes on an SSH remote's disk (SFTP statvfs, which OpenSSH serves): an SFTP write
+    to a full disk fails with a bare "Failure", so this is how a full disk shows. None for
+    other remotes or servers without statvfs."""
+    inner = getattr(fs, "fs", None)
+    if getattr(fs, "protocol", None) != "ssh" or not hasattr(inner, "_pool"):
+        return None
+
+    async def statvfs() -> int:
+        async with inner._pool.get() as channel:
+            attrs = await channel.statvfs(path)
+            return int(attrs.bavail * attrs.frsize)
+
+    try:
+        return sync(inner.loop, statvfs)
+    except Exception:  # statvfs is an OpenSSH extension: unknown elsewhere
+        return None
 
 
 def _reason(exc: BaseException, name: str) -> str:
@@ -59,15 +82,19 @@ def check_remote(root: str = ".", name: str | None = None, write: bool = False) 
             remote = repo.cloud.get_remote(name)
             url = remote.fs.unstrip_protocol(remote.path)
             where = f"remote '{remote.name}' ({url})"
+            free = None
             try:
-                files = len(remote.fs.ls(remote.path)) if remote.fs.exists(remote.path) else 0
+                exists = remote.fs.exists(remote.path)
+                files = len(remote.fs.ls(remote.path)) if exists else 0
+                free = free_bytes(remote.fs, remote.path) if exists else None
                 if write:
                     probe = posixpath.join(remote.path, f".negcse-check-{secrets.token_hex(4)}")
                     remote.fs.pipe(probe, os.urandom(1024))
                     remote.fs.rm(probe)
             except (OSError, DvcException) as exc:
-                raise UserError(f"{where}: {_reason(exc, remote.name)}") from None
-            return RemoteStatus(remote.name, url, files)
+                full = f" ({free / 1e6:.1f} MB free)" if free is not None else ""
+                raise UserError(f"{where}: {_reason(exc, remote.name)}{full}") from None
+            return RemoteStatus(remote.name, url, files, free)
     except NoRemoteError as exc:
         first = str(exc).splitlines()[0].rstrip(".")
         raise UserError(f"{first}: `dvc remote add -d NAME URL`, or `--remote NAME`") from None
