@@ -15,7 +15,8 @@ Faults on the way, each against a remote folder of its own: the server killed mi
 mid-pull (by a relay counting the bytes, not at a guessed moment; the next push/pull completes,
 no object under its final name is ever half-written), a corrupted object refused by DVC's hash
 check on pull, a refused key (one line from ``negcse remote-check``), and a full remote disk (a
-size-limited tmpfs; skipped where it cannot be mounted).
+size-limited tmpfs; skipped where it cannot be mounted). A second protocol: WebDAV against a
+real server from PyPI (wsgidav), with a password.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -35,7 +37,7 @@ import yaml
 
 from negcse.workflow.config import deep_merge
 from negcse.workflow.dvc_lock import cached_outs, stage, unexpected
-from ssh_server import Relay, SSHServer, sshd_missing
+from ssh_server import Relay, SSHServer, free_port, sshd_missing
 from workflow_copy import CI_REDUCTIONS, committed_copy, jobs_with_wildcards, sh
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
@@ -406,3 +408,74 @@ def test_full_remote_disk_fails_cleanly_then_completes(person_a: Path, server: S
         assert bad == [] and good == objects(person_a / ".dvc/cache")[0]
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+# A second protocol: WebDAV, against a real server from PyPI (wsgidav on cheroot), with a user
+# name and password (HTTP basic authentication) kept in each clone's uncommitted config.
+
+WSGIDAV_CONFIG = """\
+host: 127.0.0.1
+port: {port}
+server: cheroot
+provider_mapping:
+  "/": {root}
+http_authenticator:
+  accept_basic: true
+  accept_digest: false
+  default_to_digest: false
+simple_dc:
+  user_mapping:
+    "*":
+      a: {{password: pa}}
+      b: {{password: pb}}
+verbose: 1
+"""
+
+
+@pytest.fixture(scope="module")
+def webdav(tmp_path_factory: pytest.TempPathFactory):
+    """``wsgidav`` serving a folder (its negcse/ the lab's remote) on a free loopback port."""
+    exe = Path(sys.executable).parent / "wsgidav"
+    if not exe.is_file():
+        pytest.skip("wsgidav is not installed (the dev extra: make setup)")
+    root = tmp_path_factory.mktemp("webdav")
+    (root / "store" / "negcse").mkdir(parents=True)
+    port = free_port()
+    (root / "wsgidav.yaml").write_text(WSGIDAV_CONFIG.format(port=port, root=root / "store"))
+    with (root / "log").open("wb") as log:
+        proc = subprocess.Popen([str(exe), "-c", str(root / "wsgidav.yaml")], stdout=log,
+                                stderr=log)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert proc.poll() is None, (root / "log").read_text()
+            time.sleep(0.1)
+    yield f"webdav://127.0.0.1:{port}/negcse", root / "store" / "negcse"
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def webdav_remote(ws: Path, url: str, user: str, password: str) -> None:
+    sh(["dvc", "remote", "add", "--local", "-f", "dav", url], ws)
+    for key, value in (("user", user), ("password", password), ("verify", "true")):
+        sh(["dvc", "remote", "modify", "--local", "dav", key, value], ws)
+
+
+def test_webdav_remote_push_and_pull_one_model(person_a: Path, webdav: tuple[str, Path],
+                                               tmp_path: Path) -> None:  # fmt: skip
+    url, folder = webdav
+    webdav_remote(person_a, url, "a", "pa")
+    sh(["dvc", "push", "-r", "dav"], person_a)
+    good, bad, _ = objects(folder)
+    assert bad == [] and good == objects(person_a / ".dvc/cache")[0]
+    d = clone(person_a, tmp_path / "d")
+    webdav_remote(d, url, "b", "wrong")
+    check = sh(["python", "-m", "negcse", "remote-check", "--remote", "dav"], d, check=False)
+    (line,) = check.stderr.strip().splitlines()
+    assert check.returncode == 1 and "the server refused the login" in line, check.stderr
+    sh(["dvc", "remote", "modify", "--local", "dav", "password", "pb"], d)
+    sh(["dvc", "pull", "-r", "dav", MODEL], d)
+    assert files(d / MODEL) == files(person_a / MODEL) != {}

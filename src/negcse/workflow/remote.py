@@ -63,6 +63,11 @@ def _reason(exc: BaseException, name: str) -> str:
             f"key (~/.ssh/id_ed25519.pub), or name your key with "
             f"`dvc remote modify --local {name} keyfile PATH`"
         )
+    if "401" in text or "Not Authorized" in text:
+        return (
+            f"the server refused the login ({text}): check your user name and password "
+            f"(`dvc remote modify --local {name} user NAME`, `... password SECRET`)"
+        )
     if isinstance(exc, ConnectionRefusedError):
         return f"nothing answers there ({text}): is the server up, the host and port right?"
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
@@ -84,14 +89,17 @@ def check_remote(root: str = ".", name: str | None = None, write: bool = False) 
             where = f"remote '{remote.name}' ({url})"
             free = None
             try:
-                exists = remote.fs.exists(remote.path)
-                files = len(remote.fs.ls(remote.path)) if exists else 0
-                free = free_bytes(remote.fs, remote.path) if exists else None
+                try:
+                    files = len(remote.fs.ls(remote.path))
+                except FileNotFoundError:  # not yet: `dvc push` creates it (SSH)
+                    files = 0
+                free = free_bytes(remote.fs, remote.path) if files else None
                 if write:
+                    remote.fs.makedirs(remote.path, exist_ok=True)
                     probe = posixpath.join(remote.path, f".negcse-check-{secrets.token_hex(4)}")
                     remote.fs.pipe(probe, os.urandom(1024))
                     remote.fs.rm(probe)
-            except (OSError, DvcException) as exc:
+            except Exception as exc:  # each file system's own errors (webdav4's HTTPError, ...)
                 full = f" ({free / 1e6:.1f} MB free)" if free is not None else ""
                 raise UserError(f"{where}: {_reason(exc, remote.name)}{full}") from None
             return RemoteStatus(remote.name, url, files, free)
