@@ -14,7 +14,7 @@ from negcse.gcse.pipeline import run_pipeline
 from negcse.gcse.prompts import load_prompts
 from negcse.gcse.released import check_bugs
 from negcse.generators.settings import add_options, from_args
-from negcse.generators.specs.gcse import GcseSynthesis
+from negcse.generators.specs.gcse import STAGE1, GcseSynthesis
 from negcse.io_utils import write_json, write_jsonl
 from negcse.lazy import LazyModule, torch
 from negcse.llm.backend import GenerationSettings, LLMError
@@ -100,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
         # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
         backend = make_backend(args) if s.positives + s.negatives else None
         encoder = None
+        if s.neighbour_model == STAGE1 and s.mode == "released":
+            raise ValueError(
+                "--neighbour-model stage1 names the workflow's stage-1 run: give its model folder"
+            )
         if s.neighbour_model and s.mode == "released" and backend is not None:
             # the released SentenceTransformer(path) of a plain model: mean pooling, fp32, 512
             frozen = embedder.Embedder.load(

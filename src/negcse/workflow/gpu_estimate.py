@@ -55,6 +55,8 @@ SAME_COST = {
     "sncse_nl": "sncse",
     "sncse_infonce": "sncse",
     "rankcse": "simcse",
+    # GCSE stage 1: SimCSE's two views (its word doubling rewrites the corpus once an epoch)
+    "gcse_stage1": "simcse",
     "rankcse_san": "simcse_san",
     "rlrd": "sncse",
     "rlrd_san": "sncse_san",
