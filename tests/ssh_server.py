@@ -30,6 +30,8 @@ def sshd_missing() -> str | None:
     """Why no server can start here, or None."""
     if not Path(SSHD).is_file() or shutil.which("ssh-keygen") is None:
         return f"{SSHD} or ssh-keygen not found (Debian package openssh-server)"
+    if os.geteuid() != 0:
+        return "sshd is started as root here (its privilege separation folder /run/sshd)"
     return None
 
 
