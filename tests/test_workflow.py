@@ -133,7 +133,7 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
     # only the tables, figures and paper pages that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data", "_report")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report", "_metrics")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates), aggregates
     assert ("table", "wildcards: table=sts") in jobs
 
@@ -309,7 +309,7 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     assert sum(r == "train" for r, _ in per_model) == len(seeds)
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data", "_report")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report", "_metrics")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
