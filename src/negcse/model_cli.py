@@ -96,6 +96,19 @@ def load_embedder(args: argparse.Namespace) -> Embedder:
     return embedding.Embedder.load(args.model, args.pooler, mirror=args.mirror)
 
 
+#: the key of an evaluation JSON written for a model that could not be got (a released checkpoint
+#: offline, unreachable or unpinned): its value says why; tables leave such files out
+UNAVAILABLE = "unavailable"
+
+
+def unavailable(path: str | Path) -> str | None:
+    """Why the model of evaluation file ``path`` was unavailable, or None (a real result)."""
+    with open(path, encoding="utf-8") as fh:
+        result = json.load(fh)
+    reason = result.get(UNAVAILABLE) if isinstance(result, dict) else None
+    return None if reason is None else f"{result.get('model', path)}: {reason}"
+
+
 def tags(args: argparse.Namespace) -> dict[str, str]:
     return dict(t.partition("=")[::2] for t in args.tag)
 

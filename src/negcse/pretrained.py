@@ -8,6 +8,7 @@ import torch
 from safetensors import SafetensorError
 from transformers import AutoModel, AutoTokenizer
 
+from negcse.device import resolve_device
 from negcse.errors import ModelFilesError
 
 #: the token limit per sentence of ``negcse evaluate`` (and of a saved model's
@@ -31,7 +32,8 @@ def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
 
 
 def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """The device of the setting in force (``negcse.device``: ``$NEGCSE_DEVICE``, else auto)."""
+    return resolve_device()
 
 
 def model_inputs(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
