@@ -35,6 +35,23 @@ rule table:
         "--released {params.released} {params.options} 2> {log:q}"
 
 
+# The short DVC metrics file (dvc.yaml `metrics`): each row's STS average and each claim's Δ and
+# verdict, from the tables' metrics files (src/negcse/tables/dvc_metrics.py).
+rule headline_metrics:
+    input:
+        sts=grid_path("results/metrics/sts.json"),
+        verdicts=grid_path("results/metrics/verdicts.json"),
+    output:
+        grid_path("results/headline.json"),
+    log:
+        grid_path("logs/tables/headline.log"),
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse headline-metrics --sts {input.sts:q} --verdicts {input.verdicts:q} "
+        "--out {output:q} 2> {log:q}"
+
+
 rule case_study_table:
     input:
         ask(PLAN.case_study_inputs),

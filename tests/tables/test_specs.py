@@ -59,7 +59,10 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     )
     # every float as stored: the std of (60, 64) is 2 sqrt(2), of (10, 20) 5 sqrt(2)
     assert csv[1] == f"a_1,bb,62.0,{2 * 2**0.5!r},15.0,{5 * 2**0.5!r},2,True"
-    assert json.loads(out["json"].read_text()) == {"a_1/bb": 62.0, "b/bb": 61.0}
+    assert json.loads(out["json"].read_text()) == {
+        "a_1": {"bb": {"score": 62.0}},
+        "b": {"bb": {"score": 61.0}},
+    }
 
 
 def _two_evals(tmp_path: Path, head: dict[str, str]) -> list[str]:

@@ -154,7 +154,11 @@ def test_command_writes_every_twin(evals: list[str], tmp_path: Path) -> None:
     assert r"95\% CI" in tex and "every row is a direction check" in tex
     rows = {(r["method"], r["backbone"]): r for r in csv.DictReader(out["csv"].open())}
     assert rows[("una", BASE)]["verdict"] == "direction check: inconclusive"
-    assert json.loads(metrics.read_text())[f"una/{BASE}/sts/vs_una_baseline"] == 0.0
+    dvc = json.loads(metrics.read_text())
+    assert dvc["una"][BASE]["sts"]["vs_una_baseline"] == {
+        "delta": 0.0, "verdict": "direction check: inconclusive"
+    }  # fmt: skip
+    assert {(m, b) for m, by in dvc.items() for b in by} == set(rows)
     assert main(["table", "verdicts", "--evals", *evals, "--min-seeds", "1"]) == 1
 
 

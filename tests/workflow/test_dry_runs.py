@@ -173,7 +173,8 @@ def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: 
 def test_a_named_grid_overlay_writes_its_own_folder_only(workspace: Path) -> None:
     """GCSE's domain setting (grid.name gcse-domain): every table, metric, figure and the
     curves' data of its dry run lie under results/grids/gcse-domain/, none on the default
-    smoke grid's results/tables, results/metrics, results/figures or results/plots."""
+    smoke grid's results/tables, results/metrics, results/headline.json, results/figures or
+    results/plots."""
     out = sh([*SMOKE, "-n", "--forceall", "--configfile", *DOMAIN_CONFIGS], workspace).stdout
     outputs = [
         path
@@ -181,10 +182,11 @@ def test_a_named_grid_overlay_writes_its_own_folder_only(workspace: Path) -> Non
         if line.startswith("    output: ")
         for path in line.removeprefix("    output: ").split(", ")
     ]
-    default_grid = ("results/tables/", "results/metrics/", "results/figures/", "results/plots/")
+    default_grid = ("results/tables/", "results/metrics/", "results/figures/", "results/plots/",
+                    "results/headline.json")  # fmt: skip
     assert not [p for p in outputs if p.startswith(default_grid)]
     own = "results/grids/gcse-domain/"
-    for path in ("tables/sts.md", "metrics/sts.json", "plots/training_curves.csv"):
+    for path in ("tables/sts.md", "metrics/sts.json", "headline.json", "plots/training_curves.csv"):
         assert own + path in outputs, path
     assert any(p.startswith(own + "figures/splade-tiny/") for p in outputs)
     logs = re.findall(r"^    log: (\S+)", out, flags=re.M)

@@ -14,7 +14,7 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,6 +25,7 @@ from negcse.display import task_name
 from negcse.errors import UserError
 from negcse.latex import latex_escape
 from negcse.lazy import LazyModule
+from negcse.tables.dvc_metrics import Nested
 from negcse.tables.html import markdown_html
 from negcse.tables.published import (
     TRANSFER_TASKS,
@@ -86,7 +87,7 @@ class Table:
     tex: str
     frame: pd.DataFrame | None = None
     md: str | None = None
-    metrics: dict[str, float] | None = None
+    metrics: Mapping[str, Any] | None = None  # nested (negcse.tables.dvc_metrics)
     html: str | None = None
 
 
@@ -343,7 +344,9 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
     """Per group: our MAP/accuracy per task and the averages beside the paper's average."""
     version = ", ".join(sorted({str(_read(p).get("mteb_version", "?")) for p in evals}))
     summaries: dict[str, pd.DataFrame] = {}
-    latex, markdown, dvc = [], [], {}
+    latex: list[str] = []
+    markdown: list[str] = []
+    dvc: dict[str, Nested] = {}
     for group in GROUPS:
         keys, shown, _ = mteb_keys(group)
         check_evaluations(evals, group)
@@ -359,7 +362,7 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
         out = render(summary, columns, caption, f"tab:mteb-{group}", baselines=options.baselines)
         latex.append(out.tex)
         markdown.append(f"## MTEB {group}\n\n{out.md}")
-        dvc.update(metrics(summary, shown[-1], prefix=f"{group}/"))
+        dvc[group] = metrics(summary, shown[-1])
     if not summaries:
         raise TableInputError(f"no MTEB evaluation among {len(evals)} file(s)")
     frame = pd.concat([s.assign(group=g) for g, s in summaries.items()], ignore_index=True)

@@ -30,6 +30,7 @@ import pandas as pd
 from negcse.analysis.groups import method_groups
 from negcse.display import BACKBONE_NAMES, UNTRAINED, backbone_name, family_order, method_name
 from negcse.latex import ESCAPES, PAGE, latex_escape, latex_table
+from negcse.tables.dvc_metrics import Nested, metric_key, nest
 
 CellKind = Literal["mean", "number", "signed", "text", "method", "count"]
 #: evaluation JSON keys shown as a mark on a row's name, explained in the caption: the LLM that
@@ -616,16 +617,18 @@ def to_csv(frame: pd.DataFrame) -> str:
     return frame.to_csv(index=False)
 
 
-def metrics(summary: pd.DataFrame, key: str, prefix: str = "") -> dict[str, float]:
-    """The mean of ``key`` per method x backbone, keyed ``[prefix]method/backbone`` (4
-    decimals, as in the CSV): what `dvc metrics show` / `dvc metrics diff` list."""
+def metrics(summary: pd.DataFrame, key: str) -> Nested:
+    """The mean of ``key`` per method x backbone as ``{method: {backbone: {leaf: mean}}}`` (4
+    decimals, as in the CSV; ``leaf``: :func:`metric_key` of ``key``): what `dvc metrics show`
+    / `dvc metrics diff` list, as ``method.backbone.leaf``."""
     column = f"{key}_mean"
     if column not in summary:
         raise KeyError(f"no metric '{key}' in the table (columns: {', '.join(summary.columns)})")
     seeded = summary[summary["seeds"] > 0]
-    return {
-        f"{prefix}{method}/{backbone}": round(float(value), 4)
+    leaf = metric_key(key)
+    return nest(
+        (method, backbone, {leaf: round(float(value), 4)})
         for method, backbone, value in zip(
             seeded["method"], seeded["backbone"], seeded[column], strict=True
         )
-    }
+    )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,7 @@ from negcse.tables.claims import (
     pick,
     published_value,
 )
+from negcse.tables.dvc_metrics import DELTA, VERDICT, metric_key
 from negcse.tables.html import markdown_html
 from negcse.tables.published import CHECKPOINT_ROWS, TASKS, TRANSFER_TASKS, published_avg
 from negcse.tables.render import Column, render
@@ -548,6 +549,17 @@ def verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Ta
     return _table(_with_text(frame), VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
 
 
+def _metric_leaves(row: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    """A verdict row's DVC metrics, under ``vs_<baseline>``: its Δ (``metric``) and its
+    verdict; a checkpoint row's gap, named after its column."""
+    if metric != "vs_baseline":
+        return {metric_key(metric): round(float(row[metric]), 4)}
+    leaves: dict[str, float | str] = {DELTA: round(float(row[metric]), 4)}
+    if isinstance(row.get("verdict"), str) and row["verdict"]:
+        leaves[VERDICT] = row["verdict"]
+    return {f"vs_{row['baseline']}": leaves}
+
+
 def _table(
     frame: pd.DataFrame,
     columns: Sequence[Column],
@@ -556,12 +568,14 @@ def _table(
     metric: str,
     options: Options,
 ) -> Table:
-    keys = [f"{m}/{b}" for m, b in zip(frame["method"], frame["backbone"], strict=True)]
-    if "measure" in frame:
-        keys = [f"{k}/{ms}/vs_{base}" for k, ms, base in
-                zip(keys, frame["measure"], frame["baseline"], strict=True)]  # fmt: skip
-    dvc = {k: round(float(v), 4) for k, v in zip(keys, frame[metric], strict=True)
-           if not math.isnan(v)}  # fmt: skip
+    dvc: dict[str, Any] = {}
+    for row in frame.to_dict("records"):
+        if math.isnan(row[metric]):
+            continue
+        leaves = dvc.setdefault(row["method"], {}).setdefault(row["backbone"], {})
+        if "measure" in row:  # a verdict row: one per measure and baseline
+            leaves = leaves.setdefault(row["measure"], {})
+        leaves.update(_metric_leaves(row, metric))
     out = render(frame, columns, caption, spec.label, baselines=options.baselines)
     return Table(
         tex=out.tex, frame=frame, md=out.md, metrics=dvc, html=markdown_html(out.md, spec.name)

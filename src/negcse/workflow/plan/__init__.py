@@ -327,7 +327,8 @@ class Plan:
 
     def table_targets(self) -> list[str]:
         """Every table: LaTeX, CSV, Markdown, HTML (the report's) and DVC metrics of each
-        grid-wide one, and the case study of each backbone."""
+        grid-wide one, the headline metrics, and the case study of each backbone."""
+        headline = {"sts", "verdicts"} <= set(self.grid_tables)
         return (
             expand(
                 self.grid_path("results/tables/{table}.{ext}"),
@@ -335,6 +336,7 @@ class Plan:
                 ext=TABLE_FORMATS,
             )
             + expand(self.grid_path("results/metrics/{table}.json"), table=self.grid_tables)
+            + ([self.grid_path("results/headline.json")] if headline else [])
             + expand(
                 self.grid_path("results/tables/case_study_{backbone}.{ext}"),
                 backbone=self.backbones,
