@@ -6,6 +6,7 @@ GCSE with a real LLM. (The lint and dry runs are in tests/workflow/test_dry_runs
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import re
@@ -225,7 +226,7 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
 
     # the plot data: every run's STS-B dev curve, as in its train_log.json
     rows = (results / "plots/training_curves.csv").read_text().splitlines()
-    assert rows[0] == "method,family,backbone,seed,step,stsb_dev"
+    assert rows[0] == "method,name,family,backbone,seed,step,stsb_dev"
     logs = [json.loads(p.read_text())
             for p in sorted((ws / "results/models").glob("*/*/seed*/train_log.json"))]  # fmt: skip
     expected = {
@@ -234,12 +235,12 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
         for p in log["curve"]
         if "stsb_dev" in p
     }
-    cells = [r.split(",") for r in rows[1:]]
-    got = {(c[0], c[2], c[3], c[4], float(c[5])) for c in cells}
+    cells = list(csv.DictReader(rows))  # display names may hold commas: quoted
+    got = {(c["method"], c["backbone"], c["seed"], c["step"], float(c["stsb_dev"])) for c in cells}
     assert len(rows) - 1 == len(expected) and got == expected
     # ... and the loss with each logged part, every log_steps (5) steps of every run
     losses = (results / "plots/training_loss.csv").read_text().splitlines()
-    assert losses[0] == "method,family,backbone,seed,step,quantity,value"
+    assert losses[0] == "method,name,family,backbone,seed,step,quantity,value"
     logged = {
         (log["method"], str(log["seed"]), str(p["step"]), name, value)
         for log in logs
@@ -247,9 +248,12 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
         if "loss" in p
         for name, value in {"loss": p["loss"], **p["parts"]}.items()
     }
-    cells = [r.split(",") for r in losses[1:]]
-    assert {(c[0], c[3], c[4], c[5], float(c[6])) for c in cells} == logged
-    assert {c[4] for c in cells if c[5] == "loss"} == {"5", "10", "15", "20", "25", "30", "35", "40"}
+    cells = list(csv.DictReader(losses))
+    assert {(c["method"], c["seed"], c["step"], c["quantity"], float(c["value"]))
+            for c in cells} == logged  # fmt: skip
+    assert {c["step"] for c in cells if c["quantity"] == "loss"} == {
+        "5", "10", "15", "20", "25", "30", "35", "40"
+    }  # fmt: skip
     plots = json.loads(sh(["dvc", "plots", "show", "--json"], clone).stdout)
     (plot,) = plots["data"]["results/plots/training_curves.csv"]
     assert len(plot["content"]["data"]["values"]) == len(expected)

@@ -189,17 +189,17 @@ def test_curves_data_is_one_csv_row_per_dev_evaluation_and_logged_loss(tmp_path:
     args = ["curves-data", "--models", *folders, "--out", str(out), "--loss-out", str(loss)]
     assert main(args) == 0
     assert out.read_text().splitlines() == [
-        "method,family,backbone,seed,step,stsb_dev",
-        "simcse,SimCSE,b,1,20,60.0",
-        "simcse,SimCSE,b,1,40,61.5",
-        "sncse,SNCSE,b,2,20,55.5",
-        "sncse,SNCSE,b,2,40,57.25",
+        "method,name,family,backbone,seed,step,stsb_dev",
+        "simcse,SimCSE,SimCSE,b,1,20,60.0",
+        "simcse,SimCSE,SimCSE,b,1,40,61.5",
+        "sncse,SNCSE,SNCSE,b,2,20,55.5",
+        "sncse,SNCSE,SNCSE,b,2,40,57.25",
     ]
     assert loss.read_text().splitlines() == [
-        "method,family,backbone,seed,step,quantity,value",
-        "sncse,SNCSE,b,2,20,loss,1.5",
-        "sncse,SNCSE,b,2,20,infonce,1.25",
-        "sncse,SNCSE,b,2,20,bml,0.25",
+        "method,name,family,backbone,seed,step,quantity,value",
+        "sncse,SNCSE,SNCSE,b,2,20,loss,1.5",
+        "sncse,SNCSE,SNCSE,b,2,20,infonce,1.25",
+        "sncse,SNCSE,SNCSE,b,2,20,bml,0.25",
     ]
     with pytest.raises(ValueError, match="two training logs for simcse/b/seed1"):
         main(["curves-data", "--models", folders[1], folders[1], "--out", str(out)])

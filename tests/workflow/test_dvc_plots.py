@@ -75,8 +75,8 @@ def test_page_renders_every_run_offline(page: Path) -> None:
         runs = {(r["method"], r["backbone"], r["seed"]) for r in rows}
         assert plot["marks"] >= len(runs)  # at least one line per run
         if path.endswith("training_curves.csv"):
-            # a row of panels per family, each with a legend naming its methods
-            assert {r["method"] for r in rows} <= set(plot["texts"])
+            # a row of panels per family, each with a legend naming its methods as the tables do
+            assert {r["name"] for r in rows} <= set(plot["texts"])
             assert {r["family"] for r in rows} <= set(plot["texts"])
         else:
             # a panel per quantity; the legend names the families, in the families' colours

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from negcse.display import family
+from negcse.display import family, method_name
 
 
 @dataclass(frozen=True)
@@ -66,8 +66,8 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
     )
 
 
-CURVE_COLUMNS = ("method", "family", "backbone", "seed", "step", "stsb_dev")
-LOSS_COLUMNS = ("method", "family", "backbone", "seed", "step", "quantity", "value")
+CURVE_COLUMNS = ("method", "name", "family", "backbone", "seed", "step", "stsb_dev")
+LOSS_COLUMNS = ("method", "name", "family", "backbone", "seed", "step", "quantity", "value")
 
 
 def _runs(curves: list[Curve]) -> list[Curve]:
@@ -79,25 +79,29 @@ def _runs(curves: list[Curve]) -> list[Curve]:
     return runs
 
 
+def _tags(c: Curve) -> dict[str, str | int]:
+    return {"method": c.method, "name": method_name(c.method), "family": family(c.method).label,
+            "backbone": c.backbone, "seed": c.seed}  # fmt: skip
+
+
 def curve_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
     """One row per evaluation of every run (long format: the `dvc plots` data of the STS-B dev
-    training curves), ordered by method, backbone, seed and step; ``family`` is the method's
-    (:func:`negcse.display.family`), which the plots facet by."""
+    training curves), ordered by method, backbone, seed and step; ``name`` is the method as
+    the tables name it and ``family`` its family (:mod:`negcse.display`), which the plots
+    facet by."""
     return [
-        {"method": c.method, "family": family(c.method).label, "backbone": c.backbone,
-         "seed": c.seed, "step": s, "stsb_dev": d}
+        {**_tags(c), "step": s, "stsb_dev": d}
         for c in _runs(curves)
         for s, d in zip(c.steps, c.stsb_dev, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def loss_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
     """One row per logged step and quantity (the loss, each logged part) of every run: the
     `dvc plots` data of the training losses, ordered as :func:`curve_rows`."""
     return [
-        {"method": c.method, "family": family(c.method).label, "backbone": c.backbone,
-         "seed": c.seed, "step": step, "quantity": name, "value": value}
+        {**_tags(c), "step": step, "quantity": name, "value": value}
         for c in _runs(curves)
         for name, points in c.losses.items()
         for step, value in points
-    ]  # fmt: skip
+    ]
