@@ -17,7 +17,7 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke dvc-lock paper-dry-run test lint llama-server gpu-mirror doctor gpu-quickstart FORCE
+.PHONY: setup lock smoke report dvc-lock paper-dry-run test lint llama-server gpu-mirror doctor gpu-quickstart FORCE
 
 # The venv follows the lock: make setup reinstalls whenever the lock installed (its file and
 # sha256, recorded in $(VENV)/negcse-lock.txt) is not the requested LOCK as it is now, not only
@@ -92,6 +92,14 @@ $(VENV)/bin/llama-server: envs/llama-server.txt | setup
 
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
+
+# Every table, figure and paper page of a run in one HTML file (the committed results: the smoke
+# grid's; PROFILE=profiles/local for the paper grid's). In a fresh clone Snakemake has no record
+# of the committed files and warns once per file ("Missing metadata"): harmless, left out here.
+PROFILE ?= profiles/smoke
+report: setup
+	set -o pipefail; source $(VENV)/bin/activate && \
+	  snakemake --profile $(PROFILE) --report results/report.html 2>&1 | grep -v "^Missing metadata for file"
 
 # After `make smoke` (a complete run, the workflow's files committed): write dvc.lock, check that
 # a clone's `dvc status` would list only the heavy outputs (absent until `dvc pull`), `git add` it

@@ -71,15 +71,18 @@ rule analysis_figure:
         "{params.baseline} 2> {log:q}"
 
 
-# The same curves as data (git-tracked; `dvc plots show` draws them with .dvc/plots/).
+# The same curves as data, the loss and its logged parts beside (git-tracked; `dvc plots show`
+# draws them with .dvc/plots/).
 rule training_curves_data:
     input:
         PLAN.run_files("results/models/{method}/{backbone}/seed{seed}"),
     output:
-        grid_path("results/plots/training_curves.csv"),
+        curves=grid_path("results/plots/training_curves.csv"),
+        loss=grid_path("results/plots/training_loss.csv"),
     log:
         grid_path("logs/analysis/training_curves_data.log"),
     conda:
         "../envs/negcse.yaml"
     shell:
-        "python -m negcse curves-data --models {input:q} --out {output:q} 2> {log:q}"
+        "python -m negcse curves-data --models {input:q} --out {output.curves:q} "
+        "--loss-out {output.loss:q} 2> {log:q}"

@@ -1,9 +1,11 @@
-"""The README and the docs pages are true for a newcomer: the shell blocks marked runnable (a
+"""The README and the docs are true for a newcomer: the shell blocks marked runnable (a
 ``<!-- runnable -->`` line right before a ```` ```bash ```` fence) run in a fresh copy of the
 repository (docs/collaborate.md's two-person blocks, which need an SSH server, are run by
-tests/workflow/test_dvc_remote.py); every
-command, profile, config file and make target any shell block names exists; ``CITATION.cff`` is
-valid CFF 1.2.0 and agrees with ``pyproject.toml``, ``LICENSE`` and the README's BibTeX."""
+tests/workflow/test_dvc_remote.py); every command, profile, config file and make target any
+shell block names exists; every relative link points to a file (and heading); the README's
+first screen is one screen and its STS excerpt is the committed table's; no user-facing file speaks of the project's history;
+``CITATION.cff`` is valid CFF 1.2.0 and agrees with ``pyproject.toml``, ``LICENSE`` and the
+BibTeX of the README and ``docs/papers.md``."""
 
 from __future__ import annotations
 
@@ -23,13 +25,14 @@ from negcse.cli import command_names
 from workflow_copy import committed_copy
 
 REPO = Path(__file__).resolve().parents[1]
+#: the documents a newcomer reads, with their shell blocks
+DOCUMENTS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
 MARKER = "<!-- runnable -->"
 #: the pages whose shell blocks are checked: the README, then every docs page
-PAGES = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 
-def shell_blocks(text: str) -> list[tuple[int, str, bool]]:
+def shell_blocks(text: str, name: str = "README.md") -> list[tuple[int, str, bool]]:
     """(line, body, runnable) of every ```bash block; a marker not followed by one is an error."""
     blocks = []
     for m in FENCE.finditer(text):
@@ -41,7 +44,7 @@ def shell_blocks(text: str) -> list[tuple[int, str, bool]]:
         after = text[m.end() :].lstrip(" ")
         if not after.startswith("\n```bash\n"):
             line = text.count("\n", 0, m.start()) + 1
-            raise ValueError(f"README.md:{line}: {MARKER} must be followed by a ```bash block")
+            raise ValueError(f"{name}:{line}: {MARKER} must be followed by a ```bash block")
     return blocks
 
 
@@ -77,18 +80,29 @@ def _options(words: list[str], flag: str) -> list[str]:
     return values
 
 
-def test_every_command_the_readme_names_exists() -> None:
-    blocks = [
-        (f"{page}:{line}", body)
-        for page in PAGES
-        for line, body, _ in shell_blocks((REPO / page).read_text(encoding="utf-8"))
+def _blocks() -> list[tuple[str, int, str, bool]]:
+    """(document, line, body, runnable) of every shell block of :data:`DOCUMENTS`."""
+    return [
+        (name, line, body, run)
+        for name in DOCUMENTS
+        for line, body, run in shell_blocks((REPO / name).read_text(encoding="utf-8"), name)
     ]
+
+
+def test_every_command_the_docs_name_exists() -> None:
     targets = set(re.findall(r"^([\w.-]+):", (REPO / "Makefile").read_text(), re.M))
     known = command_names()
     seen = {"negcse": 0, "profile": 0, "configfile": 0, "make": 0}
-    for place, body in blocks:
+    blocks = _blocks()
+    #: files a page's own blocks write (`cat > x.yaml`, `> x.yaml`): its later blocks read them
+    written = {
+        (name, target)
+        for name, _, body, _ in blocks
+        for target in re.findall(r">\s*([\w./-]+\.ya?ml)\b", body)
+    }
+    for name, line, body, _ in blocks:
         for words in commands(body):
-            where = f"{place}: {' '.join(words)}"
+            where = f"{name}:{line}: {' '.join(words)}"
             negcse = len(words) > 3 and words[:3] == ["python", "-m", "negcse"]
             command = words[3] if negcse else "-"
             if not command.startswith("-"):
@@ -102,9 +116,94 @@ def test_every_command_the_readme_names_exists() -> None:
                 assert (REPO / profile / "profile.yaml").is_file(), where
                 seen["profile"] += 1
             for config in _options(words, "--configfile"):
-                assert (REPO / config).is_file(), where
+                assert (REPO / config).is_file() or (name, config) in written, where
                 seen["configfile"] += 1
     assert all(seen.values()), seen  # each kind is checked at least once
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
+    return text.replace(" ", "-")
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_relative_link_points_to_a_file_and_heading() -> None:
+    for name in [*DOCUMENTS, "results/README.md"]:
+        text = (REPO / name).read_text(encoding="utf-8")
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            dest = (REPO / name).parent / path if path else REPO / name
+            assert dest.exists(), f"{name}: link to {target}: no such file"
+            if anchor and dest.suffix == ".md":
+                headings = re.findall(r"^#+ (.*)$", dest.read_text(encoding="utf-8"), re.M)
+                assert anchor in {slug(h) for h in headings}, f"{name}: no heading #{anchor}"
+
+
+def test_the_readme_reaches_its_first_result_in_one_screen() -> None:
+    """What it is, what it needs, the two commands and what they print, under 60 lines: the
+    first section after the commands' block starts before line 60."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    commands_at = next(i for i, line in enumerate(lines) if line.startswith("make smoke"))
+    next_section = next(i for i, line in enumerate(lines) if i > commands_at and line.startswith("## "))
+    assert next_section < 60, f"the first screen is {next_section} lines"
+    head = "\n".join(lines[:commands_at])
+    assert "Python 3.11" in head and "driver" in head  # the requirements come first
+
+
+def _table_rows(text: str, marker: str) -> list[str]:
+    """The Markdown table right after ``marker``'s line."""
+    after = text[text.index(marker):].splitlines()[1:]
+    return [line for line in after[: next(i for i, x in enumerate(after) if not x.startswith("|"))]]
+
+
+def test_the_sts_excerpts_are_the_committed_table() -> None:
+    committed = (REPO / "results/tables/sts.md").read_text(encoding="utf-8").splitlines()
+    for name, marker in (("README.md", "<!-- sts excerpt"), ("docs/smoke.md", "<!-- sts table")):
+        rows = _table_rows((REPO / name).read_text(encoding="utf-8"), marker)
+        assert len(rows) >= 3, name
+        missing = [row for row in rows if row not in committed]
+        assert not missing, (
+            f"{name}: rows not in results/tables/sts.md (copy them from there): {missing}"
+        )
+
+
+#: words that speak of the project's own history, not of the suite
+HISTORY = re.compile(
+    r"\b(issue|stop|round) \d+|\bthis box\b|\blent\b|\blast round\b|\bprevious round\b",
+    re.I,
+)
+#: what a user reads: the documents, the configs' comments, the results' guide
+USER_FILES = [
+    *DOCUMENTS,
+    "results/README.md",
+    "params.yaml",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "config").glob("*.yaml")),
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "tests/smoke").glob("*.yaml")),
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "profiles").glob("*/*.yaml")),
+]
+
+
+def test_history_words_by_hand() -> None:
+    for text in ("as in issue 23", "Stop 22: CI", "measured on this box", "no GPU was lent",
+                 "the last round"):  # fmt: skip
+        assert HISTORY.search(text), text
+    for text in ("tissue 3", "a non-stop run", "the lentil", "round trip", "this boxplot"):
+        assert not HISTORY.search(text), text
+
+
+def test_no_user_facing_file_speaks_of_the_projects_history() -> None:
+    found = [
+        f"{name}:{i}: {line.strip()}"
+        for name in USER_FILES
+        for i, line in enumerate((REPO / name).read_text(encoding="utf-8").splitlines(), 1)
+        if HISTORY.search(line)
+    ]
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.slow
@@ -112,9 +211,9 @@ def test_every_command_the_readme_names_exists() -> None:
 def test_runnable_blocks_run_in_a_fresh_copy(tmp_path: Path) -> None:
     ws = committed_copy(tmp_path)
     blocks = [
-        (f"{page}:{line}", body)
-        for page in PAGES
-        for line, body, run in shell_blocks((ws / page).read_text(encoding="utf-8"))
+        (f"{name}:{line}", body)
+        for name in DOCUMENTS
+        for line, body, run in shell_blocks((ws / name).read_text(), name)
         if run
     ]
     assert len(blocks) >= 4
@@ -202,8 +301,8 @@ def test_citation_cff_is_valid_and_agrees_with_pyproject_licence_and_readme() ->
     assert cff["version"] == project["version"]
     assert cff["license"] == project["license"]["text"] == "MIT"
     assert (REPO / "LICENSE").read_text().splitlines()[0] == "MIT License"
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    (bibtex,) = re.findall(r"^```bibtex\n(.*?)^```", readme, re.S | re.M)
+    docs = "".join((REPO / n).read_text(encoding="utf-8") for n in ("README.md", "docs/papers.md"))
+    bibtex = "".join(re.findall(r"^```bibtex\n(.*?)^```", docs, re.S | re.M))
     titles = re.findall(r"^\s*title\s*=\s*\{(.*)\},?$", bibtex, re.M)
     bib = {_words(t.replace("{", "").replace("}", "")) for t in titles}
     refs = {_words(r["title"]) for r in cff["references"]}

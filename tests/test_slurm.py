@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = ["--configfile", "tests/smoke/config.yaml", CI_REDUCTIONS, "tests/slurm/config.yaml"]
 SMOKE = ["snakemake", "--profile", "profiles/smoke", *CONFIGS]
-# The command README gives, plus the CI cluster's site settings. `--retries 0`: the cancelled
+# The command docs/gpu-and-slurm.md gives, plus the CI cluster's site settings. `--retries 0`: the cancelled
 # job fails the first command (as when preempted more often than the profile's retries allow);
 # the same command again resumes it.
 SLURM = [

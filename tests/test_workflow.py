@@ -6,6 +6,7 @@ GCSE with a real LLM. (The lint and dry runs are in tests/workflow/test_dry_runs
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import re
@@ -46,7 +47,7 @@ def ci_smoke_grid(ws: Path) -> None:
     """`dvc repro` runs the smoke profile, on CI's grid: the six papers' main methods
     (SimCSE, UNA, SNCSE, OssCSE, SimCSE+SAN, SNCSE+SAN: every generator kind and loss family)
     at one seed, with CI's reductions (tests/smoke/ci.yaml: SAN's masked-only mode, TREC);
-    GCSE runs after it (gcse_run, `CI_GCSE`). README's `make smoke` runs all 19 smoke methods,
+    GCSE runs after it (gcse_run, `CI_GCSE`). `make smoke` (docs/smoke.md) runs all 19 smoke methods,
     8 of the 14 at two seeds (simcse and sncse at three, their 6 ablations at one); the
     ablation variants and the second and third seeds run no workflow code these do not (their code paths have unit tests), and
     RankCSE/RLRD's teacher chain is checked by
@@ -89,7 +90,7 @@ def test_smoke_grid_beats_untrained_backbone(smoke_run: Path) -> None:
     assert mean("stsb_dev") > base["stsb_dev"]
     assert mean("avg") > base["avg"]
     tex = (ws / "results/tables/sts.tex").read_text()
-    assert "\\toprule" in tex and "simcse" in tex and "untrained" in tex
+    assert "\\toprule" in tex and "SimCSE" in tex and "Untrained" in tex
     assert (ws / "results/tables/sts.csv").is_file() and (ws / "results/tables/sts.md").is_file()
 
 
@@ -207,7 +208,7 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     ]
     for name in readable:  # in git: no pull needed
         assert (results / name).read_bytes() == (ws / "results" / name).read_bytes(), name
-    in_git = ["README.md", "headline.json", "metrics", "plots", "reports", "tables"]
+    in_git = ["README.md", "figures", "headline.json", "metrics", "plots", "reports", "tables"]
     assert sorted(p.name for p in results.iterdir()) == in_git
 
     # the metrics: each method's STS average, the mean of its seeds' evaluations
@@ -225,16 +226,34 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
 
     # the plot data: every run's STS-B dev curve, as in its train_log.json
     rows = (results / "plots/training_curves.csv").read_text().splitlines()
-    assert rows[0] == "method,backbone,seed,step,stsb_dev"
-    logs = sorted((ws / "results/models").glob("*/*/seed*/train_log.json"))
+    assert rows[0] == "method,name,family,backbone,seed,step,stsb_dev"
+    logs = [json.loads(p.read_text())
+            for p in sorted((ws / "results/models").glob("*/*/seed*/train_log.json"))]  # fmt: skip
     expected = {
         (log["method"], log["backbone"], str(log["seed"]), str(p["step"]), p["stsb_dev"])
-        for log in (json.loads(path.read_text()) for path in logs)
+        for log in logs
         for p in log["curve"]
         if "stsb_dev" in p
     }
-    got = {(*r.split(",")[:4], float(r.split(",")[4])) for r in rows[1:]}
+    cells = list(csv.DictReader(rows))  # display names may hold commas: quoted
+    got = {(c["method"], c["backbone"], c["seed"], c["step"], float(c["stsb_dev"])) for c in cells}
     assert len(rows) - 1 == len(expected) and got == expected
+    # ... and the loss with each logged part, every log_steps (5) steps of every run
+    losses = (results / "plots/training_loss.csv").read_text().splitlines()
+    assert losses[0] == "method,name,family,backbone,seed,step,quantity,value"
+    logged = {
+        (log["method"], str(log["seed"]), str(p["step"]), name, value)
+        for log in logs
+        for p in log["curve"]
+        if "loss" in p
+        for name, value in {"loss": p["loss"], **p["parts"]}.items()
+    }
+    cells = list(csv.DictReader(losses))
+    assert {(c["method"], c["seed"], c["step"], c["quantity"], float(c["value"]))
+            for c in cells} == logged  # fmt: skip
+    assert {c["step"] for c in cells if c["quantity"] == "loss"} == {
+        "5", "10", "15", "20", "25", "30", "35", "40"
+    }  # fmt: skip
     plots = json.loads(sh(["dvc", "plots", "show", "--json"], clone).stdout)
     (plot,) = plots["data"]["results/plots/training_curves.csv"]
     assert len(plot["content"]["data"]["values"]) == len(expected)
@@ -420,4 +439,7 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
         sts = json.loads((ws / f"results/eval/sts/gcse/splade-tiny/seed{seed}.json").read_text())
         assert sts["llm"] == sources["model"]
     table = (ws / "results/tables/sts.md").read_text()
-    assert f"| gcse ({sources['model']}) | splade-tiny |" in table
+    # the row marked, the caption naming the LLM
+    (row,) = [r for r in table.splitlines() if r.startswith("| GCSE ")]
+    mark = row.split(" | ")[0].removeprefix("| GCSE ")
+    assert f"{mark} data written by the LLM {sources['model']}." in table

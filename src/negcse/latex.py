@@ -1,9 +1,10 @@
 """LaTeX pieces the tables and the analyses share: :func:`latex_escape`, the one escaper of the
-package, and :func:`latex_table`, the booktabs frame."""
+package, :func:`latex_table`, the booktabs frame, and the page a table must fit (:data:`PAGE`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -17,30 +18,64 @@ ESCAPES = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
 }
+#: the signs the display names and numbers use, as pdflatex (T1, no inputenc magic) sets them
+SIGNS = {
+    "−": "$-$",
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "Δ": r"$\Delta$",
+    "τ": r"$\tau$",
+    "λ": r"$\lambda$",
+    "σ": r"$\sigma$",
+    "†": r"$\dagger$",
+    "‡": r"$\ddagger$",
+    "§": r"$\mathsection$",
+    "¶": r"$\mathparagraph$",
+}
 
 
 def latex_escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell (every special character escaped)."""
-    return "".join(ESCAPES.get(c, c) for c in text)
+    """Text safe inside a LaTeX table cell (every special character escaped, the signs of
+    :data:`SIGNS` set in math or as their commands)."""
+    return "".join(ESCAPES.get(c) or SIGNS.get(c) or c for c in text)
 
 
-def latex_table(body: Sequence[str], cols: str, caption: str, label: str) -> str:
-    """A booktabs ``table*`` around ``body`` (its lines, header and midrules included), shrunk
-    to the line width when it is wider (graphicx's ``\\resizebox``; never enlarged)."""
+@dataclass(frozen=True)
+class Page:
+    """A two-column paper page (ACL's: 16 cm text, 7.7 cm columns, 11 pt type); tables are set
+    in ``\\footnotesize`` (9 pt there) with ``tabcolsep`` points of padding each side."""
+
+    text_width: float = 455.0
+    column_width: float = 219.0
+    font_size: float = 9.0
+    tabcolsep: float = 3.0
+
+
+PAGE = Page()
+
+
+def latex_table(body: Sequence[str], cols: str, caption: str, label: str, wide: bool = True) -> str:
+    """A booktabs float around ``body`` (its lines, header and midrules included), in
+    ``\\footnotesize`` and never scaled: ``table*`` across both columns, or ``table`` in one
+    (``wide=False``), at the top of a page or on a page of floats. A table wider than the page
+    is split by its builder instead."""
+    env = "table*" if wide else "table"
     return "\n".join(
         [
-            r"\begin{table*}[t]",
+            rf"\begin{{{env}}}[tp]",
             r"\centering",
-            r"\small",
-            r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+            r"\footnotesize",
+            rf"\setlength{{\tabcolsep}}{{{PAGE.tabcolsep:g}pt}}",
             rf"\begin{{tabular}}{{{cols}}}",
             r"\toprule",
             *body,
             r"\bottomrule",
-            r"\end{tabular}}",
+            r"\end{tabular}",
             rf"\caption{{{caption}}}",
             rf"\label{{{label}}}",
-            r"\end{table*}",
+            rf"\end{{{env}}}",
             "",
         ]
     )

@@ -12,12 +12,12 @@ import pytest
 from scipy.stats import spearmanr
 
 from negcse.analysis.density import GRID, peak
-from negcse.analysis.latex import case_comparison_table
 from negcse.analysis.normalization import median_minmax
 from negcse.analysis.overlap import hard_positive_pairs, lexical_overlap, token_set
 from negcse.analysis.pairs import random_partners, sample_sentences
 from negcse.analysis.rank_errors import rank_errors, ranks
 from negcse.data.sts import STS_TASKS, STSData, load_sts
+from negcse.tables.build import case_study_frame, case_study_render
 
 # --- (c) SNCSE rank errors, Eq. 10-11 ----------------------------------------------------------
 
@@ -129,10 +129,12 @@ def test_gcse_table8_cell_by_hand() -> None:
             "false_negative_rate": math.nan,
         }
     }
-    tex = case_comparison_table(cases, methods, 0.0, 5.0, "cap", "tab:x")
-    assert r"simcse & 4.37 (1.372) & 27.5 / -- \\" in tex
+    frame = case_study_frame(cases, methods, 0.0, 5.0, "b")
+    tex = case_study_render(cases, frame, "cap", "tab:x").tex
+    assert r"SimCSE & 4.37 (1.372) & 27.5 / -- \\" in tex
     assert r"\begin{tabular}{lrr}" in tex  # method + 1 case + FP / FN
     assert "\\toprule" in tex and "\\bottomrule" in tex
+    assert "(1) A woman is cooking eggs . / A woman is cooking something . (3.00)." in tex
 
 
 # --- (a) sampling, partners and encoding once ------------------------------------------------
@@ -169,7 +171,7 @@ def test_read_curve_keeps_dev_scores_only(tmp_path: Path) -> None:
         read_curve(tmp_path)
 
 
-def test_curves_data_is_one_csv_row_per_dev_evaluation(tmp_path: Path) -> None:
+def test_curves_data_is_one_csv_row_per_dev_evaluation_and_logged_loss(tmp_path: Path) -> None:
     from negcse.cli import main
 
     runs = {("sncse", 2): [(20, 55.5), (40, 57.25)], ("simcse", 1): [(20, 60.0), (40, 61.5)]}
@@ -178,17 +180,26 @@ def test_curves_data_is_one_csv_row_per_dev_evaluation(tmp_path: Path) -> None:
         folder = tmp_path / f"{method}{seed}"
         folder.mkdir()
         curve = [{"step": s, "stsb_dev": d} for s, d in points] + [{"step": 40, "seconds": 3.0}]
+        if method == "sncse":  # what negcse.training.loss_log records every log_steps steps
+            curve += [{"step": 20, "loss": 1.5, "parts": {"infonce": 1.25, "bml": 0.25}}]
         log = {"curve": curve, "method": method, "backbone": "b", "seed": seed}
         (folder / "train_log.json").write_text(json.dumps(log))
         folders.append(str(folder))
-    out = tmp_path / "plots" / "curves.csv"
-    assert main(["curves-data", "--models", *folders, "--out", str(out)]) == 0
+    out, loss = tmp_path / "plots" / "curves.csv", tmp_path / "plots" / "loss.csv"
+    args = ["curves-data", "--models", *folders, "--out", str(out), "--loss-out", str(loss)]
+    assert main(args) == 0
     assert out.read_text().splitlines() == [
-        "method,backbone,seed,step,stsb_dev",
-        "simcse,b,1,20,60.0",
-        "simcse,b,1,40,61.5",
-        "sncse,b,2,20,55.5",
-        "sncse,b,2,40,57.25",
+        "method,name,family,backbone,seed,step,stsb_dev",
+        "simcse,SimCSE,SimCSE,b,1,20,60.0",
+        "simcse,SimCSE,SimCSE,b,1,40,61.5",
+        "sncse,SNCSE,SNCSE,b,2,20,55.5",
+        "sncse,SNCSE,SNCSE,b,2,40,57.25",
+    ]
+    assert loss.read_text().splitlines() == [
+        "method,name,family,backbone,seed,step,quantity,value",
+        "sncse,SNCSE,SNCSE,b,2,20,loss,1.5",
+        "sncse,SNCSE,SNCSE,b,2,20,infonce,1.25",
+        "sncse,SNCSE,SNCSE,b,2,20,bml,0.25",
     ]
     with pytest.raises(ValueError, match="two training logs for simcse/b/seed1"):
         main(["curves-data", "--models", folders[1], folders[1], "--out", str(out)])
@@ -248,12 +259,13 @@ def test_commands_write_every_figure_and_table(tmp_path: Path, splade_tiny: Path
         png, pdf = tmp_path / f"{kind}.png", tmp_path / f"{kind}.pdf"
         args = ["plot-analysis", "--kind", kind, "--inputs", *inputs]
         assert main([*args, "--png", str(png), "--pdf", str(pdf)]) == 0
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
-        assert pdf.read_bytes()[:5] == b"%PDF-"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 3_000
+        assert pdf.read_bytes()[:5] == b"%PDF-" and b"/FontFile2" in pdf.read_bytes()
 
     tex, cases = tmp_path / "analysis.tex", tmp_path / "cases.tex"
     assert main(["table", "analysis", "--evals", str(out), str(second), "--tex", str(tex)]) == 0
     assert main(["table", "case_study", "--evals", str(out), str(second), "--tex", str(cases)]) == 0
     row = next(line for line in tex.read_text().splitlines() if line.startswith("toy"))
-    assert "$_{\\pm 0.00}$" in row and row.count("&") == 7  # 2 seeds, identical values
+    # one backbone (in the caption), 6 columns; 2 seeds, identical values: a std of 0
+    assert r"$\pm$ 0.00" in row and row.count("&") == 6
     assert cases.read_text().count(" (") >= 5  # one score (error) per GCSE case

@@ -7,8 +7,16 @@ import numpy as np
 import pytest
 
 from negcse.analysis.curves import Curve
-from negcse.analysis.figures import WIDTH, curves_figure, similarity_figure
-from negcse.analysis.groups import MethodGroup, method_groups
+from negcse.analysis.figures import (
+    SHADES,
+    WIDTH,
+    curves_figure,
+    line_styles,
+    shade,
+    similarity_figure,
+)
+from negcse.analysis.groups import MethodGroup, group_name, method_groups
+from negcse.display import family
 
 SMOKE = ["simcse", "una", "una_random_select", "una_random_replace", "una_random_both",
          "sncse", "sncse_pl", "sncse_nl", "sncse_infonce", "osscse", "simcse_san", "sncse_san",
@@ -28,9 +36,9 @@ def test_the_smoke_grid_packs_into_two_groups_by_hand() -> None:
     # osscse (1): 6; una_baseline's tree (una_baseline, una, 3 ablations: 5) does not fit: a new
     # group, which simcse_dropout15's tree (simcse_dropout15, simcse_san: 2) fills to 7.
     assert method_groups(SMOKE, BASELINES) == [
-        MethodGroup("sncse", ("simcse", "sncse", "sncse_pl", "sncse_nl", "sncse_infonce",
+        MethodGroup("sncse+osscse", ("simcse", "sncse", "sncse_pl", "sncse_nl", "sncse_infonce",
                               "sncse_san", "osscse"), "simcse"),
-        MethodGroup("una_baseline", ("simcse", "una_baseline", "una", "una_random_select",
+        MethodGroup("una_baseline+simcse_dropout15", ("simcse", "una_baseline", "una", "una_random_select",
                                      "una_random_replace", "una_random_both", "simcse_dropout15",
                                      "simcse_san"), "simcse"),
     ]  # fmt: skip
@@ -44,14 +52,19 @@ def test_a_long_chain_keeps_every_method_beside_its_own_baseline() -> None:
     baselines = {"b": "a", "c": "b", "d1": "c", "d2": "c", "d3": "c", "d4": "c"}
     groups = method_groups(methods, baselines, limit=3)
     assert groups == [
-        MethodGroup("a", ("a", "lone"), None),  # named after its first root
+        MethodGroup("a+lone", ("a", "lone"), None),  # named after the roots it holds
         MethodGroup("b", ("a", "b"), "a"),
         MethodGroup("c", ("b", "c"), "b"),
-        MethodGroup("d1", ("c", "d1", "d2"), "c"),
-        MethodGroup("d3", ("c", "d3", "d4"), "c"),
+        MethodGroup("d1+d2", ("c", "d1", "d2"), "c"),
+        MethodGroup("d3+d4", ("c", "d3", "d4"), "c"),
     ]
     assert {m for g in groups for m in g.methods} == set(methods)
     assert all(len(g.methods) <= 3 for g in groups)
+
+
+def test_a_group_of_many_roots_is_named_by_its_first_and_their_count() -> None:
+    assert group_name(["a", "b", "c"]) == "a+b+c"
+    assert group_name(["a", "b", "c", "d", "e"]) == "a+4-more"
 
 
 def test_bad_baselines_are_one_clear_error() -> None:
@@ -61,11 +74,21 @@ def test_bad_baselines_are_one_clear_error() -> None:
         method_groups(["a", "a"], {})
 
 
-def _curves(methods: list[str]) -> dict[str, list[Curve]]:
+def _curves(methods: list[str], losses: bool = False) -> dict[str, list[Curve]]:
+    def loss(i: int, seed: int) -> dict[str, list[tuple[int, float]]]:
+        total = [(10, 2.0 + i), (20, 1.5 + i), (30, 1.0 + i + seed), (40, 0.5 + i)]
+        parts = {
+            "infonce": total,
+            "bml": [(s, 0.1 * v) for s, v in total],
+            "rows": [(s, 64.0) for s, _ in total],
+        }
+        return {"loss": total, **parts} if losses else {}
+
     return {
-        m: [Curve(m, "b", seed, [20, 40], [60.0 + i + seed, 62.0 + i], None) for seed in (1, 2)]
+        m: [Curve(m, "b", seed, [20, 40], [60.0 + i + seed, 62.0 + i], None, loss(i, seed))
+            for seed in (1, 2)]
         for i, m in enumerate(methods)
-    }
+    }  # fmt: skip
 
 
 def _below(fig, ax) -> bool:
@@ -79,16 +102,61 @@ def _below(fig, ax) -> bool:
 
 def test_curves_are_one_column_wide_with_distinct_lines_and_the_legend_below() -> None:
     methods = [f"m{i}" for i in range(8)]
-    fig = curves_figure(_curves(methods), "b", baseline="m0")
+    fig = curves_figure(_curves(methods), "bert-base-uncased", baseline="m0")
     ax = fig.axes[0]
     assert fig.get_size_inches()[0] == pytest.approx(WIDTH)
-    styles = [(line.get_color(), str(line.get_linestyle())) for line in ax.get_lines()]
+    styles = [(line.get_color(), str(line.get_linestyle()), line.get_marker())
+              for line in ax.get_lines()]  # fmt: skip
     assert len(styles) == 8 and len(set(styles)) == 8
-    colors = [c for c, _ in styles]
-    assert colors[0] == "black" and len(set(colors)) == 8  # the baseline black, 7 colours
+    colors = [c for c, _, _ in styles]
+    assert colors[0] == "black" and len(set(colors)) == 8  # the baseline black, 7 shades
+    assert len({m for _, _, m in styles}) == 8  # a marker each: overlapping lines stay apart
     assert fig.legends[0].get_texts()[0].get_text() == "m0 (baseline)"
     assert not ax.get_legend()  # no legend inside the axes
-    assert _below(fig, ax)
+    assert ax.get_ylabel() == "STS-B dev Spearman ×100" and ax.get_title() == "BERT-base"
+    assert _below(fig, fig.axes[-1])
+
+
+def test_a_family_shares_a_hue_and_the_legend_reads_display_names() -> None:
+    styles = line_styles(["simcse", "sncse", "sncse_pl", "una", "una_random_select"], "simcse")
+    sncse, una = family("sncse").color.lower(), family("una").color.lower()
+    assert styles["sncse"]["color"] == sncse and styles["una"]["color"] == una
+    # the second of a family: the family's hue, darker; never another family's
+    assert styles["sncse_pl"]["color"] == shade(sncse, SHADES[1]) != sncse
+    assert styles["una_random_select"]["color"] == shade(una, SHADES[1])
+    assert shade("#808080", 0.5) == "#c0c0c0" and shade("#808080", -0.5) == "#404040"
+    fig = curves_figure(_curves(["simcse", "sncse_pl"]), "b", baseline="simcse")
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["SimCSE (baseline)", "SNCSE (PL)"]
+
+
+def test_the_loss_and_its_parts_are_drawn_below_the_dev_curve() -> None:
+    fig = curves_figure(_curves(["m0", "m1"], losses=True), "b", baseline="m0")
+    # dev, loss, bml; infonce is the whole loss and rows never changes: in the CSV only
+    assert [ax.get_ylabel() for ax in fig.axes] == [
+        "STS-B dev Spearman ×100",
+        "training loss",
+        "bml",
+    ]
+    loss = fig.axes[1].get_lines()[1]  # m1: the mean over its seeds, by hand
+    assert list(loss.get_xdata()) == [10, 20, 30, 40]
+    assert list(loss.get_ydata()) == pytest.approx([3.0, 2.5, 3.5, 1.5])
+    assert fig.axes[-1].get_xlabel() == "training step" and _below(fig, fig.axes[-1])
+
+
+def test_pdfs_embed_truetype_fonts_and_pngs_stay_small(tmp_path) -> None:
+    from PIL import Image
+
+    from negcse.analysis.figures import save_figure
+
+    fig = curves_figure(_curves([f"m{i}" for i in range(8)], losses=True), "b", baseline="m0")
+    save_figure(fig, tmp_path / "f.pdf")
+    save_figure(fig, tmp_path / "f.png")
+    pdf = (tmp_path / "f.pdf").read_bytes()
+    # TrueType (Type 42) fonts are embedded as FontFile2 streams; no Type 3 font at all
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf
+    image = Image.open(tmp_path / "f.png")
+    assert image.mode == "P" and round(image.info["dpi"][0]) == 150
+    assert (tmp_path / "f.png").stat().st_size < 60_000
 
 
 def test_similarity_panels_share_one_legend_below_the_last() -> None:
@@ -96,7 +164,9 @@ def test_similarity_panels_share_one_legend_below_the_last() -> None:
     groups = {m: rng.normal(0.5, 0.1, 200) for m in ("a", "b", "c")}
     fig = similarity_figure([("(a)", groups), ("(b)", groups)], "t", positive_line=True)
     assert len(fig.legends) == 1 and [t.get_text() for t in fig.legends[0].get_texts()] == [
-        "a", "b", "c"
+        "a",
+        "b",
+        "c",
     ]
     assert fig.get_size_inches()[0] == pytest.approx(WIDTH)
     assert _below(fig, fig.axes[-1])

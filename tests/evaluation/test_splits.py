@@ -301,7 +301,7 @@ def test_commands_end_to_end_on_splade_tiny(tmp_path: Path, splade_tiny: Path) -
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         text = md.read_text()
-        assert "untrained | splade-tiny" in text and "simcse | bert-base-uncased" in text
+        assert "| Untrained | splade-tiny |" in text and "| SimCSE | BERT-base |" in text
     splits_md = (tmp_path / "splits.md").read_text()
     assert "85.74" in splits_md and "49.82" in splits_md  # Table 3, x100
     assert "REDUCED" in (tmp_path / "splits.tex").read_text()

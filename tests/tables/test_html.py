@@ -15,29 +15,43 @@ from negcse.tables.specs import TABLES
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_markdown_blocks_become_html_by_hand() -> None:
+def test_markdown_becomes_html_by_hand() -> None:
     md = (
-        "## MTEB reranking\n\nMAP ×100 <of> A & B.\n\n1. a / b (3.00)\n2. c / d (0.50)\n\n"
-        "| Method | Avg. |\n|---|---|\n| x_1 | **61.00 ± 1.41** |\n| untrained | 50.00 |\n"
+        "## MTEB reranking\n\nMAP ×100 <of> A & B, `code`.\n\n1. a / b (3.00)\n2. c / d (0.50)\n\n"
+        "| Method | Avg. |\n|---|---|\n| x_1 | **61.00 ± 1.41** |\n| untrained | 50.00 |\n\n"
+        "![a figure](../figures/b/k/g.png)\n\n<script>alert(1)</script>\n"
     )
     page = markdown_html(md, "t<1>")
     assert "<title>t&lt;1&gt;</title>" in page
-    body = page[page.index("<body>") + 7 : page.index("</body>")].strip().splitlines()
-    assert body == [
-        "<h2>MTEB reranking</h2>",
-        "<p>MAP ×100 &lt;of&gt; A &amp; B.</p>",
-        "<ol><li>a / b (3.00)</li><li>c / d (0.50)</li></ol>",
+    body = page[page.index("<body>") + 7 : page.index("</body>")].replace("\n", "")
+    assert body == (
+        "<h2>MTEB reranking</h2>"
+        "<p>MAP ×100 &lt;of&gt; A &amp; B, <code>code</code>.</p>"
+        "<ol><li>a / b (3.00)</li><li>c / d (0.50)</li></ol>"
         "<table><thead><tr><th>Method</th><th>Avg.</th></tr></thead><tbody>"
-        "<tr><td>x_1</td><td><b>61.00 ± 1.41</b></td></tr>"
-        "<tr><td>untrained</td><td>50.00</td></tr></tbody></table>",
-    ]
-    with pytest.raises(ValueError, match="header and a separator"):
-        markdown_html("| a |\n| b |\n", "t")
+        "<tr><td>x_1</td><td><strong>61.00 ± 1.41</strong></td></tr>"
+        "<tr><td>untrained</td><td>50.00</td></tr></tbody></table>"
+        '<p><img src="../figures/b/k/g.png" alt="a figure" /></p>'
+        "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>"  # raw HTML is text, never passed through
+    )
 
 
 def test_plain_caption_by_hand() -> None:
     latex = r"Spearman $\times$100, mean $\pm$ std; $\Delta$ = ours $-$ paper, ``all'', App.~J, a\_b 5\%"
     assert plain_caption(latex) == 'Spearman ×100, mean ± std; Δ = ours − paper, "all", App. J, a_b 5%'
+    latex = r"$\Delta_{\mathrm{paper}}$ and $\Delta$~base, gold $\geq$ 4, \$5"
+    assert plain_caption(latex) == "Δ paper and Δ base, gold ≥ 4, $5"
+
+
+def test_every_caption_reads_as_plain_text() -> None:
+    """No LaTeX is left in any spec's caption once made plain (what Markdown and HTML show)."""
+    for spec in TABLES.values():
+        text = plain_caption(spec.caption)
+        assert "\\" not in text and "$" not in text and "``" not in text, (spec.name, text)
+    from negcse.tables.build import MTEB_CAPTIONS
+
+    for caption in MTEB_CAPTIONS.values():
+        assert "\\" not in plain_caption(caption) and "$" not in plain_caption(caption)
 
 
 def test_the_table_command_writes_the_html_page(tmp_path: Path) -> None:
@@ -58,8 +72,25 @@ def test_the_table_command_writes_the_html_page(tmp_path: Path) -> None:
     page = out.read_text()
     assert "<p>STS test sets, Spearman ×100 of cosine similarity" in page
     # simcse's avg (71 +- 1.41) in bold; the untrained 90 and the released checkpoint's 95 not
-    assert "<td><b>71.00 ± 1.41</b></td>" in page
-    assert "<td>90.00</td>" in page and "<td>95.00</td>" in page
+    right = '<td style="text-align:right">'  # numbers right-aligned, names left
+    assert f"{right}<strong>71.00 ± 1.41</strong></td>" in page
+    assert f"{right}90.00</td>" in page and f"{right}95.00</td>" in page
+    assert '<td style="text-align:left">SimCSE</td>' in page
+    # the same caption as the LaTeX table's, with what the layout adds (one backbone, the
+    # empty columns left out); rows by display name, the reference rows last
+    md = markdown_of(out)
+    assert "Backbone: b. Left out, empty in every row: Paper, Δ." in page
+    assert [line.split(" | ")[0] for line in md if line.startswith("| ")] == [
+        "| Method", "| SimCSE", "| Untrained", "| ckpt"
+    ]
+
+
+def markdown_of(page: Path) -> list[str]:
+    """The table rows of an HTML table page, back as Markdown-like lines (first cells)."""
+    import re
+
+    rows = re.findall(r"<tr>(.*?)</tr>", page.read_text(), re.S)
+    return ["| " + " | ".join(re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)) for r in rows]
 
 
 @pytest.fixture(scope="module")
@@ -123,11 +154,29 @@ def test_the_case_study_has_csv_markdown_and_html_twins(tmp_path: Path) -> None:
     csv = out["csv"].read_text().splitlines()
     assert csv[0].startswith("method,backbone,pair1_score,pair1_error,pair2_score,pair2_error,")
     assert csv[0].endswith(",false_positive_rate,false_negative_rate")
-    assert csv[1].startswith("m_1,b,3.0000000000,0.0000000000,1.0000000000,0.5000000000,")
-    assert csv[1].endswith(",25.0000000000,10.0000000000")
+    assert csv[1].startswith("m_1,b,3.0,0.0,1.0,0.5,")  # every float as stored
+    assert csv[1].endswith(",25.0,10.0")
     md = out["md"].read_text()
-    assert f"1. {GCSE_CASES[0][0]} / {GCSE_CASES[0][1]} (3.00)" in md
+    assert f"(1) {GCSE_CASES[0][0]} / {GCSE_CASES[0][1]} (3.00); (2) " in md  # in the caption
     assert "| m_1 | 3.00 (0.000) | 1.00 (0.500) | " in md and md.endswith(" | 25.0 / 10.0 |\n")
-    assert "App. J" in md and "\\" not in md
-    assert "<td>3.00 (0.000)</td>" in out["html"].read_text()
+    assert "App. J" in md and "\\" not in md and "Backbone: b." in md
+    assert '<td style="text-align:right">3.00 (0.000)</td>' in out["html"].read_text()
     assert r"m\_1 & 3.00 (0.000) & 1.00 (0.500) & " in out["tex"].read_text()
+
+
+def test_the_report_lists_only_what_git_holds(workflow) -> None:
+    """`snakemake --report` needs every file it lists: in a fresh clone only git's are there
+    (the per-model analyses live in the DVC cache), so every reported output is one git keeps."""
+    import re
+    import subprocess
+
+    reported = [
+        re.sub(r"\{[^}]*\}", "x", str(out))
+        for rule in workflow.rules
+        for out in rule.output
+        if "report" in out.flags
+    ]
+    assert any("figures" in p for p in reported) and any("reports" in p for p in reported)
+    ignored = subprocess.run(["git", "check-ignore", *reported], cwd=REPO, capture_output=True,
+                             text=True).stdout.split()  # fmt: skip
+    assert not ignored, f"reported outputs git ignores: {ignored}"

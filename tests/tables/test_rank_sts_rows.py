@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from negcse.cli import main
+from negcse.display import method_name
 from negcse.tables.published import TASKS
 from negcse.workflow.config import method_baselines
 
@@ -47,7 +48,7 @@ def sts_csv(tmp_path: Path) -> pd.DataFrame:
     md = tmp_path / "sts.md"
     argv = ["table", "sts", "--evals", *evals, "--csv", str(out), "--md", str(md)]
     assert main([*argv, "--baselines", *baselines]) == 0
-    assert all(f"| {m} | bert-base-uncased |" in md.read_text() for m in OURS)
+    assert all(f"| {method_name(m)} |" in md.read_text() for m in OURS)
     return pd.read_csv(out).set_index("method")
 
 

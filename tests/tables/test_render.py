@@ -17,11 +17,11 @@ from negcse.tables.render import (
     add_baseline_delta,
     collect,
     metrics,
+    number,
     render_latex,
     render_markdown,
     summarize,
 )
-from negcse.tables.specs import table_spec
 
 KEYS = ["STS12", "avg"]
 COLUMNS = (Column("STS12", "STS12"), Column("avg", "Avg."), *PAPER_DIFF)
@@ -61,15 +61,63 @@ def test_latex_is_booktabs_with_best_in_bold(evals: list[Path]) -> None:
     summary = summarize(collect(evals, KEYS), KEYS, lambda m, b: 76.25 if m == "simcse" else None)
     tex = render_latex(summary, COLUMNS, "cap", "tab:x")
     assert "\\toprule" in tex and "\\midrule" in tex and "\\bottomrule" in tex
-    simcse = next(line for line in tex.splitlines() if line.startswith("simcse"))
-    untrained = next(line for line in tex.splitlines() if line.startswith("untrained"))
-    # the only trained method is the best in both columns, though the untrained STS12 is higher
-    assert simcse.startswith("simcse & b & \\textbf{62.00}$_{\\pm 2.00}$ & ")
-    assert "\\textbf{71.00}$_{\\pm 1.73}$" in simcse  # avg: mean, std of 70, 73, 70
-    assert "76.25 & -5.25" in simcse
-    assert untrained == "untrained & b & 65.00 & 50.00 & -- & -- \\\\"
-    md = render_markdown(summary, COLUMNS)
-    assert "**71.00 ± 1.73**" in md and "| untrained | b | 65.00 | 50.00 |" in md
+    assert "\\resizebox" not in tex and "\\footnotesize" in tex
+    lines = tex.splitlines()
+    # one backbone: no Backbone column, the caption names it; a rule before the reference rows
+    assert lines[lines.index("\\toprule") + 1] == "Method & STS12 & Avg. & Paper & $\\Delta$ \\\\"
+    simcse = lines.index(next(line for line in lines if line.startswith("SimCSE")))
+    # the only trained method is the best in both columns, though the untrained STS12 is higher;
+    # a true minus sign for 71 - 76.25
+    assert lines[simcse] == (
+        "SimCSE & \\textbf{62.00 $\\pm$ 2.00} & \\textbf{71.00 $\\pm$ 1.73} & 76.25 & $-$5.25 \\\\"
+    )
+    assert lines[simcse + 1 : simcse + 3] == ["\\midrule", "Untrained & 65.00 & 50.00 & -- & -- \\\\"]
+    assert "\\caption{cap Backbone: b.}" in tex
+    md = render_markdown(summary, COLUMNS, caption="cap")
+    assert md.startswith("cap Backbone: b.\n\n| Method | STS12 | Avg. | Paper | Δ |\n")
+    assert "| SimCSE | **62.00 ± 2.00** | **71.00 ± 1.73** | 76.25 | −5.25 |" in md
+    assert "| Untrained | 65.00 | 50.00 | -- | -- |" in md
+
+
+def test_numbers_are_formatted_once_with_true_minus_signs() -> None:
+    assert number(-5.245, "{:.2f}") == "−5.25" and number(-5.245, latex=True) == "$-$5.25"
+    assert number(0.125, signed=True) == "+0.12"  # round half to even, once, from the value
+    assert number(-0.001, signed=True) == "0.00"  # a zero has no sign
+    assert number(1.5, "{:.3f}", signed=True) == "+1.500"
+
+
+def test_families_are_ruled_apart_and_empty_columns_left_out() -> None:
+    summary = pd.DataFrame({
+        "method": ["una", "simcse", "sncse_pl", "sncse", "untrained", "una_baseline"],
+        "backbone": "bert-base-uncased",
+        "avg_mean": [1.0, 2.0, -3.0, 4.0, 5.0, 6.0],
+        "avg_std": 0.0,
+        "seeds": [1, 1, 1, 1, 1, 1],
+        "paper": np.nan,
+        "note": "",
+    })  # fmt: skip
+    columns = (Column("avg", "Avg."), Column("paper", "Paper", kind="number"),
+               Column("note", "Note", kind="text"))  # fmt: skip
+    tex = render_latex(summary, columns, "cap", "tab:x")
+    body = tex.split("\\toprule\n")[1].split("\\bottomrule")[0].splitlines()
+    # SimCSE, then UNA (grid order within), SNCSE, and the untrained row last; Paper and Note
+    # are empty in every row, so left out, and the caption says so
+    assert body == [
+        "Method & Avg. \\\\", "\\midrule", "SimCSE & 2.00 \\\\", "\\midrule",
+        "UNA & 1.00 \\\\", "SimCSE (UNA's run) & \\textbf{6.00} \\\\", "\\midrule",
+        "SNCSE (PL) & $-$3.00 \\\\", "SNCSE & 4.00 \\\\", "\\midrule", "Untrained & 5.00 \\\\",
+    ]  # fmt: skip
+    assert "Backbone: BERT-base. Left out, empty in every row: Paper, Note." in tex
+    md = render_markdown(summary, columns)
+    assert md.startswith("Backbone: BERT-base. Left out, empty in every row: Paper, Note.\n\n")
+
+
+def test_an_empty_table_is_said_not_printed() -> None:
+    empty = pd.DataFrame(columns=["method", "backbone", "avg_mean", "avg_std", "seeds"])
+    assert render_latex(empty, (Column("avg", "Avg."),), r"No rows here, 5\%.", "tab:e") == (
+        "% tab:e: no rows. No rows here, 5%.\n"
+    )
+    assert render_markdown(empty, (Column("avg", "Avg."),), caption="Cap.") == "Cap.\n\nNo rows.\n"
 
 
 def test_missing_tag_is_a_clear_error(tmp_path: Path) -> None:
@@ -122,8 +170,27 @@ def test_baseline_delta_by_hand() -> None:
     assert got[("una", "b")] == pytest.approx(0.75)
     assert got[("osscse", "b")] == pytest.approx(3.0)
     assert np.isnan(got[("una", "c")]) and np.isnan(got[("simcse", "b")])
-    sts = table_spec("sts").columns
-    md = render_markdown(out, [c for c in sts if c.key in ("avg", "baseline", "vs_baseline")])
-    assert "| una | b | 72.25 ± 0.00 | una_baseline | +0.75 |" in md
+    columns = (Column("avg", "Avg."), Column("baseline", "Baseline", kind="method"),
+               Column("vs_baseline", "Δ base", kind="signed"))  # fmt: skip
+    md = render_markdown(out, columns)
+    assert "| UNA | b | 72.25 ± 0.00 | SimCSE (UNA's run) | +0.75 |" in md
     # the best of each backbone in bold: una is alone on c
-    assert "| una | c | **60.00 ± 0.00** | una_baseline | -- |" in md
+    assert "| UNA | c | **60.00 ± 0.00** | SimCSE (UNA's run) | -- |" in md
+
+
+def test_a_part_explains_the_marks_of_its_own_rows() -> None:
+    """Row notes are marked once per table (†, ‡, ...); each LaTeX part explains the marks its
+    rows carry, with the same mark as the whole table."""
+    summary = pd.DataFrame({
+        "method": ["gcse", "simcse_san", "simcse"], "backbone": ["a", "b", "b"],
+        "avg_mean": [1.0, 2.0, 3.0], "avg_std": 0.0, "seeds": 1,
+        "llm": ["tiny-llm", "", ""], "substitute": ["", "SAN lexicon: spacy", ""],
+    })  # fmt: skip
+    tex = render_latex(summary, (Column("avg", "Avg."),), "cap", "tab:x")
+    part_a, part_b = tex.split("\\begin{table}")[1:]
+    assert "GCSE $\\dagger$ &" in part_a and "$\\dagger$ data written by the LLM tiny-llm." in part_a
+    assert "SimCSE+SAN $\\ddagger$ &" in part_b and "$\\ddagger$ SAN lexicon: spacy." in part_b
+    assert "tiny-llm" not in part_b
+    md = render_markdown(summary, (Column("avg", "Avg."),))
+    assert "† data written by the LLM tiny-llm. ‡ SAN lexicon: spacy." in md
+    assert "| GCSE † | a |" in md and "| SimCSE+SAN ‡ | b |" in md

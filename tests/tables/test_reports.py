@@ -88,25 +88,31 @@ def test_page_of_a_paper(tables: dict[str, Path], tmp_path: Path) -> None:
     page = out.read_text()
     claims = page.split("## Claims")[1].split("## STS average")[0]
     # the paper's claims, on its backbone a verdict, on ours a direction check
-    lines = [line for line in claims.splitlines() if line.startswith("| sncse")]
+    lines = [line for line in claims.splitlines() if line.startswith("| SNCSE")]
     assert [line.split(" | ")[:2] for line in lines] == [
-        ["| sncse", "tiny"], ["| sncse_pl", "tiny"], ["| sncse_pl", "bert-base-uncased"]
+        ["| SNCSE", "tiny"], ["| SNCSE (PL)", "tiny"], ["| SNCSE (PL)", "BERT-base"]
     ]  # fmt: skip
     assert "direction check" in lines[0] and "| reproduced |" in lines[2]
-    assert "una" not in claims and "osscse" not in claims  # other papers' rows
+    assert "UNA" not in claims and "OssCSE" not in claims  # other papers' rows
     assert "(../figures/forest/sncse.png)" in claims
     assert forest.is_file() and forest.with_suffix(".pdf").is_file()
     sts = page.split("## STS average")[1].split("## Released")[0]
-    # the paper's methods and the baseline (simcse) they are compared with, in grid order
+    # the paper's methods and the baseline (simcse) they are compared with: SimCSE's family
+    # first, then SNCSE's, grid order within
     assert [line.split(" | ")[0] for line in sts.splitlines() if line.startswith("| ")][1:] == [
-        "| simcse", "| sncse", "| sncse_pl"
+        "| SimCSE", "| SNCSE", "| SNCSE (PL)"
     ]  # fmt: skip
-    assert "| simcse | tiny | 3 | 60.00 ± 0.50 | -- | -- |" in sts
+    # one backbone, named above the table; Paper and Δ empty in every row: left out
+    assert "| SimCSE | 3 | 60.00 ± 0.50 |" in sts and "Backbone: tiny." in sts
     released = page.split("## Released checkpoints")[1]
-    assert "| simcse_checkpoint | tiny |" in released  # SimCSE's, our simcse is on the page
-    assert "(../figures/tiny/soft_negatives/simcse+sncse.png)" in page
+    assert "| SimCSE (released) |" in released  # SimCSE's, our simcse is on the page
+    figures = page.split("## Figures")[1]
+    assert "### Negations and random pairs: cosine similarity (SNCSE Figure 4)" in figures
+    assert "![SimCSE + SNCSE, tiny](../figures/tiny/soft_negatives/simcse+sncse.png)" in figures
     assert page.startswith("# SNCSE") and "Verdicts after Holm's correction: " in page
-    assert "<h2>SNCSE" in out.with_suffix(".html").read_text()
+    html = out.with_suffix(".html").read_text()
+    assert "<h1>SNCSE" in html
+    assert '<img src="../figures/tiny/soft_negatives/simcse+sncse.png" alt="SimCSE + SNCSE, tiny"' in html
 
 
 def test_a_reduced_scale_page_says_so_first(tables: dict[str, Path], tmp_path: Path) -> None:
@@ -166,17 +172,17 @@ def test_page_of_a_method_of_no_paper(tmp_path: Path) -> None:
     args += ["--out", str(out), "--html", str(out.with_suffix(".html"))]
     assert main(args) == 0
     page = out.read_text()
-    assert page.startswith("# mine") and "against its baseline `simcse`" in page
+    assert page.startswith("# mine") and "against its baseline SimCSE" in page
     claims = page.split("## Against its baseline")[1].split("## STS average")[0]
-    assert f"| mine | {backbone} | STS avg. | simcse | 2/2 |" in claims
+    assert "| mine | STS avg. | SimCSE | 2/2 |" in claims  # one backbone: in the note above
     sts_part = page.split("## STS average")[1].split("## Beside")[0]
     assert [r.split(" | ")[0] for r in sts_part.splitlines() if r.startswith("| ")][1:] == [
-        "| simcse", "| mine"
+        "| SimCSE", "| mine"
     ]  # fmt: skip
-    beside = page.split(f"## Beside the published rows: {backbone}")[1]
+    beside = page.split("## Beside the published rows: BERT-base")[1]
     rows = [r.split(" | ") for r in beside.splitlines() if r.startswith("| ") and "---" not in r]
-    assert len(rows) - 1 == 121 + 2  # every published BERT-base row, and ours
-    where = {(r[0].removeprefix("| "), r[2]): i for i, r in enumerate(rows[1:])}
+    assert len(rows) - 1 == 121 + 2  # every published BERT-base row, and ours, by average
+    where = {(r[0].removeprefix("| "), r[1]): i for i, r in enumerate(rows[1:])}
     sncse, simcse = ("SNCSE-BERTbase", "sncse Table 2"), ("SimCSE-BERTbase", "sncse Table 2")
     assert where[sncse] < where[("mine", "ours")] < where[simcse]
     assert rows[1 + where[simcse]][-1] == "76.25 |" and rows[1 + where[sncse]][-1] == "78.97 |"

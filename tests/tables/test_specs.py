@@ -45,16 +45,20 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     assert main([*args, "--md", str(out["md"]), "--metrics", str(out["json"])]) == 0
     # a_1: score mean 62, sample std of (60, 64) = 2.83 (best: bold); error x100: 15 +- 7.07
     tex = out["tex"].read_text()
-    assert r"Method & Backbone & Score & Err. \% \\" in tex
-    assert r"a\_1 & bb & \textbf{62.00}$_{\pm 2.83}$ & 15.00$_{\pm 7.07}$ \\" in tex
-    assert r"b & bb & 61.00 & \textbf{5.00} \\" in tex  # lowest error in bold, one seed
-    assert r"\caption{Toy scores, mean $\pm$ std over seeds.}" in tex and "tab:toy" in tex
-    assert "| a_1 | bb | **62.00 ± 2.83** | 15.00 ± 7.07 |" in out["md"].read_text()
+    assert r"Method & Score & Err. \% \\" in tex  # one backbone: named in the caption
+    assert r"a\_1 & \textbf{62.00 $\pm$ 2.83} & 15.00 $\pm$ 7.07 \\" in tex
+    assert r"b & 61.00 & \textbf{5.00} \\" in tex  # lowest error in bold, one seed
+    assert r"\caption{Toy scores, mean $\pm$ std over seeds. Backbone: bb.}" in tex
+    assert "tab:toy" in tex and r"\begin{table}[tp]" in tex  # narrow: one column
+    md = out["md"].read_text()
+    assert md.startswith("Toy scores, mean ± std over seeds. Backbone: bb.\n\n")
+    assert "| a_1 | **62.00 ± 2.83** | 15.00 ± 7.07 |" in md
     csv = out["csv"].read_text().splitlines()
     assert csv[0] == (
         "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds,trained"
     )
-    assert csv[1] == "a_1,bb,62.0000000000,2.8284271247,15.0000000000,7.0710678119,2,True"
+    # every float as stored: the std of (60, 64) is 2 sqrt(2), of (10, 20) 5 sqrt(2)
+    assert csv[1] == f"a_1,bb,62.0,{2 * 2**0.5!r},15.0,{5 * 2**0.5!r},2,True"
     assert json.loads(out["json"].read_text()) == {
         "a_1": {"bb": {"score": 62.0}},
         "b": {"bb": {"score": 61.0}},
@@ -92,7 +96,7 @@ def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_pat
     args = ["table", "toy", "--evals", *evals, "--tex", str(out["tex"]), "--csv", str(out["csv"])]
     assert main([*args, "--md", str(out["md"])]) == 0
     md = out["md"].read_text()
-    assert "| g (deepseek-chat) | bb |" in md and "| b | bb |" in md
+    assert "| g † |" in md and "| b |" in md and "† data written by the LLM deepseek-chat." in md
     csv = out["csv"].read_text().splitlines()
     assert csv[0].endswith(",seeds,llm,trained") and csv[1].endswith(",1,deepseek-chat,True")
     assert csv[2].endswith(",1,,True")
@@ -122,7 +126,8 @@ def test_a_substituted_resource_names_the_row(toy_table: TableSpec, tmp_path: Pa
     md = tmp_path / "toy.md"
     csv = tmp_path / "toy.csv"
     assert main(["table", "toy", "--evals", *evals, "--md", str(md), "--csv", str(csv)]) == 0
-    assert f"| s ({note}) | bb |" in md.read_text() and "| b | bb |" in md.read_text()
+    assert "| s † |" in md.read_text() and "| b |" in md.read_text()
+    assert f"Backbone: bb. † {note}." in md.read_text()
     rows = list(DictReader(csv.open()))
     assert (rows[0]["seeds"], rows[0]["substitute"]) == ("1", note)
 

@@ -71,7 +71,7 @@ def test_splits_and_probe_tables_by_hand(tmp_path: Path) -> None:
     assert "**71.00 ± 1.41** | **22.00 ± 2.83**" in rows["toy"]
     assert rows["toy"].endswith("| -- | -- | 2 |")
     # OssCSE Table 3, UnSup SimCSE BERT-base: .8574 / .4982, printed x100; no seeds of ours
-    assert rows["simcse"].endswith("| 85.74 | 49.82 | 0 |")
+    assert rows["SimCSE"].endswith("| 85.74 | 49.82 | 0 |")
     assert "REDUCED" not in md.read_text()  # every Table 2 dataset was used
     # Oppn., published rows out
     assert json.loads(dvc.read_text()) == {"toy": {"splade-tiny": {"oppn": 22.0}}}
@@ -83,4 +83,23 @@ def test_splits_and_probe_tables_by_hand(tmp_path: Path) -> None:
     assert main(["table", "probe", "--evals", *probe, "--md", str(md)]) == 0
     rows = {line.split(" | ")[0].strip("| "): line for line in md.read_text().splitlines()}
     assert "| **0.900** | **0.700** | **0.200** | -- | -- | 1 |" in rows["toy"]  # one seed
-    assert rows["osscse"].endswith("| 0.880 | 0.870 | 0 |")  # OssCSE Section 5.2 (BERT-base)
+    assert rows["OssCSE"].endswith("| 0.880 | 0.870 | 0 |")  # OssCSE Section 5.2 (BERT-base)
+
+
+def test_the_rule_columns_are_left_out_where_they_repeat_cont_and_oppn(tmp_path: Path) -> None:
+    """Under the reduced protocol the median rule picks the same datasets: its columns would
+    equal Cont. and Oppn. in every row."""
+    from negcse.cli import main
+
+    evals = [
+        _eval(tmp_path, f"s{seed}", method="toy", seed=str(seed), cont=c, oppn=o, cont_rule=c,
+              oppn_rule=o, datasets=["STSB-test"])
+        for seed, c, o in ((1, 70.0, 20.0), (2, 72.0, 24.0))
+    ]  # fmt: skip
+    md, tex = tmp_path / "splits.md", tmp_path / "splits.tex"
+    assert main(["table", "splits", "--evals", *evals, "--md", str(md), "--tex", str(tex)]) == 0
+    header = next(line for line in md.read_text().splitlines() if line.startswith("| Method"))
+    assert header == "| Method | Backbone | Cont. | Oppn. | Paper Cont. | Paper Oppn. | Seeds |"
+    for text in (md.read_text(), tex.read_text()):
+        assert "its columns equal Cont. and Oppn." in text and "REDUCED protocol" in text
+    assert "(rule)" not in tex.read_text().split("\\toprule")[1].split("\\bottomrule")[0]

@@ -149,7 +149,7 @@ def test_command_writes_every_twin(evals: list[str], tmp_path: Path) -> None:
     md, tex = out["md"].read_text(), out["tex"].read_text()
     assert md.startswith(f"**{note}**\n") and tex.startswith(f"% {note}\n")
     assert note in out["html"].read_text().split("<table")[0]  # before the table
-    assert "| sncse | tiny | STS avg. | simcse | 3/3 |" in md and "direction check" in md
+    assert "| SNCSE | tiny | STS avg. | SimCSE | 3/3 |" in md and "direction check" in md
     assert "reproduced |" not in md and "reversed |" not in md  # a reduced-scale grid
     assert r"95\% CI" in tex and "every row is a direction check" in tex
     rows = {(r["method"], r["backbone"]): r for r in csv.DictReader(out["csv"].open())}

@@ -80,6 +80,36 @@ def test_same_seed_same_run(splade_tiny: Path, sentences: list[str], tmp_path: P
     assert [c["step"] for c in s1.curve[:-1]] == [4, 8, 12]
 
 
+def _train_logging(splade: Path, sentences: list[str], ckpt: Path, log_steps: int) -> Trainer:
+    torch.manual_seed(3)
+    model = SentenceEncoder.from_pretrained(str(splade), 0.1)
+    settings = TrainSettings(**{**SETTINGS, "max_steps": 6, "log_steps": log_steps})
+    trainer = Trainer(build_method("simcse", {}, "splade-tiny"), model,
+                      TrainData({"sentence": sentences}), settings, 3, _dev, ckpt,
+                      device=torch.device("cpu"), progress=False)  # fmt: skip
+    trainer.train()
+    return trainer
+
+
+def test_the_loss_and_its_parts_reach_the_log_and_the_curve(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("INFO", logger="negcse.training.loss_log"):
+        every = _train_logging(splade_tiny, sentences, tmp_path / "a", log_steps=2)
+    records = [c for c in every.state.curve if "loss" in c]
+    assert [r["step"] for r in records] == [2, 4, 6]
+    # SimCSE's one logged part is its whole loss
+    assert all(r["parts"] == {"infonce": r["loss"]} and r["loss"] > 0 for r in records)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("step ")]
+    assert lines == [f"step {r['step']}: loss {r['loss']:.4f} (infonce {r['loss']:.4f})"
+                     for r in records]  # fmt: skip
+    # reading the loss every step changes nothing of the training
+    never = _train_logging(splade_tiny, sentences, tmp_path / "b", log_steps=100)
+    assert not [c for c in never.state.curve if "loss" in c]
+    for p, q in zip(every.model.parameters(), never.model.parameters(), strict=True):
+        assert torch.equal(p, q)
+
+
 def test_batches_cover_the_corpus_once_per_epoch(
     splade_tiny: Path, sentences: list[str], tmp_path: Path
 ) -> None:

@@ -151,7 +151,7 @@ def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: 
     RankCSE+SAN, RLRD, RLRD+SAN and GCSE at seed 1; their teachers and GCSE's stage 1 are runs
     of the grid), GCSE's LLM
     synthesis and its denoising, one set of tables for all of them, in the number of jobs the
-    README gives."""
+    smoke grid's page (docs/smoke.md) gives."""
     out = sh([*SMOKE, "-n", "--forceall"], workspace).stdout
     counts = job_counts(out)
     assert counts["train"] == 2 * 3 + 6 * 2 + 6 + 5 + 1  # + gcse_stage1, a guide (no table row)
@@ -165,8 +165,8 @@ def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: 
     trains = {wc for rule, wc in jobs_with_wildcards(out) if rule == "train"}
     for method in ("rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse", "gcse_stage1"):
         assert f"wildcards: method={method}, backbone=splade-tiny, seed=1" in trains
-    readme = (workspace / "README.md").read_text()
-    (stated,) = re.findall(r"(\d+) jobs in all", readme)
+    smoke = (workspace / "docs/smoke.md").read_text()
+    (stated,) = re.findall(r"(\d+) jobs in all", smoke)
     assert sum(counts.values()) == int(stated)
 
 

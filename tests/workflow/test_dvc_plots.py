@@ -50,27 +50,49 @@ def test_page_loads_nothing_from_the_network(page: Path) -> None:
     assert not REMOTE.search(html), REMOTE.search(html)
     assert "cdn.jsdelivr.net" not in html  # DVC's default script tags are left out
     bodies = re.findall(r"<script[^>]*>(.*?)</script>", html, re.S)
-    # the three libraries inline, in load order, then one script per plot
+    # the three libraries inline, in load order, then one script per plot of dvc.yaml
     for body, name in zip(bodies, ("vega", "vegaLite", "vegaEmbed"), strict=False):
         assert f"global.{name} = " in body
-    assert len(bodies) == len(LIBRARIES) + 1 and "vegaEmbed('#" in bodies[-1]
+    plots = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["workflow"]["plots"]
+    assert len(bodies) == len(LIBRARIES) + len(plots)
+    assert all("vegaEmbed('#" in body for body in bodies[len(LIBRARIES) :])
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's scripts")
 def test_page_renders_every_run_offline(page: Path) -> None:
     out = subprocess.run(["node", str(RENDER), str(page)], check=True, capture_output=True,
                          text=True)  # fmt: skip
-    (plot,) = json.loads(out.stdout)
-    with open(REPO / "results/plots/training_curves.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    plots = json.loads(out.stdout)
     spec = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["workflow"]["plots"]
-    settings = next(p for p in spec if "results/plots/training_curves.csv" in p)
-    settings = settings["results/plots/training_curves.csv"]
-    for label in (settings["title"], settings["x_label"], settings["y_label"]):
-        assert label in plot["texts"]
-    assert {r["method"] for r in rows} <= set(plot["texts"])  # the legend names every method
-    runs = {(r["method"], r["backbone"], r["seed"]) for r in rows}
-    assert plot["marks"] >= len(runs)  # at least one line per run
+    assert len(plots) == len(spec) == 2
+    for entry in spec:
+        ((path, settings),) = entry.items()
+        (plot,) = [p for p in plots if settings["title"] in p["texts"]]
+        for label in (settings["x_label"], settings["y_label"]):
+            assert label in plot["texts"]
+        with open(REPO / path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        runs = {(r["method"], r["backbone"], r["seed"]) for r in rows}
+        assert plot["marks"] >= len(runs)  # at least one line per run
+        if path.endswith("training_curves.csv"):
+            # a row of panels per family, each with a legend naming its methods as the tables do
+            assert {r["name"] for r in rows} <= set(plot["texts"])
+            assert {r["family"] for r in rows} <= set(plot["texts"])
+        else:
+            # a panel per quantity; the legend names the families, in the families' colours
+            assert {r["quantity"] for r in rows} <= set(plot["texts"])
+            assert {r["family"] for r in rows} <= set(plot["texts"])
+
+
+def test_the_loss_plot_colours_each_family_as_the_figures_do() -> None:
+    from negcse.display import FAMILIES, OTHER
+
+    template = json.loads((REPO / ".dvc/plots/training_loss.json").read_text())
+    scale = template["spec"]["encoding"]["color"]["scale"]
+    families = [*FAMILIES, OTHER]
+    assert scale == {"domain": [f.label for f in families], "range": [f.color for f in families]}
+    curves = json.loads((REPO / ".dvc/plots/training_curves.json").read_text())
+    assert curves["facet"]["row"]["sort"] == [f.label for f in families]
 
 
 def test_a_library_that_differs_from_snakemakes_pin_is_refused(monkeypatch, tmp_path) -> None:

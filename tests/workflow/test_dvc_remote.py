@@ -5,7 +5,7 @@ Person A runs a small grid (one model of each kind the outputs need: SimCSE and 
 baseline on splade-tiny, four steps, so a verdict and a paper page are written), records it with
 ``negcse dvc-lock`` (what the lead runs after ``make smoke``), commits, and ``dvc push``es.
 Person B clones with a cache of their own and a key of their own: a fresh clone's ``dvc status``
-lists only the heavy outputs; B pulls one model, then the evaluation files and figures and
+lists only the heavy outputs; B pulls one model, then the evaluation files and analyses and
 rebuilds the tables, verdicts and paper pages from them byte for byte, without training; then
 pulls everything, runs the touch step, finds nothing to do, and changes one parameter with
 ``dvc exp run -S``: only SimCSE's jobs and the aggregates rerun and ``dvc metrics diff`` shows
@@ -53,7 +53,7 @@ TINY = {
     # no untrained-backbone rows: one evaluation job less
     "evaluation": {"transfer": {"tasks": ["TREC"], "kfold": 2}, "baseline": False},
 }
-#: the rules that turn evaluation files and figures into tables, verdicts and paper pages
+#: the rules that turn evaluation files into tables, verdicts and paper pages
 REPORTING = ["table", "case_study_table", "headline_metrics", "paper_report"]
 
 
@@ -220,7 +220,7 @@ def test_b_pulls_one_model_byte_for_byte(b_one_model: Path, person_a: Path) -> N
 
 @pytest.fixture(scope="module")
 def b_rebuilt(b_one_model: Path, homes: dict[str, Path]) -> Path:
-    """Block b-rebuild: B pulls the evaluation files, analyses and figures and rebuilds every
+    """Block b-rebuild: B pulls the evaluation files and analyses and rebuilds every
     table, verdict and paper page from them: the reporting rules only (no training, no
     evaluation); the block ends with `git diff --exit-code results`."""
     b = b_one_model

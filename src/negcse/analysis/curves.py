@@ -1,6 +1,8 @@
-"""Training curves: STS-B dev Spearman against steps, from a model folder's ``train_log.json``.
+"""Training curves from a model folder's ``train_log.json``: STS-B dev Spearman against steps,
+and the training loss with each part the method logs.
 
-The trainer's ``curve`` list holds ``{step, stsb_dev}`` at every evaluation and other entries
+The trainer's ``curve`` list holds ``{step, stsb_dev}`` at every evaluation, ``{step, loss,
+parts}`` every ``log_steps`` steps (:mod:`negcse.training.loss_log`) and other entries
 (``{step, seconds}`` when training ends), which are skipped.
 """
 
@@ -9,8 +11,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from negcse.display import family, method_name
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,8 @@ class Curve:
     steps: list[int]
     stsb_dev: list[float]
     best_step: int | None
+    #: "loss" and each logged part -> its (step, value) points, in step order
+    losses: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
 
 def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
@@ -44,6 +51,10 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
     points = sorted((p for p in log["curve"] if "stsb_dev" in p), key=lambda p: p["step"])
     if not points:
         raise ValueError(f"{path}: the curve has no 'stsb_dev' entry")
+    losses: dict[str, list[tuple[int, float]]] = defaultdict(list)
+    for point in sorted((p for p in log["curve"] if "loss" in p), key=lambda p: p["step"]):
+        for name, value in {"loss": point["loss"], **point.get("parts", {})}.items():
+            losses[name].append((int(point["step"]), float(value)))
     return Curve(
         method=str(log["method"]),
         backbone=str(log["backbone"]),
@@ -51,21 +62,46 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
         steps=[int(p["step"]) for p in points],
         stsb_dev=[float(p["stsb_dev"]) for p in points],
         best_step=log.get("best_step"),
+        losses=dict(losses),
     )
 
 
-CURVE_COLUMNS = ("method", "backbone", "seed", "step", "stsb_dev")
+CURVE_COLUMNS = ("method", "name", "family", "backbone", "seed", "step", "stsb_dev")
+LOSS_COLUMNS = ("method", "name", "family", "backbone", "seed", "step", "quantity", "value")
 
 
-def curve_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
-    """One row per evaluation of every run (long format: the `dvc plots` data of the STS-B dev
-    training curves), ordered by method, backbone, seed and step."""
+def _runs(curves: list[Curve]) -> list[Curve]:
+    """The runs ordered by method, backbone and seed; two logs of one run are an error."""
     runs = sorted(curves, key=lambda c: (c.method, c.backbone, c.seed))
     for a, b in itertools.pairwise(runs):
         if (a.method, a.backbone, a.seed) == (b.method, b.backbone, b.seed):
             raise ValueError(f"two training logs for {a.method}/{a.backbone}/seed{a.seed}")
+    return runs
+
+
+def _tags(c: Curve) -> dict[str, str | int]:
+    return {"method": c.method, "name": method_name(c.method), "family": family(c.method).label,
+            "backbone": c.backbone, "seed": c.seed}  # fmt: skip
+
+
+def curve_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
+    """One row per evaluation of every run (long format: the `dvc plots` data of the STS-B dev
+    training curves), ordered by method, backbone, seed and step; ``name`` is the method as
+    the tables name it and ``family`` its family (:mod:`negcse.display`), which the plots
+    facet by."""
     return [
-        {"method": c.method, "backbone": c.backbone, "seed": c.seed, "step": s, "stsb_dev": d}
-        for c in runs
+        {**_tags(c), "step": s, "stsb_dev": d}
+        for c in _runs(curves)
         for s, d in zip(c.steps, c.stsb_dev, strict=True)
+    ]
+
+
+def loss_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
+    """One row per logged step and quantity (the loss, each logged part) of every run: the
+    `dvc plots` data of the training losses, ordered as :func:`curve_rows`."""
+    return [
+        {**_tags(c), "step": step, "quantity": name, "value": value}
+        for c in _runs(curves)
+        for name, points in c.losses.items()
+        for step, value in points
     ]

@@ -4,18 +4,24 @@
   (SNCSE Figure 4: soft-negative and random pairs, a dotted line at the positive pairs' 1.0;
   SAN Figure 4: high-gold, low-overlap STS pairs).
 - :func:`curves_figure`: STS-B dev Spearman against training steps, mean over seeds with the
-  min-max band.
+  min-max band, and below it the training loss and each part the methods log.
 - :func:`forest_figure`: a paper's claims, our difference with its interval beside the
-  paper's, coloured by the verdict (the paper pages, ``negcse paper-report``).
+  paper's, coloured by the verdict (the paper pages, ``negcse paper-report``; two columns wide).
 
-Both are one column of a two-column paper wide (:data:`WIDTH`), for one group of at most ~8
-methods (:mod:`negcse.analysis.groups`): the group's baseline a solid black line, the others
-told apart by colour and line style, the legend under the axes.
+The first two are one column of a two-column paper wide (:data:`WIDTH`), for one group of at
+most ~8 methods (:mod:`negcse.analysis.groups`), named as the tables name them
+(:func:`negcse.display.method_name`): the group's baseline a solid black line, each other method
+in its family's hue (:data:`negcse.display.FAMILIES`; a shade per method of the family), with a
+line style and a marker of its own, so lines that overlap stay apart, in print and in grey; the
+legend under the axes. PDFs embed their fonts as TrueType (Type 42), as camera-ready checks ask.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 import os
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,47 +32,80 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import to_hex, to_rgb
+from PIL import Image
 
 from negcse.analysis.curves import Curve
 from negcse.analysis.density import GRID, density
+from negcse.display import backbone_name, family, method_name
 from negcse.io_utils import atomic_path
 
+# fontTools logs every font subset it makes for a Type 42 PDF at INFO
+logging.getLogger("fontTools").setLevel(logging.WARNING)
+
 _METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None, "Producer": None}}
+#: TrueType (Type 42) fonts in PDF and PS: camera-ready checkers reject Type 3
+FONT_TYPES = {"pdf.fonttype": 42, "ps.fonttype": 42}
+
+
+#: colours of a PNG's palette: a third of the bytes of full colour, no visible loss at 150 dpi
+PNG_COLORS = 128
 
 
 def save_figure(fig: plt.Figure, path: str | os.PathLike[str]) -> None:
-    """Write ``fig`` atomically; the format comes from the suffix (.png at 150 dpi, .pdf)."""
+    """Write ``fig`` atomically; the format comes from the suffix (.png at 150 dpi with a
+    :data:`PNG_COLORS` palette, small enough for git; .pdf with Type 42 fonts)."""
     dest = Path(path)
     fmt = dest.suffix.lstrip(".").lower()
     if fmt not in _METADATA:
         raise ValueError(f"{dest}: figures are written as .png or .pdf")
-    with atomic_path(dest) as tmp:
-        fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight", metadata=_METADATA[fmt])
+    with atomic_path(dest) as tmp, plt.rc_context(FONT_TYPES):
+        if fmt == "pdf":
+            fig.savefig(tmp, format=fmt, bbox_inches="tight", metadata=_METADATA[fmt])
+            return
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format=fmt, dpi=150, bbox_inches="tight", metadata=_METADATA[fmt])
+        image = Image.open(buffer).convert("RGB")
+        palette = image.quantize(PNG_COLORS, Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        palette.save(tmp, format="png", optimize=True, dpi=(150, 150))
 
 
-#: Colour-blind-safe colours (Okabe and Ito, yellow swapped for brown) and line styles: a
-#: group's lines differ in both, so they stay apart in print and in grey; the baseline is black.
-COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8C510A")
+#: Within a family: the hue darker (< 0, towards black) or lighter (> 0, towards white), per
+#: method in drawing order; line styles and markers set each line apart too.
+SHADES = (0.0, -0.35, 0.4, -0.6, 0.6, -0.15, 0.2, -0.75)
 LINESTYLES = ("-", "--", "-.", (0, (1, 1)))
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: One column of a two-column paper (inches), the fonts sized for it.
 WIDTH = 3.3
 FONT = {"font.size": 7.5, "axes.titlesize": 7.5, "axes.labelsize": 7.5, "legend.fontsize": 7,
-        "xtick.labelsize": 6.5, "ytick.labelsize": 6.5}  # fmt: skip
+        "xtick.labelsize": 6.5, "ytick.labelsize": 6.5, **FONT_TYPES}  # fmt: skip
 #: The longest legend label two legend columns hold within :data:`WIDTH` at that font size.
 LABEL_CHARS = 22
 
 
+def shade(color: str, amount: float) -> str:
+    """``color`` mixed with white (``amount`` > 0) or black (< 0)."""
+    rgb = np.asarray(to_rgb(color))
+    target = 1.0 if amount > 0 else 0.0
+    return to_hex(rgb + (target - rgb) * abs(amount))
+
+
 def line_styles(methods: Sequence[str], baseline: str | None = None) -> dict[str, dict[str, Any]]:
-    """Per method: colour and line style (a solid black line for ``baseline``)."""
+    """Per method: colour (its family's hue, a shade per method of the family), line style and
+    marker; the baseline a solid black line."""
     styles: dict[str, dict[str, Any]] = {}
-    others = [m for m in methods if m != baseline]
     if baseline in methods:
-        styles[baseline] = {"color": "black", "ls": "-", "lw": 1.6}
-    for i, method in enumerate(others):
+        styles[baseline] = {"color": "black", "ls": "-", "lw": 1.6, "marker": "o"}
+    in_family: dict[str, int] = defaultdict(int)
+    for i, method in enumerate(m for m in methods if m != baseline):
+        fam = family(method)
+        k = in_family[fam.key]
+        in_family[fam.key] += 1
         styles[method] = {
-            "color": COLORS[i % len(COLORS)],
-            "ls": LINESTYLES[i % len(LINESTYLES)],
+            "color": shade(fam.color, SHADES[k % len(SHADES)]),
+            "ls": LINESTYLES[k % len(LINESTYLES)],
             "lw": 1.2,
+            "marker": MARKERS[(i + 1) % len(MARKERS)],
         }
     return {m: styles[m] for m in methods}
 
@@ -75,7 +114,8 @@ def _legend_below(fig: plt.Figure, ax: plt.Axes, baseline: str | None) -> None:
     """One legend for the figure, under its lowest x-label (outside every axes)."""
     handles, labels = ax.get_legend_handles_labels()
     if baseline is not None:
-        labels = [f"{label} (baseline)" if label == baseline else label for label in labels]
+        base = method_name(baseline)
+        labels = [f"{label} (baseline)" if label == base else label for label in labels]
     # two columns where the labels leave room for them within the figure's width
     ncol = 2 if max(map(len, labels), default=0) <= LABEL_CHARS else 1
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
@@ -109,8 +149,10 @@ def similarity_figure(
             len(panels), 1, figsize=(WIDTH, 0.4 + 1.75 * len(panels)), squeeze=False
         )
         for ax, (panel_title, groups) in zip(axes[:, 0], panels, strict=True):
-            for method, values in groups.items():
-                ax.plot(GRID, density(np.asarray(values, dtype=np.float64)), label=method,
+            for i, (method, values) in enumerate(groups.items()):
+                # a marker every tenth of the axes, each method's offset: apart when lines overlap
+                ax.plot(GRID, density(np.asarray(values, dtype=np.float64)),
+                        label=method_name(method), markevery=(0.0125 * (i % 8), 0.1), ms=2.6,
                         **styles[method])  # fmt: skip
             if positive_line:
                 ax.axvline(1.0, color="grey", ls=":", lw=1.0)
@@ -120,38 +162,79 @@ def similarity_figure(
             ax.set_title(panel_title, loc="left")
             ax.grid(alpha=0.3)
         if title:
-            fig.suptitle(title, fontsize=8)
+            fig.suptitle(backbone_name(title), fontsize=8)
         fig.tight_layout(h_pad=0.6)
         _legend_below(fig, axes[-1, 0], baseline)
     return fig
 
 
+def _mean_band(
+    points: Sequence[Sequence[tuple[int, float]]],
+) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """Steps, and per step the mean, min and max over the runs (NaN where a run has none)."""
+    steps = sorted({s for run in points for s, _ in run})
+    pos = {s: j for j, s in enumerate(steps)}
+    table = np.full((len(points), len(steps)), np.nan)
+    for i, run in enumerate(points):
+        for step, value in run:
+            table[i, pos[step]] = value
+    return steps, np.nanmean(table, axis=0), np.nanmin(table, axis=0), np.nanmax(table, axis=0)
+
+
+#: panel titles of the quantities a training logs (others: the part's own name)
+QUANTITIES = {"stsb_dev": "STS-B dev Spearman ×100", "loss": "training loss"}
+
+
+def loss_panels(curves: Mapping[str, Sequence[Curve]]) -> list[str]:
+    """The loss, then each logged part, in the order first logged; left out: a part that is the
+    whole loss of every run logging it (SimCSE's InfoNCE) and one that never changes (a count
+    such as UNA's rows; the run's log and the training_loss CSV keep both)."""
+    names: dict[str, None] = {}
+    values: dict[str, set[float]] = defaultdict(set)
+    for runs in curves.values():
+        for run in runs:
+            total = run.losses.get("loss", [])
+            for name, points in run.losses.items():
+                values[name].update(v for _, v in points)
+                if name == "loss" or points != total:
+                    names.setdefault(name, None)
+    return [n for n in names if n == "loss" or len(values[n]) > 1]
+
+
 def curves_figure(
     curves: Mapping[str, Sequence[Curve]], title: str, baseline: str | None = None
 ) -> plt.Figure:
-    """Per method: mean STS-B dev Spearman over seeds at each step, shaded min to max."""
+    """Per method, stacked over one step axis: STS-B dev Spearman (mean over seeds, shaded
+    min to max), the training loss and each logged part (:func:`loss_panels`)."""
     styles = line_styles(list(curves), baseline)
+    panels = ["stsb_dev", *loss_panels(curves)]
+    heights = [1.7] + [1.0] * (len(panels) - 1)
     with plt.rc_context(FONT):
-        fig, ax = plt.subplots(figsize=(WIDTH, 2.3))
-        for method, runs in curves.items():
-            steps = sorted(set().union(*(r.steps for r in runs)))
-            table = np.full((len(runs), len(steps)), np.nan)
-            pos = {s: j for j, s in enumerate(steps)}
-            for i, run in enumerate(runs):
-                for step, value in zip(run.steps, run.stsb_dev, strict=True):
-                    table[i, pos[step]] = value
-            style = styles[method]
-            ax.plot(steps, np.nanmean(table, axis=0), marker="o", ms=2.2, label=method, **style)
-            if len(runs) > 1:
-                ax.fill_between(steps, np.nanmin(table, axis=0), np.nanmax(table, axis=0),
-                                color=style["color"], alpha=0.12, lw=0)  # fmt: skip
-        ax.set_xlabel("training step")
-        ax.set_ylabel("STS-B dev Spearman x100")
+        fig, axes = plt.subplots(
+            len(panels), 1, figsize=(WIDTH, 0.6 + sum(heights)), sharex=True, squeeze=False,
+            gridspec_kw={"height_ratios": heights},
+        )  # fmt: skip
+        for ax, panel in zip(axes[:, 0], panels, strict=True):
+            for method, runs in curves.items():
+                if panel == "stsb_dev":
+                    points = [list(zip(r.steps, r.stsb_dev, strict=True)) for r in runs]
+                else:
+                    points = [r.losses[panel] for r in runs if panel in r.losses]
+                if not points:
+                    continue
+                steps, mean, low, high = _mean_band(points)
+                style = styles[method]
+                ax.plot(steps, mean, ms=2.6, label=method_name(method), **style)
+                if len(points) > 1:
+                    ax.fill_between(steps, low, high, color=style["color"], alpha=0.12, lw=0)
+            ax.set_ylabel(QUANTITIES.get(panel, panel), fontsize=6.5)
+            ax.grid(alpha=0.3)
+        axes[-1, 0].set_xlabel("training step")
         if title:
-            ax.set_title(title)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        _legend_below(fig, ax, baseline)
+            axes[0, 0].set_title(backbone_name(title))
+        fig.tight_layout(h_pad=0.4)
+        fig.align_ylabels(axes[:, 0])
+        _legend_below(fig, axes[0, 0], baseline)
     return fig
 
 
@@ -212,7 +295,7 @@ def forest_figure(
         ax.axvline(0.0, color="grey", ls=":", lw=1.0)
         ax.set_yticks(y, labels)
         ax.set_ylim(-0.7, n - 0.3)
-        ax.set_xlabel("difference to the baseline (score x100)")
+        ax.set_xlabel("difference to the baseline (score ×100)")
         ax.grid(axis="x", alpha=0.3)
         if title:
             ax.set_title(title, loc="left")

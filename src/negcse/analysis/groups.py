@@ -16,7 +16,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class MethodGroup:
     """``methods`` in drawing order, ``baseline`` (when set) first; ``name`` joins the roots of
-    the trees it holds with ``+`` (unique within one grid, safe in a file name)."""
+    the trees it holds with ``+`` (:func:`group_name`: unique within one grid, safe in a file
+    name; the repeated baseline is not a root of the group)."""
 
     name: str
     methods: tuple[str, ...]
@@ -35,6 +36,17 @@ def _parents(methods: Sequence[str], baselines: Mapping[str, str]) -> dict[str, 
                 raise ValueError(f"methods.<m>.baseline forms a cycle: {cycle}")
             seen.append(node)
     return parent
+
+
+#: a group named by more roots than this is named by its first and their count
+NAMED_ROOTS = 3
+
+
+def group_name(roots: Sequence[str]) -> str:
+    """``a+b+c``: the roots of the trees a group holds (its first and a count when many)."""
+    if len(roots) <= NAMED_ROOTS:
+        return "+".join(roots)
+    return f"{roots[0]}+{len(roots) - 1}-more"
 
 
 def method_groups(
@@ -65,7 +77,8 @@ def method_groups(
             # a top-level group of split roots only: each heads its own parts already
             if members and (baseline or not split.issuperset(members)):
                 head = (baseline,) if baseline else ()
-                groups.append(MethodGroup(parts[0][0], (*head, *members), baseline))
+                groups.append(MethodGroup(group_name([p[0] for p in parts]), (*head, *members),
+                                          baseline))  # fmt: skip
             parts.clear()
 
         split: set[str] = set()

@@ -1,14 +1,13 @@
-"""LaTeX tables of the analyses: rank errors (SNCSE Table 4) and case studies (GCSE Table 8)."""
+"""LaTeX tables of one model's analyses: rank errors (SNCSE Table 4) and its case study (GCSE
+Appendix J). GCSE Table 8 across methods is a results table (:mod:`negcse.tables.build`)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
+from negcse.display import task_name
 from negcse.latex import latex_escape, latex_table
-
-TASK_NAMES = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "STSBenchmark-dev": "STS-B dev"}
 
 
 def _rank(value: float) -> str:
@@ -17,9 +16,9 @@ def _rank(value: float) -> str:
 
 def rank_error_table(sections: Mapping[str, Mapping[str, Any]], caption: str, label: str) -> str:
     """SNCSE Table 4: per task, the top pairs by (R_E - R_G)^2, with gold, cosine and ranks."""
-    body = [r"ID & Sentence 1 & Sentence 2 & Gold & Cos. & $R_G$ & $R_E$ \\"]
+    body = [r"ID & Sentence 1 & Sentence 2 & Gold & Cos. & Gold rank & Est. rank \\"]
     for task, section in sections.items():
-        body += [r"\midrule", rf"\multicolumn{{7}}{{l}}{{{TASK_NAMES.get(task, task)}}} \\"]
+        body += [r"\midrule", rf"\multicolumn{{7}}{{l}}{{{task_name(task)}}} \\"]
         for i, row in enumerate(section["top"], start=1):
             body.append(
                 f"{i} & {latex_escape(row['sent1'])} & {latex_escape(row['sent2'])} & "
@@ -53,48 +52,3 @@ def case_study_table(case: Mapping[str, Any], caption: str, label: str) -> str:
                 f"{row['gold']:.2f} & {score:.2f} ({err:.3f}) \\\\"
             )
     return latex_table(body, r"rp{0.33\linewidth}p{0.33\linewidth}rr", caption, label)
-
-
-def _fmt(value: float, spec: str) -> str:
-    return "--" if value is None or math.isnan(value) else format(value, spec)
-
-
-def case_comparison_table(
-    cases: Sequence[tuple[str, str, float]],
-    methods: Mapping[str, Mapping[str, Any]],
-    low: float,
-    high: float,
-    caption: str,
-    label: str,
-) -> str:
-    """GCSE Table 8 across methods: the printed pairs, then one row per method.
-
-    ``methods[m]`` holds ``pred_norm`` (one mean normalized score per case, NaN if the pair is
-    missing), ``false_positive_rate`` and ``false_negative_rate`` (percent, means over seeds).
-    """
-    k = len(cases)
-    body = [r"ID & \multicolumn{" + str(k + 1) + r"}{l}{Sentence pair (gold)} \\", r"\midrule"]
-    for i, (a, b, gold) in enumerate(cases, start=1):
-        body.append(
-            rf"{i} & \multicolumn{{{k + 1}}}{{p{{0.85\linewidth}}}}{{{latex_escape(a)} / "
-            rf"{latex_escape(b)} ({gold:.2f})}} \\"
-        )
-    body += [
-        r"\midrule",
-        "Method & " + " & ".join(str(i) for i in range(1, k + 1)) + r" & FP / FN (\%) \\",
-        r"\midrule",
-    ]
-    for method, stats in methods.items():
-        cells = []
-        for (_, _, gold), pred in zip(cases, stats["pred_norm"], strict=True):
-            if pred is None or math.isnan(pred):
-                cells.append("--")
-                continue
-            score = scaled(pred, low, high)
-            cells.append(f"{score:.2f} ({abs(score - gold):.3f})")
-        rates = (
-            f"{_fmt(stats['false_positive_rate'], '.1f')} / "
-            f"{_fmt(stats['false_negative_rate'], '.1f')}"
-        )
-        body.append(f"{latex_escape(method)} & " + " & ".join(cells) + f" & {rates} \\\\")
-    return latex_table(body, "l" + "r" * (k + 1), caption, label)

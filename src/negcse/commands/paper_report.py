@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 from typing import TYPE_CHECKING
 
 from negcse.commands.table import parse_baselines
@@ -17,7 +16,7 @@ from negcse.io_utils import atomic_open, check_writable
 from negcse.lazy import LazyModule
 from negcse.tables.html import markdown_html
 from negcse.tables.published import PAPERS
-from negcse.tables.reports import forest_label, method_page, paper_page
+from negcse.tables.reports import TITLES, forest_label, method_page, paper_page
 from negcse.tables.verdicts import paper_rows
 
 if TYPE_CHECKING:
@@ -45,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sts", required=True, help="the STS table's CSV")
     p.add_argument("--verdicts", required=True, help="the verdicts table's CSV")
     p.add_argument("--checkpoints", required=True, help="the checkpoints table's CSV")
-    p.add_argument("--figures", nargs="*", default=[], help="figure files to link")
+    p.add_argument("--figures", nargs="*", default=[], help="figure PNGs to show (by kind)")
     p.add_argument("--out", required=True, help="the page (Markdown)")
     p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
     p.add_argument("--forest", help="the claims' forest plot (.png; a .pdf twin beside it)")
@@ -67,7 +66,7 @@ def _csv(path: str, needed: tuple[str, ...]):
 
 
 def _forest(path: str, claims: pd.DataFrame, paper: str, scale_note: str) -> None:
-    title = f"{paper}: our difference (95% interval) and the paper's"
+    title = f"{TITLES.get(paper, paper).split(':')[0]}: our difference (95% interval) and the paper's"
     fig = figures.forest_figure(
         [forest_label(r) for r in claims.to_dict("records")],
         claims["vs_baseline"].to_numpy(float),
@@ -116,8 +115,6 @@ def run(args: argparse.Namespace) -> int:
         fh.write(page)
     if args.html:
         with atomic_open(args.html) as fh:
-            # the title as a "## " heading (the reader knows no "# ")
-            title = args.paper or args.method
-            fh.write(markdown_html(re.sub(r"^# ", "## ", page, count=1, flags=re.M), title))
+            fh.write(markdown_html(page, args.paper or args.method))
     logger.info("%s page: %s", args.paper or args.method, args.out)
     return 0

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             s = results[0]["settings"]
             panels = [
                 (
-                    f"STS pairs, gold >= {s['min_gold']:g}, {s['overlap']} overlap "
+                    f"STS pairs, gold ≥ {s['min_gold']:g}, {s['overlap']} overlap "
                     f"< {s['max_overlap']:g}",
                     _pooled(results, "hard_positive"),
                 ),

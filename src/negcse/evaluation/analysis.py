@@ -8,11 +8,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from negcse.analysis.latex import TASK_NAMES, case_study_table, latex_escape, rank_error_table
+from negcse.analysis.latex import case_study_table, latex_escape, rank_error_table
 from negcse.analysis.overlap import OVERLAP_KINDS
 from negcse.analysis.rank_errors import TIE_METHODS
 from negcse.analysis.run import AnalysisSettings, analyze_model
 from negcse.data.sts import PROTOCOLS, STS_TASKS
+from negcse.display import task_name
 from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.io_utils import atomic_open, read_lines
@@ -86,18 +87,8 @@ class Analysis(Evaluation):
             "rank": ("rank_tex", f"{FOLDER}/rank_errors.tex"),
             "case": ("case_tex", f"{FOLDER}/case_study.tex"),
         },
-        reports={
-            "rank": {
-                "caption": "report/rank_errors.rst",
-                "category": "Analysis",
-                "subcategory": "Rank errors (SNCSE Table 4)",
-            },
-            "case": {
-                "caption": "report/case_study.rst",
-                "category": "Analysis",
-                "subcategory": "Normalized errors (GCSE App. J)",
-            },
-        },
+        # no report() entries: the report holds what a clone has (in git), and these per-model
+        # tables live in the DVC cache (results/analysis/); GCSE Table 8 across methods is in it
     )
 
     def check(self, settings: dict[str, Any]) -> None:
@@ -130,11 +121,11 @@ class Analysis(Evaluation):
         result = analyze_model(encoder, sentences, negations, analysis, s["mirror"])
         who = caption_model(s["tags"], s["model"])
         if s["rank_tex"]:
-            tasks = ", ".join(TASK_NAMES.get(t, t) for t in s["rank_tasks"])
+            tasks = ", ".join(task_name(t) for t in s["rank_tasks"])
             caption = (
-                f"Top {s['top_k']} rank errors $(R_E - R_G)^2$ of {who} on {tasks} (SNCSE "
-                f"Table 4); ranks ascending (1 = least similar), {s['ties']} ranks for ties; "
-                "$R_E > R_G$: similarity overestimated."
+                f"Top {s['top_k']} squared rank errors (estimated rank $-$ gold rank) of {who} "
+                f"on {tasks} (SNCSE Table 4); ranks ascending (1 = least similar), {s['ties']} "
+                "ranks for ties; estimated rank above the gold one: similarity overestimated."
             )
             with atomic_open(s["rank_tex"]) as fh:
                 fh.write(rank_error_table(result["rank_errors"], caption, "tab:rank-errors"))
@@ -142,9 +133,10 @@ class Analysis(Evaluation):
             case = result["case_study"]
             caption = (
                 f"Largest normalized errors of {who} on "
-                f"{TASK_NAMES.get(case['task'], case['task'])} (GCSE Appendix J): score = "
+                f"{task_name(case['task'])} (GCSE Appendix J): score = "
                 "median-normalized cosine on the label scale "
-                f"(min$_p$ {case['min_p']:.3f}, max$_p$ {case['max_p']:.3f}), error in "
+                f"(0 and 1 at the median cosine of the lowest- and highest-labelled pairs, "
+                f"{case['min_p']:.3f} and {case['max_p']:.3f}), error in "
                 f"parentheses; false positives {case['false_positive_rate']:.1f}\\%, false "
                 f"negatives {case['false_negative_rate']:.1f}\\% of pairs (error $>$ "
                 f"{s['error_threshold']} on the 0-1 scale)."

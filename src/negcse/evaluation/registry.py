@@ -67,7 +67,8 @@ class Job:
     each of its properties that has a value, in the schema's order. ``needs`` are input files the job waits for (input name -> path), ``reads``
     input files passed as ``--NAME-OPTION FILE`` (option -> path); ``out`` is the JSON result
     (``--NAME-out``, output named ``NAME``), ``writes`` more outputs (output name -> (option,
-    path)), ``reports`` the ``report()`` keywords of some outputs. ``models``: which models.
+    path)), ``reports`` the ``report()`` keywords of some outputs (only outputs in git: the
+    Snakemake report of a fresh clone needs every file it lists). ``models``: which models.
 
     ``schema``: the JSON schema of the value at ``config_key`` when the evaluation owns that key
     (its defaults fill the config as config.schema.yaml's do; negcse.workflow.config.schema puts

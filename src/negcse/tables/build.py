@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from negcse.analysis.latex import case_comparison_table, scaled
+from negcse.analysis.latex import scaled
 from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
+from negcse.display import task_name
 from negcse.errors import UserError
 from negcse.latex import latex_escape
 from negcse.lazy import LazyModule
@@ -37,12 +38,11 @@ from negcse.tables.render import (
     PAPER_DIFF,
     ROW_NOTES,
     Column,
+    Rendered,
     add_baseline_delta,
     collect,
     metrics,
-    plain_caption,
-    render_latex,
-    render_markdown,
+    render,
     summarize,
 )
 
@@ -172,18 +172,20 @@ def summarize_spec(spec: TableSpec, evals: Sequence[str], options: Options) -> p
     return summary
 
 
-def summary_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
-    """The spec's columns, one row per method x backbone (then published-only models)."""
-    summary = summarize_spec(spec, evals, options)
-    md = render_markdown(summary, spec.columns, spec.fmt)
+def summary_table(
+    spec: TableSpec, evals: Sequence[str], options: Options, summary: pd.DataFrame | None = None
+) -> Table:
+    """The spec's columns, one row per method x backbone (then published-only models); the
+    spec's summary unless one is given."""
+    if summary is None:
+        summary = summarize_spec(spec, evals, options)
+    out = render(summary, spec.columns, spec.caption, spec.label, spec.fmt, options.baselines)
     return Table(
-        tex=render_latex(
-            summary, spec.columns, spec.caption, spec.label, spec.fmt, options.baselines
-        ),
+        tex=out.tex,
         frame=summary,
-        md=md,
+        md=out.md,
         metrics=metrics(summary, spec.metric) if spec.metric else None,
-        html=markdown_html(f"{plain_caption(spec.caption)}\n\n{md}", spec.name),
+        html=markdown_html(out.md, spec.name),
     )
 
 
@@ -211,10 +213,10 @@ def transfer_protocol(paths: Sequence[str]) -> tuple[list[str], set[int]]:
 
 def transfer_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     tasks, folds = transfer_protocol(evals)
-    columns = [Column(t, t) for t in tasks]
+    columns = [Column(t, task_name(t), std=False) for t in tasks]
     if "MRPC" in tasks:
-        columns.append(Column("MRPC-F1", "MRPC-F1", source="MRPC_f1"))
-    columns.append(Column("avg", "Avg."))
+        columns.append(Column("MRPC-F1", task_name("MRPC_f1"), source="MRPC_f1", std=False))
+    columns.append(Column("avg", task_name("avg")))
     if sorted(tasks) == sorted(TRANSFER_TASKS) and folds <= {10}:
         protocol = "SentEval test mode (10-fold CV where a task has no split)"
     else:
@@ -249,8 +251,20 @@ def splits_protocol_note(evals: Sequence[str]) -> str:
 
 
 def splits_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
+    """The splits table; where the median rule picks the same datasets (the reduced protocol),
+    its columns equal Cont. and Oppn. in every row and are left out, the caption says so."""
     caption = spec.caption + splits_protocol_note(evals)
-    return summary_table(replace(spec, caption=caption), evals, options)
+    summary = summarize_spec(spec, evals, options)
+    trained = summary[summary["seeds"] > 0]
+    same = all(
+        (trained[f"{key}_rule_mean"] - trained[f"{key}_mean"]).abs().max() < 1e-9
+        for key in ("cont", "oppn")
+    )
+    columns = spec.columns
+    if same and len(trained):
+        columns = tuple(c for c in columns if not c.key.endswith("_rule"))
+        caption += " The rule picks the same datasets here: its columns equal Cont. and Oppn."
+    return summary_table(replace(spec, columns=columns, caption=caption), evals, options, summary)
 
 
 # MTEB: one table per group present in the files, into the same three files.
@@ -343,13 +357,11 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
             long, keys, paper_value=lambda m, b, g=group: published_mteb_avg(m, b, g)
         )
         summaries[group] = summary
-        columns = (*[Column(k, k) for k in shown], *PAPER_DIFF)
+        columns = (*[Column(k, k, std=k.startswith("Avg.")) for k in shown], *PAPER_DIFF)
         caption = spec.caption + MTEB_CAPTIONS[group].format(version=version)  # spec: a note
-        label = f"tab:mteb-{group}"
-        latex.append(render_latex(summary, columns, caption, label, baselines=options.baselines))
-        markdown.append(
-            f"## MTEB {group}\n\n{plain_caption(caption)}\n\n{render_markdown(summary, columns)}"
-        )
+        out = render(summary, columns, caption, f"tab:mteb-{group}", baselines=options.baselines)
+        latex.append(out.tex)
+        markdown.append(f"## MTEB {group}\n\n{out.md}")
         dvc[group] = metrics(summary, shown[-1])
     if not summaries:
         raise TableInputError(f"no MTEB evaluation among {len(evals)} file(s)")
@@ -382,27 +394,33 @@ def case_study_frame(
     return pd.DataFrame(rows)
 
 
-def case_study_markdown(
-    cases: Sequence[tuple[str, str, float]], frame: pd.DataFrame, caption: str
-) -> str:
-    """The pairs as a numbered list, then the case-study table as in LaTeX."""
+def _num(value: float, spec: str) -> str:
+    return "" if math.isnan(value) else format(value, spec)
 
-    def num(value: float, spec: str) -> str:
-        return "--" if math.isnan(value) else format(value, spec)
 
-    lines = [caption, ""]
-    lines += [f"{i}. {a} / {b} ({gold:.2f})" for i, (a, b, gold) in enumerate(cases, start=1)]
-    header = ["Method", *(str(i) for i in range(1, len(cases) + 1)), "FP / FN (%)"]
-    lines += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for _, row in frame.iterrows():
-        pairs = [
-            "--" if math.isnan(row[f"pair{i}_score"])
-            else f"{row[f'pair{i}_score']:.2f} ({row[f'pair{i}_error']:.3f})"
-            for i in range(1, len(cases) + 1)
-        ]  # fmt: skip
-        rates = f"{num(row['false_positive_rate'], '.1f')} / {num(row['false_negative_rate'], '.1f')}"
-        lines.append("| " + " | ".join([str(row["method"]), *pairs, rates]) + " |")
-    return "\n".join(lines) + "\n"
+def case_study_render(
+    cases: Sequence[tuple[str, str, float]], frame: pd.DataFrame, caption: str, label: str
+) -> Rendered:
+    """The case-study table as every table is laid out (:func:`render`): per pair the score
+    and, in parentheses, its error (GCSE Table 8's "4.37 (1.372)"), then FP / FN; the pairs
+    and their gold scores in the caption."""
+    shown = frame[["method", "backbone"]].copy()
+    for i in range(1, len(cases) + 1):
+        scores, errors = frame[f"pair{i}_score"], frame[f"pair{i}_error"]
+        shown[f"pair{i}"] = [
+            "" if math.isnan(s) else f"{s:.2f} ({e:.3f})" for s, e in zip(scores, errors, strict=True)
+        ]
+    shown["rates"] = [
+        f"{_num(fp, '.1f') or '--'} / {_num(fn, '.1f') or '--'}"
+        for fp, fn in zip(frame["false_positive_rate"], frame["false_negative_rate"], strict=True)
+    ]
+    columns = [Column(f"pair{i}", str(i), kind="text") for i in range(1, len(cases) + 1)]
+    columns.append(Column("rates", "FP / FN (%)", kind="text"))
+    pairs = "; ".join(
+        f"({i}) {latex_escape(a)} / {latex_escape(b)} ({gold:.2f})"
+        for i, (a, b, gold) in enumerate(cases, start=1)
+    )
+    return render(shown, columns, f"{caption} Pairs (gold score): {pairs}.", label)
 
 
 def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
@@ -430,10 +448,7 @@ def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) ->
     backbone = backbones.pop()
     caption = spec.caption.format(backbone=latex_escape(backbone))
     frame = case_study_frame(analysis_run.GCSE_CASES, methods, low, high, backbone)
-    md = case_study_markdown(analysis_run.GCSE_CASES, frame, plain_caption(caption))
+    out = case_study_render(analysis_run.GCSE_CASES, frame, caption, "tab:cases")
     return Table(
-        tex=case_comparison_table(analysis_run.GCSE_CASES, methods, low, high, caption, "tab:cases"),
-        frame=frame,
-        md=md,
-        html=markdown_html(md, f"{spec.name} {backbone}"),
+        tex=out.tex, frame=frame, md=out.md, html=markdown_html(out.md, f"{spec.name} {backbone}")
     )

@@ -10,21 +10,22 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from negcse.display import backbone_name, task_name
 from negcse.latex import latex_escape
 from negcse.tables.build import Options, Table, summarize_spec
 from negcse.tables.html import markdown_html
 from negcse.tables.published import TASKS, load_published
-from negcse.tables.render import Column, metrics, plain_caption, render_latex, render_markdown
+from negcse.tables.render import Column, metrics, render_latex, render_markdown
 
 if TYPE_CHECKING:
     from negcse.tables.specs import TableSpec
 
 #: the columns of the table: where the row comes from, the 7 tasks and their average
 SOURCE = Column("source", "Source", kind="text", align="l")
-STS_LABELS = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg."}
 COLUMNS: tuple[Column, ...] = (
     SOURCE,
-    *(Column(k, STS_LABELS.get(k, k), bold=None) for k in (*TASKS, "avg")),
+    *(Column(k, task_name(k), bold=None, std=False) for k in TASKS),
+    Column("avg", task_name("avg"), bold=None),
 )
 #: rows per LaTeX table (a backbone's rows run over several)
 ROWS_PER_TABLE = 30
@@ -63,15 +64,15 @@ def with_published(summary: pd.DataFrame) -> pd.DataFrame:
 
 def latex(summary: pd.DataFrame, spec: TableSpec, caption: str) -> str:
     """One ``table*`` per backbone and run of :data:`ROWS_PER_TABLE` rows, each captioned with
-    its backbone (and part)."""
+    its backbone (and part), the rows by average as given."""
     out = []
     for backbone, rows in summary.groupby("backbone", sort=False):
         chunks = [rows.iloc[i : i + ROWS_PER_TABLE] for i in range(0, len(rows), ROWS_PER_TABLE)]
         for k, chunk in enumerate(chunks, start=1):
             part = f", part {k} of {len(chunks)}" if len(chunks) > 1 else ""
             label = f"{spec.label}-{backbone}-{k}".replace("/", "-")
-            cap = f"{caption} {latex_escape(str(backbone))}{part}."
-            out.append(render_latex(chunk, spec.columns, cap, label, spec.fmt))
+            cap = f"{caption} {latex_escape(backbone_name(str(backbone)))}{part}."
+            out.append(render_latex(chunk, spec.columns, cap, label, spec.fmt, keep_order=True))
     return "\n".join(out)
 
 
@@ -83,12 +84,12 @@ def published_table(spec: TableSpec, evals: Sequence[str], options: Options) -> 
     none = [b for b in dict.fromkeys(ours["backbone"]) if b not in printed]
     caption = spec.caption
     if none:
-        caption += f" No paper prints numbers on {', '.join(none)}."
-    md = render_markdown(summary, spec.columns, spec.fmt)
+        caption += f" No paper prints numbers on {', '.join(map(backbone_name, none))}."
+    md = render_markdown(summary, spec.columns, spec.fmt, caption, keep_order=True)
     return Table(
         tex=latex(summary, spec, caption),
         frame=summary,
         md=md,
         metrics=metrics(ours, "avg"),
-        html=markdown_html(f"{plain_caption(caption)}\n\n{md}", spec.name),
+        html=markdown_html(md, spec.name),
     )

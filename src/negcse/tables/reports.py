@@ -5,19 +5,23 @@ A method's paper is declared in its params block (``methods.<m>.paper``). A pape
 gathers, for the paper's methods of the grid and the baselines they are compared with, the rows
 of the tables already built (their CSV twins): the paper's claims and their verdicts on every
 measure (``verdicts.csv``) with their forest plot, the STS averages beside the published ones
-(``sts.csv``), the released checkpoints (``checkpoints.csv``), and links to the figures of the
-method groups they are drawn in. A method of no paper (SimCSE, the suite's controls, a new
-method) gets its comparisons with its declared baseline, its STS rows and its baseline's, and
-its rows among every published row of its backbones (``published.csv``).
+(``sts.csv``), the released checkpoints (``checkpoints.csv``), and the figures of the method
+groups that draw its own methods, by kind, as images (the PNGs under ``results/figures/``, in
+git). A method of no paper (SimCSE, the suite's controls, a new method) gets its comparisons
+with its declared baseline, its STS rows and its baseline's, its rows among every published row
+of its backbones (``published.csv``) and its figures. Methods and backbones are named as the
+tables name them (:mod:`negcse.display`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
 
 import pandas as pd
 
+from negcse.display import backbone_name, method_name
 from negcse.tables import published_view
 from negcse.tables.published import CHECKPOINT_ROWS, PAPERS
 from negcse.tables.render import Column, render_markdown
@@ -29,6 +33,14 @@ TITLES: dict[str, str] = {
     "san-hince": "SAN + HiNCE: syntactically aligned negatives",
     "gcse": "GCSE: knowledge-driven LLM synthesis and Gaussian decay",
     "osscse": "OssCSE: surface-structure bias (paraphrases and negations)",
+}
+
+
+#: the figure kinds (results/figures/<backbone>/<kind>/<group>.png), in page order
+FIGURE_KINDS: dict[str, str] = {
+    "soft_negatives": "Negations and random pairs: cosine similarity (SNCSE Figure 4)",
+    "hard_positives": "High-gold, low-overlap STS pairs: cosine similarity (SAN Figure 4)",
+    "training_curves": "Training: STS-B dev, the loss and its logged parts",
 }
 
 
@@ -72,8 +84,39 @@ STS_COLUMNS = (
 
 
 def forest_label(row: Mapping[str, object]) -> str:
-    """A claim's row label in the forest plot."""
-    return f"{row['method']} - {row['baseline']} ({row['measure_text']}, {row['backbone']})"
+    """A claim's row label in the forest plot, named as the tables name them."""
+    method, base = method_name(str(row["method"])), method_name(str(row["baseline"]))
+    return f"{method} − {base} ({row['measure_text']}, {backbone_name(str(row['backbone']))})"
+
+
+def _link(path: str, out_dir: str) -> str:
+    """``path`` relative to the page, with forward slashes."""
+    return PurePath(os.path.relpath(path, out_dir)).as_posix()
+
+
+def _doc(path: str, out_dir: str) -> str:
+    """A link to a repository document, relative to the page, where the document is found
+    from the working directory (the repository's root, as the workflow runs); else its path."""
+    return f"[{path}]({_link(path, out_dir)})" if os.path.isfile(path) else f"`{path}`"
+
+
+def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
+    """The figures by kind, each an image with its group's methods named below it (a group
+    is named for the roots of the families it holds: ``sncse+osscse``)."""
+    by_kind: dict[str, list[str]] = {}
+    for path in figures:
+        by_kind.setdefault(PurePath(path).parent.name, []).append(path)
+    order = list(FIGURE_KINDS)
+    lines = ["", "## Figures"]
+    for kind in sorted(by_kind, key=lambda k: order.index(k) if k in order else len(order)):
+        lines += ["", f"### {FIGURE_KINDS.get(kind, kind)}", ""]
+        for path in by_kind[kind]:
+            where = PurePath(path)
+            roots = [r.replace("-", " ") if r.endswith("-more") else method_name(r)
+                     for r in where.stem.split("+")]  # fmt: skip
+            group = f"{' + '.join(roots)}, {backbone_name(where.parent.parent.name)}"
+            lines += [f"![{group}]({_link(path, out_dir)})", "", f"*{group}*", ""]
+    return lines
 
 
 def paper_page(
@@ -97,9 +140,10 @@ def paper_page(
     parts = [f"**{scale_note}**", ""] if scale_note else []
     parts += [f"# {TITLES.get(paper, paper)}", ""]
     parts.append(
-        f"Our runs of {', '.join(f'`{m}`' for m in own)}, each beside the baseline its paper "
-        "compared it with. How the intervals and verdicts are computed: docs/statistics.md; "
-        "every deviation from the paper: docs/fidelity.md."
+        f"Our runs of {', '.join(method_name(m) for m in own)}, each beside the baseline its "
+        f"paper compared it with. How the intervals and verdicts are computed: "
+        f"{_doc('docs/statistics.md', out_dir)}; every deviation from the paper: "
+        f"{_doc('docs/fidelity.md', out_dir)}."
     )
     claims = paper_rows(verdicts, paper)
     for column, when in (("verdict", "after Holm's correction"), ("verdict_raw", "from the 95% intervals")):
@@ -111,7 +155,7 @@ def paper_page(
     if len(claims):
         parts.append(render_markdown(claims, CLAIM_COLUMNS).rstrip())
         if forest:
-            parts += ["", f"![Forest plot of the claims]({os.path.relpath(forest, out_dir)})"]
+            parts += ["", f"![Forest plot of the claims]({_link(forest, out_dir)})"]
     else:
         parts.append("No claim of this paper has both its methods in the grid.")
     parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
@@ -123,9 +167,8 @@ def paper_page(
     else:
         parts.append("None evaluated (none released, or offline and in no mirror or cache).")
     if figures:
-        parts += ["", "## Figures", ""]
-        parts += [f"- [{f}]({os.path.relpath(f, out_dir)})" for f in figures]
-    return "\n".join(parts) + "\n"
+        parts += figure_section(figures, out_dir)
+    return "\n".join(parts).rstrip() + "\n"
 
 
 #: the published table's columns on a method's page
@@ -149,12 +192,12 @@ def method_page(
     base = baselines.get(method)
     shown = [m for m in methods if m in {method, base}]
     parts = [f"**{scale_note}**", ""] if scale_note else []
-    parts += [f"# {method}", ""]
-    against = f"against its baseline `{base}`" if base else "(no baseline declared)"
+    parts += [f"# {method_name(method)}", ""]
+    against = f"against its baseline {method_name(base)}" if base else "(no baseline declared)"
     parts.append(
-        f"Our runs of `{method}`, a method of no paper here, {against}, and beside every row "
-        "the papers publish for the backbones it ran on. How the intervals and verdicts are "
-        "computed: docs/statistics.md."
+        f"Our runs of {method_name(method)} (`{method}`), a method of no paper here, {against}, "
+        "and beside every row the papers publish for the backbones it ran on. How the "
+        f"intervals and verdicts are computed: {_doc('docs/statistics.md', out_dir)}."
     )
     parts += ["", "## Against its baseline", ""]
     rows = method_rows(verdicts, method)
@@ -163,21 +206,20 @@ def method_page(
     elif len(rows):
         parts.append(render_markdown(rows, CLAIM_COLUMNS).rstrip())
     else:
-        parts.append(f"No run of `{method}` and `{base}` on one backbone.")
+        parts.append(f"No run of {method_name(method)} and {method_name(base)} on one backbone.")
     parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
     backbones = list(dict.fromkeys(_rows(sts, [method])["backbone"]))
     for backbone in backbones:
         rows = published[published["backbone"] == backbone]
         rows = rows[(rows["source"] != "ours") | rows["method"].isin(shown)]
-        parts += ["", f"## Beside the published rows: {backbone}", ""]
+        parts += ["", f"## Beside the published rows: {backbone_name(backbone)}", ""]
         if (rows["source"] != "ours").any():
-            parts.append(render_markdown(rows, PUBLISHED_COLUMNS).rstrip())
+            parts.append(render_markdown(rows, PUBLISHED_COLUMNS, keep_order=True).rstrip())
         else:
             parts.append(
-                f"No paper prints numbers on {backbone} (the published rows are BERT and "
+                f"No paper prints numbers on {backbone_name(backbone)} (the published rows are BERT and "
                 "RoBERTa's: src/negcse/resources/published_sts.csv)."
             )
     if figures:
-        parts += ["", "## Figures", ""]
-        parts += [f"- [{f}]({os.path.relpath(f, out_dir)})" for f in figures]
-    return "\n".join(parts) + "\n"
+        parts += figure_section(figures, out_dir)
+    return "\n".join(parts).rstrip() + "\n"

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
+from negcse.display import task_name
 from negcse.plugins import load_plugins
 from negcse.tables import build, published_view, verdicts
 from negcse.tables.build import Options, Table
@@ -91,30 +92,28 @@ def _eval(kind: str) -> dict[str, str]:
 
 
 def _tables() -> dict[str, TableSpec]:
-    sts_labels = {"STSBenchmark": "STS-B", "SICKRelatedness": "SICK-R", "avg": "Avg."}
     analysis = "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
     specs = [
         TableSpec(
             name="sts",
             **_eval("sts"),
             columns=(
-                *[Column(k, sts_labels.get(k, k)) for k in (*TASKS, "avg")],
+                *[Column(k, task_name(k), std=False) for k in TASKS],
+                Column("avg", task_name("avg")),
                 *PAPER_DIFF,
-                Column("baseline", "Baseline", kind="text", align="l"),
-                Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta_{\mathrm{base}}$"),
             ),
             paper=published_avg,
             baseline=True,
             caption=(
                 "STS test sets, Spearman $\\times$100 of cosine similarity (SentEval ``all'' "
-                "setting), mean $\\pm$ std over seeds; Paper: the published 7-task average; "
-                "$\\Delta$ = ours $-$ paper; Baseline: the method the paper compared with "
-                "(params.yaml), $\\Delta_{\\mathrm{base}}$ = our average $-$ its average on the "
-                "same backbone (-- when it is not in the grid); the best trained method's mean per "
-                "column and backbone in bold."
+                "setting), mean over seeds (Avg.: $\\pm$ std over seeds; the CSV twin has every "
+                "std); Paper: the published 7-task average; $\\Delta$ = ours $-$ paper; the best "
+                "trained method's mean per column and backbone in bold. Each method's difference "
+                "to the baseline its paper compared it with: the verdicts table (and the CSV "
+                "twin's vs\\_baseline)."
             ),
             summary=(
-                "STS results: Spearman x100 of cosine similarity on the 7 STS tasks, mean +- "
+                "STS results: Spearman ×100 of cosine similarity on the 7 STS tasks, mean ± "
                 "std over seeds, beside the papers' averages."
             ),
             category="STS",
@@ -125,15 +124,16 @@ def _tables() -> dict[str, TableSpec]:
             **_eval("transfer"),
             caption=(
                 "Transfer tasks, accuracy $\\times$100 of logistic regression on frozen "
-                "embeddings (MRPC also F1), {protocol}; mean $\\pm$ std over seeds. Avg.: mean "
-                "accuracy over the tasks shown. Paper: the published average over the same tasks "
-                "(GCSE Table 7, first LLM; OssCSE Table 5; GCSE Table 7's "
-                "SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not used); $\\Delta$ = "
+                "embeddings (MRPC also F1), {protocol}; mean over seeds. Avg.: mean accuracy over "
+                "the tasks shown, $\\pm$ std over seeds (the CSV twin has every std). Paper: the "
+                "published average over the same tasks (GCSE Table 7, first LLM; OssCSE Table 5; "
+                "GCSE Table 7's SimCSE/DiffCSE/PCL/RankCSE rows are STS numbers and are not "
+                "used); $\\Delta$ = "
                 "ours $-$ paper; the best trained method's mean per column and backbone in bold."
             ),
             summary=(
-                "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy x100 of logistic "
-                "regression on frozen embeddings, mean +- std over seeds, beside the published "
+                "Transfer tasks (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC): accuracy ×100 of logistic "
+                "regression on frozen embeddings, mean ± std over seeds, beside the published "
                 "averages (GCSE Table 7, OssCSE Table 5); the caption in the table states the "
                 "protocol (reduced in the smoke grid)."
             ),
@@ -148,7 +148,7 @@ def _tables() -> dict[str, TableSpec]:
             caption="",  # one per group: build.MTEB_CAPTIONS
             summary=(
                 "MTEB results: reranking MAP and MRR@10 (4 tasks) and classification accuracy "
-                "(10 tasks), x100, mean +- std over seeds, beside the papers' averages (GCSE "
+                "(10 tasks), ×100, mean ± std over seeds, beside the papers' averages (GCSE "
                 "Table 6, SAN Table 4)."
             ),
             category="MTEB",
@@ -160,28 +160,20 @@ def _tables() -> dict[str, TableSpec]:
             inputs=analysis,
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
-                Column(
-                    "Soft-neg. peak",
-                    "Soft-neg. peak",
-                    bold=None,
-                    source="soft_negative_peak",
-                    scale=100,
-                ),
-                Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
-                Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column(
-                    "Hard-pos. std",
-                    "Hard-pos. std",
-                    bold=None,
-                    source="hard_positive_std",
-                    scale=100,
-                ),
+                # a peak's or a spread's best is not defined: no bold there
+                Column("Soft-neg. peak", "Soft-neg.\npeak", bold=None, source="soft_negative_peak",
+                       scale=100, std=False),
+                Column("Random peak", "Random\npeak", bold=None, source="random_peak", scale=100,
+                       std=False),
+                Column("Hard-pos. mean", "Hard-pos.\nmean", source="hard_positive_mean", scale=100),
+                Column("Hard-pos. std", "Hard-pos.\nstd", bold=None, source="hard_positive_std",
+                       scale=100, std=False),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
             metric="FP",
             caption=(
-                "Analyses, mean $\\pm$ std over seeds; cosines $\\times$100. Peaks: mode of the "
+                "Analyses, mean over seeds ($\\pm$ std of the means and rates); cosines $\\times$100. Peaks: mode of the "
                 "cosine-similarity density of (sentence, SNCSE negation) and (sentence, random "
                 "sentence) pairs of STS sentences (SNCSE Fig.~4); hard positives: cosine of STS "
                 "pairs with gold $\\geq$ 4 and low lexical overlap (SAN Fig.~4); FP / FN: "
@@ -191,7 +183,7 @@ def _tables() -> dict[str, TableSpec]:
                 "spread have no best)."
             ),
             summary=(
-                "Analysis summary per method and backbone, mean +- std over seeds: similarity "
+                "Analysis summary per method and backbone, mean ± std over seeds: similarity "
                 "peaks of soft-negative and random pairs (SNCSE Figure 4), cosine of high-gold "
                 "low-overlap STS pairs (SAN Figure 4), false-positive / false-negative rates "
                 "after GCSE's normalization."
@@ -236,15 +228,15 @@ def _tables() -> dict[str, TableSpec]:
                 "OssCSE's Cont./Oppn. splits: Spearman $\\times$100 of cosine similarity, "
                 "split-size-weighted average over the 16 datasets of OssCSE Table 2 (Cont., "
                 "Oppn.) and over every dataset whose median gold score is in [2, 3.5] (rule); "
-                "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (simcse = SimCSE's released "
-                "unsupervised BERT-base, simcse\\_sup = supervised); the best trained method's mean "
-                "per column and backbone in bold."
+                "mean $\\pm$ std over seeds. Paper: OssCSE Table 3 (SimCSE: SimCSE's released "
+                "unsupervised BERT-base; SimCSE (supervised): its supervised one); the best trained "
+                "method's mean per column and backbone in bold."
             ),
             summary=(
-                "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman x100 on the pairs "
+                "OssCSE's Cont./Oppn. splits (OssCSE Tables 2, 3, 6): Spearman ×100 on the pairs "
                 "where surface overlap (word MER) and gold score agree (Cont.) or not (Oppn.), "
                 "split-size-weighted over Table 2's datasets and over the median-rule datasets, "
-                "mean +- std over seeds, beside the paper's Table 3."
+                "mean ± std over seeds, beside the paper's Table 3."
             ),
             category="OssCSE splits and probe",
             subcategory="Cont./Oppn. splits (Tables 2, 3, 6)",
@@ -254,11 +246,11 @@ def _tables() -> dict[str, TableSpec]:
             name="probe",
             **_eval("probe"),
             columns=(
-                Column("paraphrase", "Paraphrase"),
-                Column("negation", "Negation", bold="min"),
+                Column("paraphrase", "Para.", std=False),
+                Column("negation", "Neg.", bold="min", std=False),
                 Column("gap", "Gap"),
-                Column("paper_paraphrase", "Paper paraphrase", kind="number"),
-                Column("paper_negation", "Paper negation", kind="number"),
+                Column("paper_paraphrase", "Paper para.", kind="number"),
+                Column("paper_negation", "Paper neg.", kind="number"),
                 SEEDS,
             ),
             published=(PaperColumn("paraphrase", "probe"), PaperColumn("negation", "probe")),
@@ -266,14 +258,15 @@ def _tables() -> dict[str, TableSpec]:
             fmt="{:.3f}",
             caption=(
                 "OssCSE's Appendix B probe: mean cosine similarity of the sentence to its eight "
-                "paraphrases and to its eight negations, Gap = paraphrase $-$ negation "
-                "(positive: paraphrases closer), mean $\\pm$ std over seeds. Paper: OssCSE "
+                "paraphrases (Para.) and to its eight negations (Neg.), Gap = Para. $-$ Neg. "
+                "(positive: paraphrases closer), mean over seeds (Gap: $\\pm$ std; every std in the "
+                "CSV twin). Paper: OssCSE "
                 "Section 5.2 (BERT-base). Bold: the trained method with the highest paraphrase "
                 "and gap, lowest negation, per backbone."
             ),
             summary=(
                 "OssCSE's Appendix B probe: mean cosine similarity of one sentence to its eight "
-                "paraphrases and to its eight negations, mean +- std over seeds, beside the "
+                "paraphrases and to its eight negations, mean ± std over seeds, beside the "
                 "paper's SimCSE and OssCSE (BERT-base) means."
             ),
             category="OssCSE splits and probe",
@@ -312,7 +305,7 @@ def _tables() -> dict[str, TableSpec]:
             metric=None,  # verdicts.verdict_table: Δ base per claim
             caption=(
                 "Do the papers' claims hold? One row per claim (resources/claims.csv: the "
-                "paper's table and rows) whose two methods the grid ran: $\\Delta_{\\mathrm{base}}$ "
+                "paper's table and rows) whose two methods the grid ran: $\\Delta$~base "
                 "= our method $-$ the paper's baseline (mean over seeds) on the claim's measure, "
                 "with a 95\\% interval over seeds and test set: a $t$-interval over the seeds "
                 "with the test set's share from {resamples} paired resamples of the test items "
@@ -326,7 +319,7 @@ def _tables() -> dict[str, TableSpec]:
                 "protocol or scale the paper did not use, a direction check only. $p$: "
                 "of no difference; Holm: the verdict after Holm's correction over every "
                 "hypothesis of the table (no difference, and the paper's difference). "
-                "$\\Delta_{\\mathrm{paper}}$ = our mean $-$ the paper's number for the method, "
+                "$\\Delta$~paper = our mean $-$ the paper's number for the method, "
                 "with the interval of one run (the paper's single run as one more seed of ours)."
             ),
             summary=(

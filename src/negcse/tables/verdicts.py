@@ -52,7 +52,7 @@ from negcse.tables.claims import (
 from negcse.tables.dvc_metrics import DELTA, VERDICT, metric_key
 from negcse.tables.html import markdown_html
 from negcse.tables.published import CHECKPOINT_ROWS, TASKS, TRANSFER_TASKS, published_avg
-from negcse.tables.render import Column, plain_caption, render_latex, render_markdown
+from negcse.tables.render import Column, render
 
 if TYPE_CHECKING:
     from negcse.evaluation import splits
@@ -518,18 +518,18 @@ def _with_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 VERDICT_COLUMNS = (
     Column("measure_text", "Measure", kind="text", align="l"),
-    Column("baseline", "Baseline", kind="text", align="l"),
+    Column("baseline", "Baseline", kind="method", align="l"),
     Column("seeds_text", "Seeds", kind="text"),
-    Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta_{\mathrm{base}}$"),
+    Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta$ base"),
     Column("vs_baseline_ci", "95% CI", kind="text", latex=r"95\% CI"),
     Column("paper_delta_text", "Paper Δ base", kind="text", align="l",
-           latex=r"Paper $\Delta_{\mathrm{base}}$"),
+           latex=r"Paper $\Delta$ base"),
     Column("p_text", "p", kind="text", latex=r"$p$"),
     Column("p_adjusted_text", "p (Holm)", kind="text", latex=r"$p$ (Holm)"),
     Column("verdict_raw", "Verdict (95% CI)", kind="text", align="l",
            latex=r"Verdict (95\% CI)"),
     Column("verdict", "Verdict (Holm)", kind="text", align="l"),
-    Column("vs_paper", "Δ paper", kind="signed", latex=r"$\Delta_{\mathrm{paper}}$"),
+    Column("vs_paper", "Δ paper", kind="signed", latex=r"$\Delta$ paper"),
     Column("vs_paper_ci", "95% PI (one run)", kind="text", latex=r"95\% PI (one run)"),
     Column("note", "Note", kind="text", align="l"),
 )  # fmt: skip
@@ -576,13 +576,9 @@ def _table(
         if "measure" in row:  # a verdict row: one per measure and baseline
             leaves = leaves.setdefault(row["measure"], {})
         leaves.update(_metric_leaves(row, metric))
-    md = render_markdown(frame, columns)
+    out = render(frame, columns, caption, spec.label, baselines=options.baselines)
     return Table(
-        tex=render_latex(frame, columns, caption, spec.label, baselines=options.baselines),
-        frame=frame,
-        md=md,
-        metrics=dvc,
-        html=markdown_html(f"{plain_caption(caption)}\n\n{md}", spec.name),
+        tex=out.tex, frame=frame, md=out.md, metrics=dvc, html=markdown_html(out.md, spec.name)
     )
 
 
@@ -638,7 +634,7 @@ _CHECKPOINT_FRAME = (
 )
 
 CHECKPOINT_COLUMNS = (
-    Column("ours_method", "Ours", kind="text", align="l"),
+    Column("ours_method", "Ours", kind="method", align="l"),
     Column("seeds", "Seeds", kind="count"),
     Column("paper", "Paper", kind="number"),
     Column("released", "Released", kind="number"),

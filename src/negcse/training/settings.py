@@ -23,7 +23,8 @@ class TrainSettings:
     checkpoint_steps: int
     precision: str
     # speed only (no effect on the numerics on CPU): torch.compile of the encoder, padding of
-    # every batch to max_seq_len (static shapes), progress-bar loss every N steps (a host sync);
+    # every batch to max_seq_len (static shapes), the loss and its parts logged every N steps (a
+    # host sync: negcse.training.loss_log);
     # compile: False, True (torch.compile's default mode), a mode name ("reduce-overhead") or
     # "auto" (reduce-overhead + static padding on CUDA, eager on CPU; params.yaml's default)
     compile: bool | str = False

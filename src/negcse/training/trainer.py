@@ -12,10 +12,11 @@ restarted with the same arguments resumes and ends with the same metrics, and on
 anything else (params, settings, data, guides, lock) starts from scratch, logging what changed.
 
 Speed (the numerics on CPU are those of the plain per-step loop): every (column, pooler) is
-tokenized once (:mod:`negcse.training.batching`); nothing in a step waits for the GPU (the loss reaches
-the progress bar every ``log_steps`` steps); on CUDA the batches travel through pinned memory,
-AdamW is the fused kernel and GradScaler hands its inf check to it without a host sync; the STS-B
-dev sentences are tokenized once, length-sorted and encoded under the training autocast dtype;
+tokenized once (:mod:`negcse.training.batching`); nothing in a step waits for the GPU but every
+``log_steps`` steps, when the loss and its parts reach the log, the curve and the progress bar
+(:mod:`negcse.training.loss_log`); on CUDA the batches travel through pinned memory, AdamW is
+the fused kernel and GradScaler hands its inf check to it without a host sync; the STS-B dev
+sentences are tokenized once, length-sorted and encoded under the training autocast dtype;
 on CUDA the backbone gets a (batch, query, key) attention mask, which skips transformers' per-forward
 ``torch.all(mask == 1)`` host sync (same additive mask). ``compile``: torch.compile of the encoding
 of a view group (backbone, pooler and MLP head) and of the frozen guides' encoding; ``true`` or a
@@ -61,6 +62,7 @@ from negcse.training.columns import check_aligned
 from negcse.training.epoch_data import augment_columns, order_epoch, permutation
 from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
+from negcse.training.loss_log import log_loss, loss_record
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.training.settings import TrainSettings
 from negcse.vectors import EncodeFn
@@ -91,7 +93,7 @@ class TrainState:
     step: int = 0
     best_score: float = -math.inf
     best_step: int = -1
-    curve: list[dict[str, float]] = field(default_factory=list)
+    curve: list[dict[str, Any]] = field(default_factory=list)
 
 
 class _Unloadable(Exception):
@@ -589,8 +591,11 @@ class Trainer:
             bar.update(1)
             if self.on_step is not None:
                 self.on_step(self.state.step)
-            if self.progress and self.state.step % self.s.log_steps == 0:
-                bar.set_postfix(loss=f"{out.loss.item():.4f}")  # the only host sync of a step
+            if self.state.step % self.s.log_steps == 0:  # the only host sync of a step
+                record = loss_record(self.state.step, out)
+                self.state.curve.append(record)
+                log_loss(record)
+                bar.set_postfix(loss=f"{record['loss']:.4f}")
             done = self.state.step == self.total_steps
             if self.state.step % self.s.eval_steps == 0 or done:
                 self.evaluate()

@@ -16,7 +16,7 @@ from negcse.analysis.groups import MethodGroup, method_groups
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
-from negcse.tables.reports import grid_papers, own_pages, page_methods
+from negcse.tables.reports import grid_papers, own_pages
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
     column_readers,
@@ -45,6 +45,8 @@ __all__ = ["SUBJECTS", "Plan", "Subject", "alternation", "expand", "mirror_arg",
 
 #: the figures of each backbone and method group (rules/analysis.smk)
 FIGURES = ["soft_negatives", "hard_positives", "training_curves"]
+#: the `dvc plots` data of the training curves (rule training_curves_data)
+PLOTS = ["training_curves", "training_loss"]
 #: MTEB's task groups (rules/mteb.smk)
 MTEB_GROUPS = ["reranking", "classification"]
 TABLE_FORMATS = ["tex", "csv", "md", "html"]
@@ -343,15 +345,22 @@ class Plan:
         )
 
     def paper_figures(self, paper: str) -> list[str]:
-        """The PNG figures of every group drawing one of the paper's methods or baselines."""
-        return self._figures(set(page_methods(paper, self.methods, self.baselines, self.papers)))
+        """The PNG figures of every group drawing one of the paper's own methods (a group that
+        only shows a baseline of the paper is another paper's)."""
+        return self._figures({m for m in self.methods if self.papers.get(m) == paper})
 
     def method_figures(self, method: str) -> list[str]:
-        """The PNG figures of every group drawing the method or its baseline."""
-        return self._figures({method, self.baselines.get(method, method)})
+        """The PNG figures of the group drawing the method (a method of no paper)."""
+        return self._figures({method})
 
     def _figures(self, methods: set[str]) -> list[str]:
-        groups = [g.name for g in self.figure_groups.values() if methods & set(g.methods)]
+        """The figures of the groups holding one of ``methods`` as a member, not only as the
+        group's baseline (SimCSE heads every family's group: its page shows its own)."""
+        groups = [
+            g.name
+            for g in self.figure_groups.values()
+            if methods & (set(g.methods) - {g.baseline})
+        ]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
             backbone=self.backbones,
@@ -373,8 +382,8 @@ class Plan:
 
     def all_targets(self) -> list[str]:
         """Every table and figure; each pulls in the evaluations (and trainings) behind it."""
-        curves = self.grid_path("results/plots/training_curves.csv")
-        return [*self.table_targets(), curves, *self.analysis_targets(), *self.report_targets()]
+        curves = [self.grid_path(f"results/plots/{name}.csv") for name in PLOTS]
+        return [*self.table_targets(), *curves, *self.analysis_targets(), *self.report_targets()]
 
     def mteb_files(self) -> list[str]:
         """The MTEB results the grid's tables read (none when evaluation.mteb is off)."""
