@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
         evaluation.check(settings)
     embedder = load_embedder(args)  # resolves --pooler auto
     logger.info("encoding on device %s", embedder.device.type)
-    cache = SentenceCache(lambda s: embedder.encode(s, args.batch_size, progress=True), embedder)
+    cache = SentenceCache(
+        lambda s: embedder.encode(s, args.batch_size, progress=True), embedder, f"model {args.model}"
+    )
     results = []
     for evaluation, settings in plan:
         settings["pooler"] = args.pooler
