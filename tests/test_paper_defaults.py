@@ -296,7 +296,7 @@ def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
     (tmp_path / "mirror").mkdir()
     out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
     assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
-                 str(out), "--stats", str(stats), "--mirror", str(tmp_path / "mirror")]) == 1
+                 str(out), "--stats", str(stats), "--mirror", str(tmp_path / "mirror")]) == 2
     err = capsys.readouterr().err
     assert "data file 'san/vocab_pos_end.txt' not found" in err
     assert f"mirror: {tmp_path / 'mirror' / 'data' / 'san' / 'vocab_pos_end.txt'}" in err
