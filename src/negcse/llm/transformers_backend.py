@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from negcse.data.sources import sha256_of
+from negcse.data.sources import folder_digest, sha256_of
 from negcse.io_utils import atomic_dir
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.pinned import PINNED, locate
@@ -83,6 +83,10 @@ class TransformersBackend:
         where = self.model_path / gguf_file if gguf_file else self.model_path
         if not where.exists():
             raise LLMError(f"transformers backend: model {where} not found")
+        #: the weights' identity (the response cache's key): a pinned file's checked sha256
+        self.content_digest = (
+            (gguf_sha256 or sha256_of(where)) if gguf_file else folder_digest(self.model_path)
+        )
         kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
         source = self.model_path
         if gguf_file and convert_cache is not None:
@@ -122,7 +126,9 @@ class TransformersBackend:
         )
 
     def identity(self) -> dict[str, Any]:
-        return {"model": self.label}
+        """The label and the content of the weights (the sha256 of the GGUF file, else the
+        digest of the folder's files), so another model behind the same name is another key."""
+        return {"model": self.label, "sha256": self.content_digest}
 
     def chat_prompt(self, prompt: str) -> str:
         messages = [{"role": "user", "content": prompt}]
