@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from scipy.stats import spearmanr
 
 from negcse.analysis.latex import case_comparison_table, case_study_table, rank_error_table
 from negcse.analysis.run import GCSE_CASES
@@ -78,18 +79,17 @@ def test_the_specs_state_where_lower_is_better() -> None:
 
 
 def _evaluation(method: str, backbone: str, seed: str, i: int) -> dict[str, object]:
-    """One file with every key the grid-wide tables read (sts, transfer, splits, probe,
-    analysis), values spread so that the columns are as wide as real ones."""
+    """One file with every key the grid-wide tables read but transfer's (sts, splits, probe,
+    analysis), values spread so that the columns are as wide as real ones; each STS task's
+    number and the average are those of its pairs, as in a file `negcse evaluate` writes."""
     value = 40.0 + (i * 7.31) % 50
     out: dict[str, object] = {"method": method, "backbone": backbone, "seed": seed}
-    out |= {k: value for k in (*TASKS, "avg", *TRANSFER_TASKS, "MRPC_f1")}
-    right = round(value * 10)  # the transfer verdicts' record: 1,000 test examples a task
-    test = {"correct": "1" * right + "0" * (1000 - right)}  # negcse.evaluation.transfer's form
-    out["details"] = {t: {"kfold": 10, "acc": right / 10, "test": test} for t in TRANSFER_TASKS}
     gold = [float(g % 6) for g in range(40)]  # the verdicts' pairs: a small test set per task
-    cosine = [g + ((i * 7 + j * 3) % 11) / 4 for j, g in enumerate(gold)]
+    cosine = [g * (i % 3) / 3 + ((i * 7 + j * 3) % 11) / 4 for j, g in enumerate(gold)]
     pairs = {"cosine": cosine, "gold": gold, "subset_sizes": [20, 20]}
-    out["details"] |= {t: {"pairs": pairs} for t in TASKS}
+    out["details"] = {t: {"pairs": pairs} for t in TASKS}
+    out |= dict.fromkeys(TASKS, 100 * float(spearmanr(cosine, gold).statistic))
+    out["avg"] = out[TASKS[0]]
     out |= {k: value for k in ("cont", "oppn", "cont_rule", "oppn_rule")}
     out["datasets"] = list(TABLE2_DATASETS)
     out |= {"paraphrase": 0.8, "negation": 0.9, "gap": -0.1}
@@ -99,20 +99,37 @@ def _evaluation(method: str, backbone: str, seed: str, i: int) -> dict[str, obje
     return out
 
 
+def _transfer(method: str, backbone: str, seed: str, i: int) -> dict[str, object]:
+    """The transfer evaluation of the same run: every task's accuracy that of its record."""
+    right = round((40.0 + (i * 7.31) % 50) * 10)  # the record: 1,000 test examples a task
+    test = {"correct": "1" * right + "0" * (1000 - right)}  # negcse.evaluation.transfer's form
+    out: dict[str, object] = {"method": method, "backbone": backbone, "seed": seed}
+    out |= {k: right / 10 for k in (*TRANSFER_TASKS, "avg", "MRPC_f1")}
+    out["details"] = {t: {"kfold": 10, "acc": right / 10, "test": test} for t in TRANSFER_TASKS}
+    return out
+
+
+def _transfer_twin(path: str) -> str:
+    return path.removesuffix(".json") + ".transfer.json"
+
+
 @pytest.fixture(scope="module")
 def paper_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Options]:
     """params.yaml's grid (56 methods, the longest names), two backbones, two seeds, the
     untrained backbones and the released checkpoint."""
     tmp = tmp_path_factory.mktemp("evals")
     config = yaml.safe_load((REPO / "params.yaml").read_text())
-    files = []
+    runs = []
     for backbone in ("bert-base-uncased", "roberta-large"):
         for i, method in enumerate(config["grid"]["methods"]):
             for seed in ("1", "2"):
-                files.append(_write(tmp, f"{method}-{backbone}-{seed}",
-                                    **_evaluation(method, backbone, seed, i + int(seed))))  # fmt: skip
-        files.append(_write(tmp, f"u-{backbone}", **_evaluation("untrained", backbone, "", 3)))
-        files.append(_write(tmp, f"r-{backbone}", **_evaluation("gcse_checkpoint", backbone, "0", 5)))
+                runs.append((f"{method}-{backbone}-{seed}", method, backbone, seed, i + int(seed)))
+        runs.append((f"u-{backbone}", "untrained", backbone, "", 3))
+        runs.append((f"r-{backbone}", "gcse_checkpoint", backbone, "0", 5))
+    files = []
+    for name, *run in runs:  # an STS (and more) file and its transfer twin per run
+        files.append(_write(tmp, name, **_evaluation(*run)))
+        _write(tmp, f"{name}.transfer", **_transfer(*run))
     options = Options(method_baselines(config), tuple(config["released"]))
     return [str(f) for f in files], options
 
@@ -152,6 +169,8 @@ def test_each_table_of_the_paper_grid_compiles_within_the_page(
     name: str, paper_grid: tuple[list[str], Options], tmp_path: Path
 ) -> None:
     evals, options = paper_grid
+    if name in ("transfer", "transfer_verdicts"):
+        evals = [_transfer_twin(path) for path in evals]
     spec = table_spec(name)
     tex = spec.build(spec, evals, options).tex
     # 56 methods on two backbones: three families of at most MAX_ROWS per backbone; the

@@ -9,7 +9,8 @@ import os
 
 from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
-from negcse.io_utils import atomic_open, check_writable
+from negcse.io_utils import check_writable, write_texts
+from negcse.tables.eval_files import read_csv
 from negcse.tables.html import markdown_html
 from negcse.tables.published import PAPERS
 from negcse.tables.reports import paper_page
@@ -32,16 +33,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
 
 
-def _csv(path: str, needed: tuple[str, ...]):
-    import pandas as pd
+#: the columns of the tables' CSV twins a page prints as numbers
+NUMERIC = ("seeds", "avg_mean", "avg_std", "eval_gap", "training_gap")
 
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (OSError, pd.errors.ParserError) as exc:
-        raise UserError(f"{path}: {exc}") from None
-    missing = [c for c in needed if c not in frame.columns]
-    if missing:
-        raise UserError(f"{path}: no column {', '.join(missing)}")
+
+def _csv(path: str, needed: tuple[str, ...]):
+    frame = read_csv(path, needed, [c for c in needed if c in NUMERIC])
     text = frame.select_dtypes(exclude="number").columns
     return frame.fillna({c: "" for c in text})  # an empty text cell, as the table wrote it
 
@@ -67,10 +64,9 @@ def run(args: argparse.Namespace) -> int:
         os.path.dirname(os.path.abspath(args.out)),
         transfer,
     )
-    with atomic_open(args.out) as fh:
-        fh.write(page)
+    out = {args.out: page}
     if args.html:
-        with atomic_open(args.html) as fh:
-            fh.write(markdown_html("#" + page, args.paper))  # the title as a "## " heading
+        out[args.html] = markdown_html("#" + page, args.paper)  # the title as a "## " heading
+    write_texts(out)  # the page and its twin together
     logger.info("%s page: %s", args.paper, args.out)
     return 0

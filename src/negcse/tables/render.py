@@ -10,7 +10,6 @@ method's mean in bold, in the direction the metric improves), which :func:`rende
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -21,6 +20,7 @@ import pandas as pd
 
 from negcse.analysis.groups import method_groups
 from negcse.latex import ESCAPES, latex_escape, latex_table
+from negcse.tables.eval_files import TableInputError, number, read_result, tags
 
 CellKind = Literal["mean", "number", "signed", "text", "count"]
 #: evaluation JSON keys shown in a row's name: the LLM that wrote the model's data (GCSE), a
@@ -94,21 +94,18 @@ def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.
     """One row per (method, backbone, seed, metric) from evaluation JSON files."""
     rows = []
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
-        for field in ("method", "backbone"):
-            if field not in result:
-                raise KeyError(f"{path}: no '{field}' recorded (evaluate with --tag {field}=...)")
+        result = read_result(path)  # checked as a whole: derived numbers agree with records
+        tags(result, path, "method", "backbone")
         for key in keys:
             if key not in result:
-                raise KeyError(f"{path}: metric '{key}' missing")
+                raise TableInputError(f"{path}: metric '{key}' missing")
             rows.append(
                 {
                     "method": result["method"],
                     "backbone": result["backbone"],
                     "seed": result.get("seed", ""),
                     "metric": key,
-                    "value": float(result[key]),
+                    "value": number(result, key, path),
                     **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )

@@ -19,7 +19,6 @@ The procedures are :mod:`negcse.analysis.bootstrap`'s and
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -32,14 +31,20 @@ import pandas as pd
 from negcse.analysis import bootstrap, transfer_bootstrap
 from negcse.analysis.bootstrap import Draws, Interval, TaskPairs
 from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
-from negcse.tables.build import Options, Table, TableInputError, transfer_protocol
+from negcse.tables.build import (
+    Options,
+    Table,
+    TableInputError,
+    check_evaluations,
+    transfer_protocol,
+)
+from negcse.tables.eval_files import number, read_result, sts_pairs, tags, transfer_records
 from negcse.tables.html import markdown_html
 from negcse.tables.published import (
     CHECKPOINT_ROWS,
     OWN_PAPER,
     TASKS,
     TRANSFER_OWN_PAPER,
-    TRANSFER_TASKS,
     published_avg,
     published_transfer,
 )
@@ -95,28 +100,19 @@ class Measure:
 
 
 def read_pairs(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, TaskPairs]]:
-    """An STS evaluation file's tags, per-task cosines and test pairs (gold, subset sizes)."""
-    with open(path, encoding="utf-8") as fh:
-        result = json.load(fh)
+    """An STS evaluation file's tags, per-task cosines and test pairs (gold, subset sizes),
+    checked (:mod:`negcse.tables.eval_files`)."""
+    result = read_result(path)
     preds, tasks = {}, {}
     for task in TASKS:
-        pairs = result.get("details", {}).get(task, {}).get("pairs")
-        if pairs is None:
+        found = sts_pairs(result, task, path)
+        if found is None:
             raise TableInputError(
                 f"{path}: no per-pair cosines for {task} (details.{task}.pairs: evaluate with "
                 "--sts-pairs, as the workflow does; rerun this evaluation)"
             )
-        try:
-            preds[task] = np.asarray(pairs["cosine"], dtype=np.float64)
-            gold = np.asarray(pairs["gold"], dtype=np.float64)
-            tasks[task] = TaskPairs(gold, tuple(pairs["subset_sizes"]))
-            if preds[task].shape != gold.shape:
-                raise ValueError(f"{len(preds[task])} cosines for {len(gold)} gold scores")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TableInputError(f"{path}: details.{task}.pairs: {exc}") from None
-    for name in ("method", "backbone"):
-        if name not in result:
-            raise TableInputError(f"{path}: no '{name}' recorded (evaluate with --tag {name}=...)")
+        preds[task], tasks[task] = found
+    tags(result, path, "method", "backbone")
     return result, preds, tasks
 
 
@@ -129,31 +125,12 @@ def _same_pairs(a: dict[str, TaskPairs], b: dict[str, TaskPairs]) -> bool:
 
 def read_tested(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, FoldedExamples]]:
     """A transfer evaluation file's tags, per-task correctness and tested examples (folds);
-    each task's record must give back its recorded accuracy."""
-    with open(path, encoding="utf-8") as fh:
-        result = json.load(fh)
-    details = result.get("details")
-    tasks = [t for t in TRANSFER_TASKS if t in details] if isinstance(details, dict) else []
-    if not tasks:
-        raise TableInputError(f"{path}: no transfer task in 'details'")
-    correct, tested = {}, {}
-    for task in tasks:
-        detail = details[task]
-        if "test" not in detail:
-            raise TableInputError(
-                f"{path}: no per-example record for {task} (details.{task}.test: written by "
-                "negcse evaluate since the transfer bootstrap; rerun this evaluation)"
-            )
-        try:
-            correct[task], tested[task] = transfer_bootstrap.read_record(detail["test"])
-            acc = transfer_bootstrap.task_accuracy(correct[task], tested[task])
-            if abs(acc - float(detail["acc"])) > 0.0101:  # rounding of folds and mean: 0.01
-                raise ValueError(f"gives accuracy {acc:.4f}, the file says {detail['acc']}")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TableInputError(f"{path}: details.{task}.test: {exc}") from None
-    for name in ("method", "backbone", "avg"):
-        if name not in result:
-            raise TableInputError(f"{path}: no '{name}' recorded")
+    each task's record gives back its recorded accuracy, the average is theirs
+    (:mod:`negcse.tables.eval_files`)."""
+    result = read_result(path)
+    correct, tested = transfer_records(result, path)
+    tags(result, path, "method", "backbone")
+    number(result, "avg", path)
     return result, correct, tested
 
 
@@ -192,6 +169,7 @@ def load_models(
     """Models by (method, backbone) and each backbone's test design; every file of a backbone
     must hold the same test pairs or examples (one protocol), or the bootstrap could not pair
     them."""
+    check_evaluations(evals)  # one file per run; one protocol and classifier in the table
     models: dict[tuple[str, str], Model] = {}
     pairs: dict[str, tuple[str, dict[str, Any]]] = {}
     for path in evals:
