@@ -21,7 +21,7 @@ from negcse.gcse.denoise import (
 from negcse.gcse.released import augment_anchor
 from negcse.generators.settings import add_options, as_dict, from_args
 from negcse.generators.specs.gcse import GcseDenoising, thresholds
-from negcse.io_utils import read_jsonl, write_json, write_lines
+from negcse.io_utils import json_text, lines_text, read_jsonl, write_texts
 from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -138,9 +138,11 @@ def run(args: argparse.Namespace) -> int:
             augment_anchor(a, random.Random(f"{args.seed}:augment:{j}"))
             for j, a in enumerate(anchors_out)
         ]
-    write_lines(args.anchors, anchors_out)
-    write_lines(args.positives, [t.positive for t in triplets])
-    write_lines(args.negatives, [t.negative for t in triplets])
+    columns = {
+        args.anchors: anchors_out,
+        args.positives: [t.positive for t in triplets],
+        args.negatives: [t.negative for t in triplets],
+    }
     pos_from = Counter(t.positive_from.split()[0] for t in triplets)
     neg_from = Counter(t.negative_from.split()[0] for t in triplets)
     flat_sims = [s for ss in sims for s in ss]
@@ -165,7 +167,9 @@ def run(args: argparse.Namespace) -> int:
             else None
         ),
     }
-    write_json(args.report, report)
+    texts = {path: lines_text(lines) for path, lines in columns.items()}
+    texts[args.report] = json_text(args.report, report)
+    write_texts(texts)  # the aligned columns and their report together: all or none
     logger.info(
         "%d triplets from %d sources: positives %s, negatives %s -> %s",
         len(triplets),

@@ -6,7 +6,7 @@ import argparse
 import logging
 
 from negcse.errors import UserError
-from negcse.io_utils import atomic_open, check_writable, write_json
+from negcse.io_utils import check_writable, json_text, write_texts
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
 from negcse.tables.specs import table_spec
@@ -69,11 +69,9 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"table {spec.name!r} has no {option[2:]} twin")
     if args.metrics and table.metrics is None:
         raise UserError(f"table {spec.name!r} has no metrics (spec.metric is None)")
-    for path, text in texts.values():
-        if path:
-            with atomic_open(path) as fh:
-                fh.write(text)
+    out = {path: text for path, text in texts.values() if path}
     if args.metrics:
-        write_json(args.metrics, table.metrics)
+        out[args.metrics] = json_text(args.metrics, table.metrics)
+    write_texts(out)  # the formats of one build together: all of them or none
     logger.info("%s table from %d file(s)", spec.name, len(args.evals))
     return 0
