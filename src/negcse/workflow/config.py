@@ -21,6 +21,7 @@ import yaml
 from negcse.data.sources import ResolveError, is_local_path, registry, resolve_model
 from negcse.errors import UserError
 from negcse.evaluation.registry import workflow_evaluations
+from negcse.finite import first_non_finite, schema_message, schema_validator
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
 from negcse.methods.params import ParamError
@@ -95,9 +96,60 @@ def _closest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     return error
 
 
+#: The most values (mappings, lists and scalars) a config may hold with its YAML aliases
+#: expanded; params.yaml holds about 3,000. An alias bomb (nine aliases of nine aliases...)
+#: holds billions in a few lines, which validation would walk one by one.
+MAX_CONFIG_VALUES = 500_000
+
+
+def expanded_size(data: Any, source: str = "params.yaml") -> int:
+    """How many values ``data`` holds once every shared (aliased) part is counted where it is
+    used; a :class:`ConfigError` above :data:`MAX_CONFIG_VALUES`, for a part that holds itself
+    (a recursive alias) or nesting too deep to walk. Counted without expanding anything."""
+    sizes: dict[int, int] = {}
+    open_parts: set[int] = set()
+
+    def size(value: Any, where: str) -> int:
+        if isinstance(value, dict):  # a key counts one, its value what it holds
+            children = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            total = 1 + len(value)
+        elif isinstance(value, list | tuple):
+            children = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+            total = 1
+        else:
+            return 1
+        key = id(value)
+        if key in sizes:
+            return sizes[key]
+        if key in open_parts:
+            raise ConfigError(f"{source}: key '{where}' holds itself (a recursive YAML alias)")
+        open_parts.add(key)
+        for child_where, child in children:
+            total += size(child, child_where)
+            if total > MAX_CONFIG_VALUES:
+                raise ConfigError(
+                    f"{source}: key '{where or '<top level>'}' holds over {MAX_CONFIG_VALUES:,} "
+                    "values once its YAML aliases are expanded (an alias bomb?); not validated"
+                )
+        open_parts.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        return size(data, "")
+    except RecursionError:
+        raise ConfigError(f"{source}: the config is nested too deeply to check") from None
+
+
 def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
-    """JSON-schema validation with messages that name the offending key."""
-    validator = jsonschema.Draft202012Validator(schema())
+    """JSON-schema validation with messages that name the offending key; first the config's
+    size with its aliases expanded (:func:`expanded_size`) and its numbers (finite)."""
+    expanded_size(config, source)
+    found_nan = first_non_finite(config)
+    if found_nan is not None:  # anywhere, typed by the schema or not
+        key, value = found_nan
+        raise ConfigError(f"{source}: key '{key}': {value!r} is not a finite number")
+    validator = schema_validator()(schema())
     found = (_closest(e) for e in validator.iter_errors(config))
     errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
@@ -118,7 +170,7 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
                     f"allowed ({rule})"
                 )
             else:
-                lines.append(f"key '{where}': {err.message}")
+                lines.append(f"key '{where}': {schema_message(err)}")
         raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
 
 
