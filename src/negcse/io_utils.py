@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import shutil
+import sqlite3
 import stat
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -341,6 +342,39 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def open_sqlite(
+    path: str | os.PathLike[str], schema: str, wal: bool = False
+) -> sqlite3.Connection:
+    """A SQLite cache file (made with ``schema`` when new), checked whole before use
+    (``PRAGMA quick_check``: a cut or damaged file is found now, not at the page a later
+    query reads); one that is no usable database is a one-line
+    :class:`~negcse.errors.UserError` naming it. A missing or empty file is a new cache.
+    ``wal``: write-ahead logging (several processes writing one cache)."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a folder where a cache file belongs", str(dest))
+    try:
+        db = sqlite3.connect(str(dest))
+        try:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError("; ".join(map(str, problems[:2])))
+            if wal:
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute(schema)
+            db.commit()
+        except BaseException:
+            db.close()
+            raise
+    except sqlite3.DatabaseError as err:
+        raise UserError(
+            f"{dest}: not a usable cache ({err}); move it aside to start an empty one (its "
+            "entries are computed again)"
+        ) from None
+    return db
 
 
 def check_writable(*paths: str | os.PathLike[str] | None, folder: bool = False) -> None:

@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from negcse.errors import UserError
 from negcse.gcse.denoise import (
     Triplet,
     candidate_roles,
@@ -89,6 +90,26 @@ def unfiltered(
     return out
 
 
+def check_rows(rows: list[Any], path: Path) -> None:
+    """``gcse-synthesize``'s rows: an object each, with its anchor (unless skipped) and a list
+    of candidates, each an object with its text and role; a UserError names the row."""
+    for number, row in enumerate(rows, start=1):
+        where = f"{path}: row {number}"
+        if not isinstance(row, dict):
+            raise UserError(f"{where}: expected an object, got {type(row).__name__}")
+        if row.get("skipped"):
+            continue
+        candidates = row.get("candidates")
+        if not isinstance(row.get("anchor"), str) or not isinstance(candidates, list):
+            raise UserError(f"{where}: expected 'anchor' (text) and 'candidates' (a list)")
+        for c in candidates:
+            if not (isinstance(c, dict) and isinstance(c.get("text"), str)
+                    and isinstance(c.get("role"), str)):  # fmt: skip
+                raise UserError(f"{where}: a candidate without 'text' and 'role' (text)")
+    if not rows:
+        raise UserError(f"{path}: no rows (an empty gcse-synthesize output?)")
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -99,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model.torch_threads(args.threads)
     rows = read_jsonl(args.candidates)
+    check_rows(rows, args.candidates)
     anchors, candidates = denoising_inputs(rows)
     roles = candidate_roles(rows)
     if len(anchors) < 2:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Sequence
 
 from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
@@ -13,7 +14,9 @@ from negcse.io_utils import check_writable, write_texts
 from negcse.tables.eval_files import read_csv
 from negcse.tables.html import markdown_html
 from negcse.tables.published import PAPERS
-from negcse.tables.reports import paper_page
+from negcse.tables.render import Column
+from negcse.tables.reports import CLAIM_COLUMNS, STS_COLUMNS, paper_page
+from negcse.tables.verdicts import CHECKPOINT_COLUMNS
 
 NAME = "paper-report"
 HELP = "one paper's page: its claims' verdicts, STS rows, released checkpoints, figures"
@@ -33,12 +36,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
 
 
-#: the columns of the tables' CSV twins a page prints as numbers
-NUMERIC = ("seeds", "avg_mean", "avg_std", "eval_gap", "training_gap")
-
-
-def _csv(path: str, needed: tuple[str, ...]):
-    frame = read_csv(path, needed, [c for c in needed if c in NUMERIC])
+def _csv(path: str, needed: tuple[str, ...], columns: Sequence[Column] = ()):
+    """A table's CSV twin with the ``needed`` columns and those the page prints (``columns``),
+    checked (:func:`negcse.tables.eval_files.read_csv`): those printed as numbers must be."""
+    keys, numeric = list(needed), []
+    for column in columns:
+        names = [f"{column.key}_mean", f"{column.key}_std"] if column.kind == "mean" else [column.key]
+        keys += names
+        numeric += names if column.kind != "text" else []
+    frame = read_csv(path, list(dict.fromkeys(keys)), numeric)
     text = frame.select_dtypes(exclude="number").columns
     return frame.fillna({c: "" for c in text})  # an empty text cell, as the table wrote it
 
@@ -47,12 +53,12 @@ def run(args: argparse.Namespace) -> int:
     if args.paper not in PAPERS:
         raise UserError(f"--paper {args.paper!r}: known papers {', '.join(PAPERS)}")
     check_writable(args.out, args.html)
-    sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"))
-    verdicts = _csv(args.verdicts, ("method", "verdict", "vs_baseline_ci"))
-    checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"))
+    sts = _csv(args.sts, ("method", "backbone"), STS_COLUMNS)
+    verdicts = _csv(args.verdicts, ("method", "backbone", "verdict"), CLAIM_COLUMNS)
+    checkpoints = _csv(args.checkpoints, ("method", "backbone"), CHECKPOINT_COLUMNS)
     transfer = None
     if args.transfer_verdicts:
-        transfer = _csv(args.transfer_verdicts, ("method", "verdict", "vs_baseline_ci"))
+        transfer = _csv(args.transfer_verdicts, ("method", "backbone", "verdict"), CLAIM_COLUMNS)
     page = paper_page(
         args.paper,
         args.methods,

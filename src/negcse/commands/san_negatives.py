@@ -51,9 +51,9 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
     )
     lexicon = PosLexicon.read_tsv(args.lexicon)
+    sentences = read_lines(args.corpus, nonempty=True)  # the trainer's reader: same line count
     device = torch.device(args.device) if args.device else None
     predictor = san.MaskPredictor.load(args.mlm, lexicon, params.scale, args.mirror, device)
-    sentences = read_lines(args.corpus)  # the trainer's reader: same line count
     logger.info(
         "%d lines, MLM %s on %s, %s",
         len(sentences),

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from negcse.io_utils import open_sqlite
 from negcse.llm.backend import Backend, BadAnswer, GenerationSettings, LLMError, answer_problem
 
 logger = logging.getLogger(__name__)
@@ -80,14 +81,7 @@ class CachedLLM:
         self.stats = CacheStats()
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self._db = sqlite3.connect(self.path)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(_SCHEMA)
-                self._db.commit()
-            except sqlite3.DatabaseError as err:
-                raise self._damaged(err) from None
+            self._db = open_sqlite(self.path, _SCHEMA, wal=True)
 
     def _damaged(self, err: sqlite3.DatabaseError) -> LLMError:
         return LLMError(

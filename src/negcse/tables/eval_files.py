@@ -18,6 +18,8 @@ file and the key.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -32,7 +34,7 @@ from negcse.data.sts import STS_TASKS
 from negcse.data.transfer import TRANSFER_TASKS
 from negcse.errors import UserError
 from negcse.finite import finite, finite_array
-from negcse.io_utils import read_json
+from negcse.io_utils import read_json, read_text
 
 #: a recorded Spearman x100 and the one recomputed from the file's pairs (full precision)
 SPEARMAN_TOLERANCE = 1e-6
@@ -279,19 +281,27 @@ def _same(first: dict[str, tuple[str, Any]], key: str, value: Any, path: str) ->
 
 
 def read_csv(path: str, needed: Sequence[str], numeric: Sequence[str] = ()) -> Any:
-    """A table's CSV twin with the ``needed`` columns; the ``numeric`` ones numbers (an empty
-    cell: none), never infinite. Every failure names the file (and the column)."""
+    """A table's CSV twin with the ``needed`` columns, every line whole (ending in a line break)
+    and as many fields as the header, the ``numeric`` ones numbers (an empty cell: none),
+    never infinite. Every failure names the file (and the row and column)."""
     import pandas as pd
 
     try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TableInputError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except pd.errors.EmptyDataError:
-        raise TableInputError(f"{path}: empty file (expected a table's CSV)") from None
-    except (pd.errors.ParserError, ValueError) as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise TableInputError(f"{path}: not a table's CSV ({first})") from None
+        text = read_text(path)
+    except UserError as exc:
+        raise TableInputError(str(exc)) from None
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if not rows:
+        raise TableInputError(f"{path}: empty file (expected a table's CSV)")
+    if not text.endswith("\n"):  # the tables write every line whole
+        raise TableInputError(f"{path}: the last line has no line break (a cut file?)")
+    for number, row in enumerate(rows[1:], start=2):
+        if len(row) != len(rows[0]):
+            raise TableInputError(
+                f"{path}: line {number} has {len(row)} fields, the header {len(rows[0])} (a cut "
+                "or edited file?)"
+            )
+    frame = pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise TableInputError(f"{path}: no column {', '.join(missing)}")
@@ -301,7 +311,7 @@ def read_csv(path: str, needed: Sequence[str], numeric: Sequence[str] = ()) -> A
         if bad.any():
             row = int(np.flatnonzero(bad.to_numpy())[0])
             raise TableInputError(
-                f"{path}: column {column}, row {row + 1}: {frame[column].iloc[row]!r} is not a "
+                f"{path}: column {column}, line {row + 2}: {frame[column].iloc[row]!r} is not a "
                 "finite number"
             )
         frame[column] = values

@@ -59,8 +59,10 @@ def read_column(path: str | Path) -> Column:
     else:
         try:
             values = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ColumnError(f"{path}: not a numeric .npy array ({exc})") from exc
+        except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty or cut file
+            if isinstance(exc, FileNotFoundError | IsADirectoryError):
+                raise
+            raise ColumnError(f"{path}: not a numeric .npy array ({exc or 'empty'})") from exc
     return _check_numeric(values, str(path))
 
 

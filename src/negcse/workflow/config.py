@@ -24,6 +24,7 @@ from negcse.evaluation.registry import workflow_evaluations
 from negcse.finite import first_non_finite, schema_message, schema_validator
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
+from negcse.io_utils import read_text
 from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
 from negcse.poolers import POOLERS
@@ -179,11 +180,30 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
     check_unique_keys((path, *more))
     merged: dict[str, Any] = {}
     for p in (path, *more):
-        with open(p, encoding="utf-8") as fh:
-            merged = deep_merge(merged, yaml.safe_load(fh) or {})
+        own = _load_yaml(p)
+        if not isinstance(own, dict):
+            raise ConfigError(f"{p}: expected a mapping of keys at the top level, got {own!r:.40}")
+        merged = deep_merge(merged, own)
     check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
     check_config_files(merged, (path, *more))
     return merged
+
+
+def _load_yaml(path: str | os.PathLike[str], compose: bool = False) -> Any:
+    """A YAML file's value ({} when empty), or its node tree with ``compose``; text that is not
+    UTF-8 or not YAML is a :class:`ConfigError` naming the file and the line."""
+    try:
+        text = read_text(path)
+        if compose:
+            return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.safe_load(text) or {}
+    except UserError as exc:
+        raise ConfigError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
 
 
 def _repeated_keys(node: yaml.Node, where: str, seen: set[int]) -> tuple[str, int, int] | None:
@@ -216,8 +236,7 @@ def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
     """No config file writes a key twice in one mapping (YAML loaders, Snakemake's too, keep the
     last value without a word)."""
     for p in paths:
-        with open(p, encoding="utf-8") as fh:
-            root = yaml.compose(fh, Loader=yaml.SafeLoader)
+        root = _load_yaml(p, compose=True)
         found = _repeated_keys(root, "", set()) if root is not None else None
         if found:
             key, first, second = found
@@ -230,8 +249,7 @@ def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike
     """Every method that any one file's grid lists must be configured in the merged config: a
     file whose grid another file replaces (params.yaml under the smoke config) is checked too."""
     for p in paths:
-        with open(p, encoding="utf-8") as fh:
-            own = yaml.safe_load(fh) or {}
+        own = _load_yaml(p)
         grid = own.get("grid") if isinstance(own, dict) else None
         methods = grid.get("methods") if isinstance(grid, dict) else None
         for method in methods if isinstance(methods, list) else []:
@@ -452,6 +470,19 @@ def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.corpus: '{corpus}' is neither corpus.name nor a "
                 f"corpora entry (known: {known}; misspelt?)"
             )
+
+
+def check_corpus_entry(entry: Any, source: str) -> None:
+    """One ``corpora.<name>`` entry (what the mixed-corpus job is given) against the schema,
+    numbers finite; a :class:`ConfigError` naming ``source`` and the key."""
+    found = first_non_finite(entry)
+    if found is not None:
+        raise ConfigError(f"{source}: key '{found[0]}': {found[1]!r} is not a finite number")
+    full = schema(generators=False)
+    entry_schema = {"$defs": full["$defs"], **full["properties"]["corpora"]["additionalProperties"]}
+    for error in schema_validator()(entry_schema).iter_errors(entry):
+        error = _closest(error)
+        raise ConfigError(f"{source}: key '{_key_path(error)}': {schema_message(error)}")
 
 
 def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:
