@@ -207,12 +207,13 @@ def test_a_malformed_verdict_input_is_one_line(
     tmp_path: Path, change, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     evals = [_sts_file(tmp_path / f"{m}.json", m, 1) for m in ("simcse", "sncse")]
-    _edit(evals[1], change)
+    for path in evals:  # both alike: the files still pair with each other
+        _edit(path, change)
     code, err = run_cli(["table", "verdicts", "--evals", *map(str, evals), "--csv",
                          str(tmp_path / "out" / "v.csv")], capsys)  # fmt: skip
     lines = [line for line in err.splitlines() if "error" in line]
     assert code == 2 and "Traceback" not in err and len(lines) == 1, err
-    assert str(evals[1]) in lines[0] and re.search(message, lines[0]), lines[0]
+    assert str(evals[0]) in lines[0] and re.search(message, lines[0]), lines[0]
     assert not (tmp_path / "out").exists()
 
 
@@ -250,18 +251,27 @@ def _damage(payload: dict, kind: str) -> None:
         payload["extra"] = 1
 
 
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory: pytest.TempPathFactory, splade_tiny: Path) -> tuple[Path, list]:
+    """A run's resumable state after step 1 of 2 (last.pt, best.pt) and its whole curve."""
+    ckpt = tmp_path_factory.mktemp("run") / "ckpt"
+    clean = _tiny_trainer(splade_tiny, ckpt).train()  # leaves last.pt after step 1 of 2
+    return ckpt, [c for c in clean.curve if "stsb_dev" in c]
+
+
 @pytest.mark.parametrize(
     "kind",
     ["step-beyond-the-run", "unexpected-weight", "wrong-shape", "nan-weight", "malformed-rng",
      "optimizer-of-another-shape", "unexpected-key"],
 )  # fmt: skip
 def test_an_invalid_checkpoint_is_set_aside_and_training_restarts(
-    kind: str, tmp_path: Path, splade_tiny: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+    kind: str, interrupted: tuple[Path, list], tmp_path: Path, splade_tiny: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
     """A loadable last.pt that cannot resume this run: set aside as 'invalid' like a corrupt
     one, the run restarts and ends as one never interrupted; no traceback, on any rerun."""
     ckpt = tmp_path / "ckpt"
-    clean = _tiny_trainer(splade_tiny, ckpt).train()  # leaves last.pt after step 1 of 2
+    shutil.copytree(interrupted[0], ckpt)
     payload = torch.load(ckpt / "last.pt", weights_only=True)
     assert payload["state"]["step"] == 1
     _damage(payload, kind)
@@ -269,9 +279,7 @@ def test_an_invalid_checkpoint_is_set_aside_and_training_restarts(
     caplog.set_level(logging.INFO, "negcse")
     state = _tiny_trainer(splade_tiny, ckpt).train()
     assert state.step == 2 and "resumed" not in caplog.text
-    assert [c for c in state.curve if "stsb_dev" in c] == [
-        c for c in clean.curve if "stsb_dev" in c
-    ]
+    assert [c for c in state.curve if "stsb_dev" in c] == interrupted[1]
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "(invalid)" in errors[0], errors
     assert (tmp_path / "ckpt.invalid.pt").is_file()

@@ -27,6 +27,9 @@ from negcse.finite import finite_float
 from negcse.io_utils import check_writable
 
 DEBUG_ENV = "NEGCSE_DEBUG"
+#: the exit status of an expected error (as argparse's for a bad argument); a bug's traceback
+#: exits 1
+USER_ERROR = 2
 
 
 def command_names() -> dict[str, str]:
@@ -108,9 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # a command's options may read the environment ($NEGCSE_EVALUATIONS)
         args, module = parse(argv)
     except Exception as exc:
-        if "--debug" in words or os.environ.get(DEBUG_ENV, "0") not in ("", "0"):
-            raise
-        if not expected_error(exc):
+        debug = "--debug" in words or os.environ.get(DEBUG_ENV, "0") not in ("", "0")
+        if debug or not expected_error(exc):
             raise
         print(f"negcse: error: {describe_error(exc)}", file=sys.stderr)
         return USER_ERROR
@@ -131,11 +133,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"negcse {args.command}: error: {describe_error(exc)}", file=sys.stderr)
         return USER_ERROR
-
-
-#: the exit status of an expected error (as argparse's for a bad argument); a bug's traceback
-#: exits 1
-USER_ERROR = 2
 
 
 def expected_error(exc: BaseException) -> bool:
