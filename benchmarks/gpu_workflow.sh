@@ -1,140 +1,209 @@
 #!/usr/bin/env bash
-# The workflow on one GPU, end to end, in one device call (benchmarks/gpu.md, "Prepared GPU call"):
-#   1. the STS and transfer tables of the smoke grid's methods that need no spaCy (their
-#      negations are CPU jobs, and spaCy's wheels do not fit the 64 MiB a device call carries)
-#      through `snakemake --profile profiles/local` on the carried mirror subset (.gpu-mirror:
-#      splade-tiny, the STS and transfer data, and the analysis sentences' spaCy negations made
-#      by `make gpu-mirror`), four jobs per GPU (NEGCSE_JOBS_PER_GPU=4) under real nvidia-smi
-#      slots;
-#   2. checks: every training ran on CUDA (negcse.json "device") and every evaluation encoded
-#      on CUDA (its log), the tables were written, and a second run has nothing to do;
-#   3. benchmarks/gpu.py: every method family eager and compiled (compile: auto's
-#      reduce-overhead + static padding), then aggregate steps/s for K = 1, 2, 4 processes.
-# Results land in $OUT (or --out DIR): workflow.log, gpu.md, gpu_costs.csv, aggregate.md.
+# The GPU figures in one call of under 8 minutes (benchmarks/gpu.md, "The prepared call"), on a
+# machine with one CUDA GPU, from the folders `make gpu-mirror` prepares (.gpu-mirror: the mirror
+# subset and SmolLM2's architecture, xz-compressed; .whl: the pinned wheels the machine's image
+# lacks or holds at other versions). In order, each stage skipped when the deadline is near:
+#   1. eager steps/s of every method family (random-weight BERT-base, the paper's settings), and
+#      the STS-B dev evaluation;
+#   2. side by side: the compile pass (every family compiled in parallel processes, warm-up
+#      only: it fills the compile caches) and the smoke grid's spaCy-free methods through
+#      `snakemake --profile profiles/local` on CUDA, K jobs per GPU (checks: every training and
+#      evaluation ran on CUDA, the STS and transfer tables were written, a second run has
+#      nothing to do);
+#   3. compiled steps/s of every family (compile: auto = reduce-overhead + static padding),
+#      reading the compile caches of stage 2;
+#   4. back-translation and PEGASUS throughput, and GCSE's synthesis LLM (SmolLM2-135M's and
+#      GLM-4-9B's architectures, random weights);
+#   5. aggregate steps/s of K = 1, 2, 4 SimCSE processes on the one GPU;
+#   6. gpu.md and gpu_costs.csv from everything printed, and the grid re-priced from them
+#      (negcse estimate).
+# Results in $OUT (or --out DIR), at most 7 files: env.txt, gpu_log.txt, workflow.log, gpu.md,
+# gpu_costs.csv, estimate.txt, summary.txt. A call cut short still leaves gpu_log.txt, from which
+# `python benchmarks/gpu.py --render-from gpu_log.txt` rebuilds the tables.
 #
-#   benchmarks/gpu_workflow.sh            # on the device machine (carry .gpu-mirror and .whl)
-#   benchmarks/gpu_workflow.sh --tiny     # here, on CPU: the same steps at tiny size
-# --cases "I ..." picks benchmarks/gpu.py's CASES (default: every family eager and compiled),
-# --no-workflow skips steps 1-2, --no-aggregate the K = 1, 2, 4 measurement.
+#   bash benchmarks/gpu_workflow.sh             # on the GPU machine (carry .gpu-mirror and .whl)
+#   bash benchmarks/gpu_workflow.sh --tiny      # here, on the CPU: the same stages at tiny size
+# --deadline S: seconds from the start after which no stage starts (default 430; --tiny 2580).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
-TINY=0 WORKFLOW=1 AGGREGATE=1
+TINY=0 DEADLINE=""
 OUT_DIR=${OUT:-$REPO/.gpu-out}
-# benchmarks/gpu.py CASES: every family at its paper settings (eager), then the same compiled
-CASES="0 1 2 3 4 5 21 22 23 11 12 13 14 15 16 24 25 26"
 while [ $# -gt 0 ]; do
     case $1 in
         --tiny) TINY=1 ;;
         --out) OUT_DIR=$2; shift ;;
-        --cases) CASES=$2; shift ;;
-        --no-workflow) WORKFLOW=0 ;;
-        --no-aggregate) AGGREGATE=0 ;;
-        *) echo "usage: $0 [--tiny] [--out DIR] [--cases 'I ...'] [--no-workflow] [--no-aggregate]" >&2
-           exit 2 ;;
+        --deadline) DEADLINE=$2; shift ;;
+        *) echo "usage: $0 [--tiny] [--out DIR] [--deadline S]" >&2; exit 2 ;;
     esac
     shift
 done
 mkdir -p "$OUT_DIR"
-log() { echo "== $*" | tee -a "$OUT_DIR/workflow.log"; }
+# --tiny on a shared CPU: every time limit below x TS (its steps are small, its machine slow)
+TS=1
+[ "$TINY" = 1 ] && TS=6
+DEADLINE=${DEADLINE:-$((430 * TS))}
+T0=$(date +%s)
+END=$((T0 + DEADLINE))
+LOG=$OUT_DIR/gpu_log.txt WFLOG=$OUT_DIR/workflow.log SUMMARY=$OUT_DIR/summary.txt
+: >"$LOG"; : >"$WFLOG"; : >"$SUMMARY"
+left() { echo $((END - $(date +%s))); }
+s() { echo $(($1 * TS)); }  # a time limit, scaled
+say() { echo "== [$(($(date +%s) - T0)) s] $*" | tee -a "$SUMMARY"; }
+STAGE=$(mktemp -d /tmp/negcse-gpu-stage.XXXXXX)
 
-if ! python3 -c 'import snakemake' 2>/dev/null; then  # the device image lacks snakemake & co.
+# -- 0. the environment: the carried mirror and wheels ---------------------------------------------
+[ -f .gpu-mirror/mirror.tar.xz ] || { echo "no .gpu-mirror/mirror.tar.xz: make gpu-mirror" >&2; exit 1; }
+MIRROR=/tmp/negcse-gpu-mirror
+rm -rf "$MIRROR" && mkdir -p "$MIRROR" && tar -xJf .gpu-mirror/mirror.tar.xz -C "$MIRROR"
+pinned() { grep -E "^$1==" benchmarks/gpu_wheels.txt | cut -d= -f3; }
+want=$(pinned transformers)
+have=$(python3 -c 'import transformers; print(transformers.__version__)' 2>/dev/null || true)
+if ! python3 -c 'import snakemake' 2>/dev/null || [ "$have" != "$want" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl
     export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$PATH
 fi
 export PYTHONPATH=$REPO/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-export NEGCSE_MIRROR=${NEGCSE_MIRROR_OVERRIDE:-$REPO/.gpu-mirror} NEGCSE_OFFLINE=1
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-[ -d "$NEGCSE_MIRROR/models/splade-tiny" ] || { echo "no mirror subset at $NEGCSE_MIRROR: make gpu-mirror" >&2; exit 1; }
-
+export NEGCSE_MIRROR=$MIRROR NEGCSE_OFFLINE=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export TOKENIZERS_PARALLELISM=false PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+# one compile cache for every process of the call: stage 3 reads what stage 2 compiled
+export TORCHINDUCTOR_CACHE_DIR=/tmp/negcse-inductor TORCHINDUCTOR_FX_GRAPH_CACHE=1
+export TORCHINDUCTOR_AUTOGRAD_CACHE=1 TRITON_CACHE_DIR=/tmp/negcse-triton
+ARCH=$MIRROR/precomputed/smollm2-arch
 CUDA=$(python3 -c 'import torch; print(int(torch.cuda.is_available()))')
+{
+    nvidia-smi 2>/dev/null || echo "no nvidia-smi"
+    python3 -c 'import torch, transformers, tokenizers, huggingface_hub, snakemake as s
+print("torch", torch.__version__, "cuda", torch.version.cuda, "| transformers",
+      transformers.__version__, "| tokenizers", tokenizers.__version__, "| huggingface_hub",
+      huggingface_hub.__version__, "| snakemake", s.__version__)'
+    python3 -m negcse doctor || true
+} >"$OUT_DIR/env.txt" 2>&1
 if [ "$TINY" = 1 ] || [ "$CUDA" = 0 ]; then
     [ "$CUDA" = 0 ] || export CUDA_VISIBLE_DEVICES=""  # --tiny: CPU even where a GPU is
-    DEVICE=cpu
-    log "tiny: no CUDA here, the same steps on CPU at tiny size (figures mean nothing)"
+    DEVICE=cpu GPU="CPU (--tiny)" TINYFLAG=--tiny SECS=0.5
+    # eager SimCSE and RankCSE (compiling on a CPU takes minutes: the compile stages run eager
+    # cases, which checks their plumbing), K = 1, 2
+    EAGER="0 21" COMPILED="0 21" KS="1 2" PAR=2
+    say "tiny: no CUDA here; the same stages on the CPU at tiny size (figures mean nothing)"
 else
-    DEVICE=cuda
-    log "GPU: $(nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader)"
+    DEVICE=cuda TINYFLAG="" SECS=2
+    GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    # CASES of benchmarks/gpu.py: every family eager (SimCSE, SimCSE+SAN, OssCSE, UNA, SNCSE,
+    # SNCSE+SAN, RankCSE, RLRD, GCSE), then the same with compile: auto's settings
+    EAGER="0 1 2 3 4 5 21 22 23" COMPILED="11 12 13 14 15 16 24 25 26" KS="1 2 4" PAR=5
+    say "GPU: $GPU; deadline $DEADLINE s"
+fi
+GPUPY=(python3 benchmarks/gpu.py $TINYFLAG --seconds "$SECS")
+
+# -- 1. eager steps/s, alone on the GPU ------------------------------------------------------------
+# (nominal times on an H100: setup 25 s, 1: 60 s, 2: 110 s, 3: 110 s, 4: 60 s, 5: 40 s, 6: 20 s;
+# a stage starts only while the time left covers it and the stages after it need least)
+if [ "$(left)" -gt "$(s 300)" ]; then
+    say "1. eager steps/s: cases $EAGER"
+    # shellcheck disable=SC2086  # lists of indices
+    timeout "$(s 110)" "${GPUPY[@]}" --out-dir "$STAGE/1" --budget "$(s 75)" --cases $EAGER \
+        --skip-generators --skip-eval-job >>"$LOG" 2>&1 || say "1. stopped ($?)"
 fi
 
-# -- 1. the workflow, in a fresh copy of the tree (no earlier results) ---------------------------
-if [ "$WORKFLOW" = 1 ]; then
-WORK=$(mktemp -d /tmp/negcse-gpu-workflow.XXXXXX)
-tar -c --exclude=./.git --exclude=./.gpu-mirror --exclude=./.whl --exclude=./.gpu-out \
-    --exclude=./results --exclude=./.snakemake --exclude=./logs . | tar -x -C "$WORK"
-mkdir -p "$WORK/results"
-cp results/README.md "$WORK/results/"
-METHODS="[simcse, una, una_random_select, una_random_replace, una_random_both, simcse_san,
-          una_baseline, simcse_dropout15]"
-STEPS=40 SEEDS="[1]" K=4 LINES=6400
-if [ "$DEVICE" = cpu ]; then METHODS="[simcse, simcse_san]" STEPS=4 K=2 LINES=256; fi
-cat >"$WORK/gpu_grid.yaml" <<EOF
+# -- 2. the compile pass beside the workflow on CUDA ------------------------------------------------
+workflow() {
+    local work steps=40 k=3 lines=6400 methods="[simcse, una, simcse_san]"
+    [ "$DEVICE" = cpu ] && steps=4 k=2 lines=256 methods="[simcse, simcse_san]"
+    work=$(mktemp -d /tmp/negcse-gpu-workflow.XXXXXX)
+    tar -c --exclude=./.git --exclude=./.gpu-mirror --exclude=./.whl --exclude=./.gpu-out \
+        --exclude=./results --exclude=./.snakemake --exclude=./logs . | tar -x -C "$work"
+    mkdir -p "$work/results" && cp results/README.md "$work/results/"
+    cat >"$work/gpu_grid.yaml" <<EOF
 # benchmarks/gpu_workflow.sh: the smoke grid's methods without spaCy, over tests/smoke/config.yaml
-# (SAN without the negation fallback: the fallback's negations are spaCy's)
-grid: {methods: $METHODS, backbones: [splade-tiny], seeds: $SEEDS}
-corpus: {max_sentences: $LINES}
-train_overrides: {batch_size: 64, learning_rate: 1.0e-4, max_steps: $STEPS, eval_steps: 20,
+# and CI's reductions (SAN without the negation fallback: the fallback's negations are spaCy's)
+grid: {methods: $methods, backbones: [splade-tiny], seeds: [1]}
+corpus: {max_sentences: $lines}
+train_overrides: {batch_size: 64, learning_rate: 1.0e-4, max_steps: $steps, eval_steps: 20,
                   checkpoint_steps: 20, precision: fp32}
 generators: {san: {fallback: false}}
 EOF
-# the two tables, not `all` (its analyses need spaCy); targets first: --resources takes a list
-OPTS=(--profile profiles/local --configfile tests/smoke/config.yaml gpu_grid.yaml
-      --scheduler greedy --cores "$(python3 -c 'import os; print(os.cpu_count())')"
-      --resources gpu=$K)
-SNAKE=(snakemake results/tables/sts.md results/tables/transfer.md "${OPTS[@]}")
-cd "$WORK"
-log "snakemake (NEGCSE_JOBS_PER_GPU=$K, gpu=$K) in $WORK"
-t0=$(date +%s)
-# the analysis sentences' negations (spaCy) come made (make gpu-mirror): placed after the STS
-# data they derive from, so that Snakemake takes them as current
-snakemake results/data/sts_manifest.tsv "${OPTS[@]}" >>"$OUT_DIR/workflow.log" 2>&1
-mkdir -p results/analysis
-cp "$NEGCSE_MIRROR"/precomputed/sts_sentences.txt results/analysis/
-cp "$NEGCSE_MIRROR"/precomputed/sts_sentences.negation.txt results/analysis/
-NEGCSE_JOBS_PER_GPU=$K "${SNAKE[@]}" >>"$OUT_DIR/workflow.log" 2>&1 \
-    || { tail -60 "$OUT_DIR/workflow.log"; exit 1; }
-log "workflow: $(($(date +%s) - t0)) s"
-
-# -- 2. checks ------------------------------------------------------------------------------------
-python3 - "$DEVICE" <<'EOF' | tee -a "$OUT_DIR/workflow.log"
+    local opts=(--profile profiles/local --configfile tests/smoke/config.yaml tests/smoke/ci.yaml
+                gpu_grid.yaml --config "device=$DEVICE" --scheduler greedy
+                --cores "$(nproc)" --resources gpu=$k)
+    local targets=(results/tables/sts.md results/tables/transfer.md)
+    cd "$work"
+    local t0; t0=$(date +%s)
+    # the analysis sentences' negations (spaCy) come made: placed after the STS data they derive
+    # from, so that Snakemake takes them as current
+    snakemake results/data/sts_manifest.tsv "${opts[@]}" || return 1
+    mkdir -p results/analysis
+    cp "$MIRROR"/precomputed/sts_sentences.txt "$MIRROR"/precomputed/sts_sentences.negation.txt \
+        results/analysis/
+    NEGCSE_JOBS_PER_GPU=$k snakemake "${targets[@]}" "${opts[@]}" || return 1
+    echo "workflow: $(($(date +%s) - t0)) s (beside the compile pass) with $k jobs per GPU"
+    python3 - "$DEVICE" <<'EOF' || return 1
 import json, pathlib, sys
 want = sys.argv[1]
 metas = sorted(pathlib.Path("results/models").glob("*/*/seed*/negcse.json"))
 assert metas, "no trained model"
 bad = [str(m) for m in metas if json.loads(m.read_text()).get("device") != want]
 assert not bad, f"trained elsewhere than {want}: {bad}"
-logs = sorted(pathlib.Path("logs").rglob("*.log"))
-evals = [p for p in logs if "encoding on device" in p.read_text(errors="replace")]
-assert evals, "no evaluation log"
-bad = [str(p) for p in evals if f"encoding on device {want}" not in p.read_text(errors="replace")]
+logs = [p for p in pathlib.Path("logs").rglob("*.log")
+        if "encoding on device" in p.read_text(errors="replace")]
+assert logs, "no evaluation log"
+bad = [str(p) for p in logs if f"encoding on device {want}" not in p.read_text(errors="replace")]
 assert not bad, f"evaluated elsewhere than {want}: {bad}"
 tables = [t for t in ("sts", "transfer") if pathlib.Path(f"results/tables/{t}.md").is_file()]
 assert tables == ["sts", "transfer"], f"tables written: {tables}"
-print(f"checks: {len(metas)} trainings and {len(evals)} evaluations on {want}; tables {tables}")
+print(f"checks: {len(metas)} trainings and {len(logs)} evaluations on {want}; tables {tables}")
+print(pathlib.Path("results/tables/sts.md").read_text())
 EOF
-"${SNAKE[@]}" -n >second_run.log 2>&1 || true
-cat second_run.log >>"$OUT_DIR/workflow.log"
-if grep -q "Nothing to be done" second_run.log; then
-    log "second run: nothing to be done"
-else
-    log "second run would run jobs"; exit 1
-fi
-cd "$REPO"
+    snakemake "${targets[@]}" "${opts[@]}" -n >second_run.log 2>&1 || true
+    cat second_run.log
+    grep -q "Nothing to be done" second_run.log && echo "second run: nothing to be done"
+}
+if [ "$(left)" -gt "$(s 230)" ]; then
+    say "2. compile pass (cases $COMPILED, $PAR at once) beside the workflow on $DEVICE"
+    ( timeout "$(s 130)" bash -c "$(declare -f workflow); DEVICE=$DEVICE MIRROR=$MIRROR workflow" \
+        >>"$WFLOG" 2>&1 && echo ok >"$STAGE/workflow.ok" ) &
+    wf=$!
+    # shellcheck disable=SC2086
+    timeout "$(s 125)" "${GPUPY[@]}" --warm-cases $COMPILED --parallel $PAR --budget "$(s 70)" \
+        >>"$LOG" 2>&1 || say "2. compile pass stopped ($?)"
+    wait "$wf" || true
+    if [ -f "$STAGE/workflow.ok" ]; then
+        say "2. workflow: $(grep -E '^(workflow:|checks:|second run)' "$WFLOG" | tr '\n' ' ')"
+    else
+        say "2. workflow FAILED or stopped: workflow.log"
+    fi
 fi
 
-# -- 3. compiled vs eager per family, and K jobs per GPU ------------------------------------------
-if [ "$DEVICE" = cpu ]; then
-    # eager only on CPU (compiling BERT cases takes minutes here): SimCSE, RankCSE's teachers
-    python3 benchmarks/gpu.py --tiny --out-dir "$OUT_DIR" --cases 0 21 \
-        --skip-generators --skip-eval-job | tee -a "$OUT_DIR/workflow.log"
-    [ "$AGGREGATE" = 0 ] || python3 benchmarks/gpu.py --tiny --out-dir "$OUT_DIR" \
-        --jobs-per-gpu 1 2 | tee -a "$OUT_DIR/workflow.log"
-    log "tiny check done (CPU: the GPU figures are blocked here)"
-else
-    # shellcheck disable=SC2086  # CASES: a list of indices
-    python3 benchmarks/gpu.py --out-dir "$OUT_DIR" --budget 240 --seconds 3 \
-        --cases $CASES --skip-generators --skip-eval-job | tee -a "$OUT_DIR/workflow.log"
-    [ "$AGGREGATE" = 0 ] || python3 benchmarks/gpu.py --out-dir "$OUT_DIR" --seconds 5 \
-        --jobs-per-gpu 1 2 4 | tee -a "$OUT_DIR/workflow.log"
+# -- 3. compiled steps/s, alone on the GPU, from the compile caches ----------------------------------
+if [ "$(left)" -gt "$(s 120)" ]; then
+    say "3. compiled steps/s: cases $COMPILED"
+    # shellcheck disable=SC2086
+    timeout $(($(left) - $(s 95))) "${GPUPY[@]}" --out-dir "$STAGE/3" --budget $(($(left) - $(s 110))) \
+        --cases $COMPILED --skip-dev-eval --skip-generators --skip-eval-job \
+        >>"$LOG" 2>&1 || say "3. stopped ($?)"
 fi
+
+# -- 4. GCSE's synthesis LLM, back-translation, PEGASUS and SAN ----------------------------------
+if [ "$(left)" -gt "$(s 75)" ]; then
+    say "4. the synthesis LLM, back-translation, PEGASUS, SAN"
+    timeout $(($(left) - $(s 45))) "${GPUPY[@]}" --out-dir "$STAGE/4" --cases --skip-dev-eval \
+        --skip-eval-job --llm "$ARCH" >>"$LOG" 2>&1 || say "4. stopped ($?)"
+fi
+
+# -- 5. K jobs per GPU -----------------------------------------------------------------------------
+if [ "$(left)" -gt "$(s 50)" ]; then
+    say "5. aggregate steps/s, K = $KS"
+    # shellcheck disable=SC2086
+    timeout $(($(left) - $(s 20))) "${GPUPY[@]}" --jobs-per-gpu $KS >>"$LOG" 2>&1 || say "5. stopped ($?)"
+fi
+
+# -- 6. the tables and the re-priced grid ----------------------------------------------------------
+TORCH=$(python3 -c 'import torch; print(torch.__version__)')
+python3 benchmarks/gpu.py --render-from "$LOG" --out-dir "$OUT_DIR" --device-name "$GPU" \
+    --wall $(($(date +%s) - T0)) --torch-version "$TORCH" $TINYFLAG \
+    --command "bash benchmarks/gpu_workflow.sh $TINYFLAG" >/dev/null
+python3 -m negcse estimate --costs benchmarks/gpu_costs.csv "$OUT_DIR/gpu_costs.csv" \
+    >"$OUT_DIR/estimate.txt" 2>&1 || say "6. estimate failed: estimate.txt"
+say "done in $(($(date +%s) - T0)) s: $(ls "$OUT_DIR" | tr '\n' ' ')"
+rm -rf "$STAGE"

@@ -22,6 +22,7 @@ from negcse.workflow.config import (
 )
 from negcse.generators import registry as generators
 from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table
+from negcse.workflow.gpu_slots import job_limit
 from negcse.workflow.plan.load import with_defaults
 from negcse.tables.specs import TABLES
 from negcse.workflow.plan import (
@@ -30,11 +31,6 @@ from negcse.workflow.plan import (
     Plan,
     alternation as _alternation,
     quoted,
-)
-
-# Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env).
-shell.prefix(
-    f"export PYTHONPATH={shlex.quote(str(PACKAGE_SRC))}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; "
 )
 
 # The suite's own checks (their messages name the key; Snakemake's `validate` would print the
@@ -50,6 +46,22 @@ try:
     with_defaults(config)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
+
+# Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env), on the
+# config's device (auto | cuda | cpu: negcse.device reads NEGCSE_DEVICE; a GPU profile says cuda)
+shell.prefix(
+    f"export PYTHONPATH={shlex.quote(str(PACKAGE_SRC))}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; "
+    f"export NEGCSE_DEVICE={shlex.quote(config['device'])}; "
+)
+
+# A local run on a machine with GPUs starts at most its GPUs x NEGCSE_JOBS_PER_GPU GPU jobs at
+# once (a profile's gpu: 2 on a one-GPU box would start a job that waits for the other's slot)
+if workflow.local_exec:
+    _gpu = workflow.global_resources.get("gpu")
+    _limit = job_limit(None if _gpu is None else _gpu.value)
+    if _limit is not None:
+        workflow.register_resource("gpu", _limit[0])
+        logger.info(_limit[1])
 
 PLAN = Plan(config, log=logger.info)
 CORPUS = PLAN.corpus  # the main corpus (rule corpus)

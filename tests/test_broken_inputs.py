@@ -7,9 +7,11 @@ The cells are generated: each command lists its inputs (:data:`CASES`) and each 
 (:data:`FORMATS`) says which kinds of damage it can carry and how to make them from the valid
 file. A kind a format cannot carry is left out by the format, never by the command: a sentence
 "nan" is text, so a corpus has no NaN kind, and a corpus cut at a line is a shorter corpus, so
-only a file aligned with another (a column, negations) has a truncated kind. Every command is
-either in :data:`CASES` or in :data:`NO_FILE_INPUTS` with the reason; every number option of
-every command is given "nan" and "inf" (:func:`test_number_options_refuse_nan_and_infinity`).
+only a file aligned with another (a column, negations) has a truncated kind. An input that
+cannot show a kind of its format says so and what the command does instead (``Input.unseen``).
+Every command is either in :data:`CASES` or in :data:`NO_FILE_INPUTS` with the reason; every
+number option of every command is given "nan" and "inf"
+(:func:`test_number_options_refuse_nan_and_infinity`).
 """
 
 from __future__ import annotations
@@ -308,6 +310,8 @@ class Input:
     make: Callable[[Path, Path], Path]
     key: str = ""
     optional: bool = False  # its absence is valid (a model trained elsewhere has no negcse.json)
+    #: kinds of its format this input cannot show, each with what the command does instead
+    unseen: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -426,6 +430,20 @@ CASES: dict[str, Case] = {
                                                                       tmp / "params.yaml")),
                          "train.learning_rate")},
     ),
+    "fidelity": Case(
+        ("fidelity", "--params", "{params}", "--configfile", str(REPO / "tests/smoke/config.yaml"),
+         "--reference", "{reference}", "--out", "{out}/fidelity.md"),
+        {
+            "params": Input("yaml", lambda tmp, mirror: Path(shutil.copy(REPO / "params.yaml",
+                                                                         tmp / "params.yaml")),
+                            "train.learning_rate"),
+            "reference": Input("yaml", lambda tmp, mirror: Path(shutil.copy(
+                REPO / "src/negcse/resources/fidelity.yaml", tmp / "fidelity.yaml")),
+                "methods._hf.released", unseen={"truncated": "a reference cut between "
+                "entries is a shorter one: each setting it no longer explains is reported, "
+                "exit 1"}),
+        },
+    ),
     "prepare-corpus": Case(
         ("prepare-corpus", "--input", "{corpus}", "--out", "{out}/c.txt", "--stats",
          "{out}/s.json", "--on-bad-line", "fail"),  # the default skips bad lines, counted
@@ -488,6 +506,10 @@ CASES: dict[str, Case] = {
 #: commands whose inputs are no file a user hands them (each with why)
 NO_FILE_INPUTS = {
     "analysis-sentences": "reads registered STS files only (fetch-data's line count and sha256)",
+    "doctor": "a diagnostic: whatever it finds, a missing or damaged --lock included, is a "
+    "'problem:' line and exit 1 (tests/test_input_integrity.py, tests/test_doctor.py)",
+    "quickstart": "runs the workflow on the packaged config (the commands it runs are walked "
+    "here)",
     "fetch-data": "reads registered files, each checked by its line count and sha256 "
     "(tests/test_reliability.py: a fake and a corrupted file)",
     "fetch-mteb": "reads Hugging Face datasets through the mteb library",
@@ -504,6 +526,7 @@ def _cells() -> list[tuple[str, str, str]]:
         for name, item in spec.inputs.items()
         for kind in KINDS
         if kind in FORMATS[item.format].kinds and not (kind == "missing" and item.optional)
+        and kind not in item.unseen
     ]
 
 

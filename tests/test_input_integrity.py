@@ -27,6 +27,7 @@ import pytest
 import torch
 import yaml
 
+from negcse import cli
 from negcse.errors import UserError
 from negcse.evaluation.sts import spearman100
 from negcse.finite import NonFiniteError, finite, finite_array
@@ -376,6 +377,18 @@ def test_a_bad_evaluations_module_is_one_line(tmp_path: Path) -> None:
         "import (ModuleNotFoundError: No module named 'no_such_module_of_evaluations'); fix it "
         "or remove it from the variable"
     ]
+
+
+def test_a_damaged_lock_is_a_problem_the_doctor_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = tmp_path / "lock.txt"
+    lock.write_bytes(b"numpy==2.4.6 \\\n    --hash=sha256:\xff\xfe\n")
+    code = cli.main(["doctor", "--lock", str(lock)])
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert code == 1 and "Traceback" not in out
+    assert f"problem: {lock}: not UTF-8 text (line 2, byte" in out, out
 
 
 def test_an_empty_corpus_is_named_before_training(

@@ -36,8 +36,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "methods and generators": ("methods", "generators"),
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
-        "errors", "finite", "lazy", "io_utils", "seed", "poolers", "pretrained", "mer",
-        "lock_record", "vectors", "latex", "resources", "schemas",
+        "errors", "finite", "lazy", "io_utils", "seed", "device", "poolers", "pretrained",
+        "mer", "lock_record", "vectors", "latex", "resources", "schemas",
     ),
 }  # fmt: skip
 

@@ -32,6 +32,7 @@ from negcse.workflow.config import (
     resolve_method,
     train_settings,
 )
+from negcse.workflow.guide_config import guide_specs
 
 REPO = Path(__file__).resolve().parents[1]
 BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
@@ -133,8 +134,10 @@ def _linear_model() -> torch.nn.Module:
 
 def _emb(rows: int = 4) -> dict[str, torch.Tensor]:
     g = torch.Generator().manual_seed(1)
-    return {k: torch.randn(rows, 5, generator=g) for k in ("anchor", "positive", "negation",
-                                                            "paraphrase")}
+    return {
+        k: torch.randn(rows, 5, generator=g)
+        for k in ("anchor", "positive", "negation", "paraphrase")
+    }
 
 
 def test_osscse_mask_fallback_drops_those_rows_from_the_margin() -> None:
@@ -272,8 +275,9 @@ def test_pos_lexicon_command_reads_the_pinned_table(
     table = _table(mirror / "data" / "san", tags)
     entry = registry()["san/vocab_pos_end.txt"]
     sha = hashlib.sha256(table.read_bytes()).hexdigest()
-    monkeypatch.setitem(registry(), entry.relative_path, DataFile(entry.relative_path, sha,
-                                                                    entry.lines, entry.url))
+    monkeypatch.setitem(
+        registry(), entry.relative_path, DataFile(entry.relative_path, sha, entry.lines, entry.url)
+    )
     out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
     assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
                  str(out), "--stats", str(stats), "--mirror", str(mirror)]) == 0  # fmt: skip
@@ -284,7 +288,9 @@ def test_pos_lexicon_command_reads_the_pinned_table(
 
 @pytest.mark.mirror
 def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
-    splade_tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    splade_tiny: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``--source released`` that finds the table nowhere (offline, a mirror and cache without
@@ -295,8 +301,24 @@ def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
     monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
     (tmp_path / "mirror").mkdir()
     out, stats = tmp_path / "lex.tsv", tmp_path / "lex.json"
-    assert main(["pos-lexicon", "--mlm", str(splade_tiny), "--source", "released", "--output",
-                 str(out), "--stats", str(stats), "--mirror", str(tmp_path / "mirror")]) == 2
+    assert (
+        main(
+            [
+                "pos-lexicon",
+                "--mlm",
+                str(splade_tiny),
+                "--source",
+                "released",
+                "--output",
+                str(out),
+                "--stats",
+                str(stats),
+                "--mirror",
+                str(tmp_path / "mirror"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "data file 'san/vocab_pos_end.txt' not found" in err
     assert f"mirror: {tmp_path / 'mirror' / 'data' / 'san' / 'vocab_pos_end.txt'}" in err
@@ -390,3 +412,43 @@ def test_rank_rows_follow_the_released_trainers(params: dict) -> None:
     assert [[(i.key, i.prompt) for i in g.inputs] for g in guides] == [
         [("anchor", "prompt_sncse_anchor"), ("positive", "prompt_sncse_positive")]
     ] * 2
+
+
+# -- RankCSE+SAN's second teacher, RLRD's BML weight on RoBERTa ------------------------------------
+
+
+def test_rankcse_san_second_teacher_is_the_authors_simcse_san_bert_large(params: dict) -> None:
+    """4184.sh and 4601.sh L26 (BERT students): --second_teacher_name_or_path
+    SimCSE/run_scripts/1604, the authors' SimCSE+SAN on BERT-large: batch 64, lr 1e-5, 32
+    tokens, 1 epoch, tau 0.05, scd_temp (tau2) 0.1, dropout_for_last_column (p2) 0.2, no
+    --dropout (0.1) and no --fp16, dev every 125 steps, the raw SAN samples (re_mask4, no
+    post-processing). RoBERTa students (47103, 48101): plain SimCSE RoBERTa-base and -large.
+    RankCSE alone (run_rankcse.sh L29): plain SimCSE BERT-large."""
+    for method in ("rankcse_san", "rankcse_san_lambda0.1", "rankcse_san_lambda0.15"):
+        for backbone in BACKBONES:
+            teacher = guide_specs(params, method, backbone)["teacher2"]["run"]
+            if backbone.startswith("roberta"):
+                assert (teacher["method"], teacher["backbone"]) == ("simcse", "roberta-large")
+                continue
+            assert (teacher["method"], teacher["backbone"]) == ("simcse_san", "bert-large-uncased")
+            t, p = teacher["train"], teacher["params"]
+            assert (t["batch_size"], t["learning_rate"], t["max_seq_len"], t["epochs"]) == (
+                64,
+                1e-5,
+                32,
+                1,
+            )
+            assert (t["dropout"], t["precision"], t["eval_steps"]) == (0.1, "fp32", 125)
+            assert (p["temperature"], p["tau2"], p["p2"]) == (0.05, 0.1, 0.2)
+            assert not teacher["generators"].get("san", {}).get("fallback", False)
+    plain = guide_specs(params, "rankcse", "bert-base-uncased")["teacher2"]["run"]
+    assert (plain["method"], plain["backbone"]) == ("simcse", "bert-large-uncased")
+
+
+def test_rlrd_bml_weight_is_5e_4_on_roberta(params: dict) -> None:
+    """train_1.py L531-534: lambda_ = 5e-4 when the model path holds 'roberta', else 1e-3; one
+    trainer for RLRD and RLRD+SAN."""
+    for method in ("rlrd", "rlrd_san"):
+        for backbone in BACKBONES:
+            weight = resolve_method(params, method, backbone)["params"]["bml_weight"]
+            assert weight == (5e-4 if "roberta" in backbone else 1e-3), (method, backbone)

@@ -108,6 +108,18 @@ def load_embedder(args: argparse.Namespace) -> Embedder:
     return embedding.Embedder.load(args.model, args.pooler, mirror=args.mirror)
 
 
+#: the key of an evaluation JSON written for a model that could not be got (a released checkpoint
+#: offline, unreachable or unpinned): its value says why; tables leave such files out
+UNAVAILABLE = "unavailable"
+
+
+def unavailable(path: str | Path) -> str | None:
+    """Why the model of evaluation file ``path`` was unavailable, or None (a real result)."""
+    result = read_json(path)
+    reason = result.get(UNAVAILABLE)
+    return None if reason is None else f"{result.get('model', path)}: {reason}"
+
+
 def tags(args: argparse.Namespace) -> dict[str, str]:
     return dict(t.partition("=")[::2] for t in args.tag)
 

@@ -8,6 +8,7 @@ import torch
 from safetensors import SafetensorError
 from transformers import AutoModel, AutoTokenizer
 
+from negcse.device import resolve_device
 from negcse.errors import ModelFilesError
 
 #: the token limit per sentence of ``negcse evaluate`` (and of a saved model's
@@ -45,7 +46,8 @@ def check_finite_weights(model: torch.nn.Module, path: str) -> None:
 
 
 def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """The device of the setting in force (``negcse.device``: ``$NEGCSE_DEVICE``, else auto)."""
+    return resolve_device()
 
 
 def model_inputs(batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -29,6 +29,13 @@ def numpy_rng(seed: int, *stream: int) -> np.random.Generator:
     return np.random.default_rng([seed, *stream])
 
 
+def python_rng(seed: int, *stream: int | str) -> random.Random:
+    """An independent Python generator for a named sub-stream (the ``random`` API: randrange,
+    sample; what the released data augmentations draw from), seeded from ``seed`` and the
+    stream's names (a str seed: hashed with SHA-512, the same on every machine and process)."""
+    return random.Random(":".join(str(part) for part in (seed, *stream)))
+
+
 def rng_state() -> dict[str, Any]:
     """Everything needed to continue every random stream exactly where it stopped, as tensors
     and plain Python values only, so a checkpoint loads with ``torch.load(weights_only=True)``."""

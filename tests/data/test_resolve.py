@@ -43,8 +43,9 @@ def test_registry_pins_sha256_from_the_mirror_manifest(mirror: Path) -> None:
         manifest[cols[0]] = cols[6]
     pinned = {k: v.sha256 for k, v in registry().items() if v.sha256}
     assert len(pinned) > 100
-    assert set(pinned) <= set(manifest)
-    assert all(manifest[k] == sha for k, sha in pinned.items())
+    # the one pinned file the mirror lacks: its sha256 is the hub's record (docs/data.md)
+    assert set(pinned) - set(manifest) == {"unlabeled/wiki1m/wiki1m_for_simcse.txt"}
+    assert all(manifest[k] == sha for k, sha in pinned.items() if k in manifest)
 
 
 def test_mirror_hit_is_verified(isolated: Path, mirror: Path) -> None:

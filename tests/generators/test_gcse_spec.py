@@ -18,8 +18,11 @@ from negcse.generators.specs.gcse import (
     ANCHOR_COLUMN,
     NEGATIVE_COLUMN,
     POSITIVE_COLUMN,
+    SPEC,
     denoise_args,
+    neighbour_stage1,
     synthesis_args,
+    synthesis_id,
     triplets_id,
 )
 from negcse.generators.specs.gcse import stage1_models as _stage1_models
@@ -156,6 +159,38 @@ def test_stage1_model_is_the_evaluation_guide_run() -> None:
         stage1_models(config, tid, "b", 3, "domain")
     config["methods"]["g"]["guides"]["evaluation"] = {"model": "org/released"}
     assert stage1_models(config, tid, "b", 3, "wiki") == ("org/released", None)
+
+
+def test_stage1_neighbour_model_is_one_shared_stage1_run() -> None:
+    """``neighbour_model: stage1``: the released KG encodes its pools with the stage-1 model
+    (4_construct_main_parts_kg.py L30, L93: SentenceTransformer(--model_from_pretrained)). The
+    candidates are shared by every backbone and seed, so one run encodes them: the evaluation
+    guide on the grid's first backbone at the method's first seed there; the synthesis job
+    lists that run as an input (trained first) and passes its folder."""
+    stage1 = {"generators": {"gcse": {"neighbour_model": "stage1"}}}
+    config = _config(r=stage1 | {"seeds": [5, 6]}, g={})
+    config["grid"]["backbones"] = ["b", "c"]
+    ctx = generator_context(config)
+    synthesis = synthesis_id(settings(config, "gcse", "r"))
+    assert synthesis != synthesis_id(settings(config, "gcse", "g"))  # its own candidates
+    run = "results/models/simcse/b/seed5"
+    assert neighbour_stage1(ctx, synthesis, "wiki") == (run, run)
+    job = {"synthesis": synthesis, "corpus": "wiki"}
+    step = next(st for st in SPEC.steps if st.name == "gcse_synthesize")
+    assert step.rule_inputs(ctx)(job) == {
+        "corpus": "results/data/corpus/wiki.txt",
+        "stage1": run,
+    }
+    assert f"--neighbour-model {run}" in step.rule_params(ctx)["settings"](job)
+    plain = {"synthesis": synthesis_id(settings(config, "gcse", "g")), "corpus": "wiki"}
+    assert "stage1" not in step.rule_inputs(ctx)(plain)
+    assert "--neighbour-model" not in step.rule_params(ctx)["settings"](plain)
+    assert "stage1" not in config_models(config)  # a run, nothing to prefetch
+    with pytest.raises(ValueError, match="is a run of the workflow: give its model"):
+        synthesis_args(settings(config, "gcse", "r"))
+    # a released stage-1 model: no run to train first
+    config["methods"]["r"]["guides"]["evaluation"] = {"model": "org/stage1"}
+    assert neighbour_stage1(generator_context(config), synthesis, "wiki") == ("org/stage1", None)
 
 
 def test_params_yaml_gcse_variants() -> None:

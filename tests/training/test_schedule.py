@@ -1,13 +1,18 @@
 """The learning-rate schedule the trainer builds from TrainSettings: warmup in steps or as a
-ratio, linear decay to a fixed horizon or to the run's end, checked against the formula."""
+ratio, linear decay to a fixed horizon or to the run's end, checked against the formula; GCSE's
+stage 1 as its released trainer (``cse_trainer.py`` L95-96)."""
 
 from __future__ import annotations
+
+import math
+from pathlib import Path
 
 import pytest
 import torch
 
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import make_scheduler
+from negcse.workflow.config import load_config, resolve_method
 
 BASE = dict(
     epochs=2,
@@ -67,3 +72,40 @@ def test_unset_schedule_keys_stay_out_of_run_specs():
     assert "warmup_steps" not in TrainSettings(**BASE).to_dict()
     spec = TrainSettings(**BASE, warmup_steps=190, schedule_horizon=80_000).to_dict()
     assert (spec["warmup_steps"], spec["schedule_horizon"]) == (190, 80_000)
+
+
+STAGE1 = ("gcse_stage1", "gcse_wo_stage2", "gcse_stage1_wo_general", "gcse_stage1_wo_domain")
+
+
+@pytest.fixture(scope="module")
+def params() -> dict:
+    return load_config(Path(__file__).resolve().parents[2] / "params.yaml")
+
+
+@pytest.mark.parametrize("backbone", ["bert-base-uncased", "roberta-large"])
+def test_stage1_trains_as_the_released_cse_trainer(params: dict, backbone: str) -> None:
+    """cse_trainer.py L95-96: Adam (weight decay 0) and get_linear_schedule_with_warmup(opt,
+    190, 80000), whatever the run's length; no autocast, no clipping; README: lr 2e-5, batch
+    64, 3 epochs, 32 tokens. On wiki1m a run is 3 x 15,625 = 46,875 steps, so the LR never
+    gets near 0: by hand lr(t) = 2e-5 t / 190 below 190, else 2e-5 (80000 - t) / 79810."""
+    for method in STAGE1:
+        spec = resolve_method(params, method, backbone)
+        assert spec["implementation"] == "gcse_stage1"
+        assert spec["params"]["augmentation"] == "word_doubling"
+        s = TrainSettings.from_dict(spec["train"])
+        assert (s.batch_size, s.learning_rate, s.epochs, s.max_seq_len) == (64, 2e-5, 3, 32)
+        assert (s.precision, s.max_grad_norm, s.weight_decay, s.data_order) == (
+            "fp32",
+            None,
+            0.0,
+            "fixed",
+        )
+    s = TrainSettings.from_dict(resolve_method(params, "gcse_stage1", backbone)["train"])
+    total = 3 * math.ceil(1_000_000 / 64)
+    lr = _lrs(s, total, [0, 95, 189, 190, 15_625, total - 1])
+    assert lr[0] == 0.0
+    assert lr[95] == pytest.approx(1e-5)
+    assert lr[189] == pytest.approx(2e-5 * 189 / 190)
+    assert lr[190] == pytest.approx(2e-5)
+    assert lr[15_625] == pytest.approx(2e-5 * 64_375 / 79_810)  # end of epoch 1: 0.8066 of peak
+    assert lr[total - 1] == pytest.approx(2e-5 * 33_126 / 79_810)  # last step: 0.4151 of peak

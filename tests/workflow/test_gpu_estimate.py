@@ -9,6 +9,7 @@ import pytest
 
 from negcse.workflow.config import load_config, resolve_method
 from negcse.workflow.gpu_estimate import (
+    AUTO_OPTIONS,
     LARGE_FACTOR,
     corpus_size,
     estimate,
@@ -16,6 +17,7 @@ from negcse.workflow.gpu_estimate import (
     gpu_generators,
     load_costs,
     mteb_jobs,
+    run_options,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -222,3 +224,55 @@ def test_shipped_costs_price_every_job_of_the_default_grid() -> None:
     rows = estimate(config, costs, {"back_translation": 1, "paraphrase": 1}, jobs)
     assert not [r.name for r in rows if r.unpriced]
     assert "not counted" not in format_table(rows, costs, 1_000_000, "gpu_costs.csv")
+
+
+def test_run_options_name_what_each_compile_setting_runs_on_cuda() -> None:
+    assert run_options({"compile": "auto"}) == AUTO_OPTIONS
+    assert AUTO_OPTIONS == "compile(reduce-overhead)+static_padding"  # benchmarks/gpu.py's name
+    assert run_options({"compile": False, "static_padding": True}) == ""
+    assert run_options({"compile": True, "static_padding": True}) == "compile+static_padding"
+    assert run_options({"compile": "max-autotune"}) == "compile(max-autotune)"
+
+
+MEASURED = """kind,name,precision,batch_size,options,seconds,device,source
+train_step,simcse,fp16,64,,0.025,Other GPU,measured
+train_step,simcse,fp16,64,compile(reduce-overhead)+static_padding,0.008,Other GPU,measured
+jobs_per_gpu,simcse,fp16,64,K=1,0.025,Other GPU,measured
+jobs_per_gpu,simcse,fp16,64,K=2,0.0125,Other GPU,measured
+generator_sentence,gcse_synthesis,bf16,8,,1.5,Other GPU,"measured: GLM-4-9B architecture"
+"""
+
+
+def test_a_measured_csv_reprices_the_grid(tmp_path: Path) -> None:
+    """The shipped costs, then a GPU run's measured CSV over them: its rows win (SimCSE's eager
+    step, GCSE's synthesis, no longer derived), compile: auto's measured rate prices the steps
+    it runs (params.yaml's default), and K jobs per GPU divide eager steps by the measured
+    aggregate speed-up."""
+    shipped, measured = tmp_path / "costs.csv", tmp_path / "measured.csv"
+    shipped.write_text(COSTS)
+    measured.write_text(MEASURED)
+    costs = load_costs(shipped, measured)
+    assert costs.device == "Other GPU"
+    assert costs.step[("simcse", "fp16")] == (0.025, 64)
+    assert costs.generator["gcse_synthesis"] == 1.5
+    assert ("generator_sentence", "gcse_synthesis") not in costs.derived
+    assert costs.compiled_seconds("simcse", "fp16", 128, AUTO_OPTIONS) == pytest.approx(0.016)
+    assert costs.compiled_seconds("rankcse", "fp16", 64, AUTO_OPTIONS) == pytest.approx(0.008)
+    assert costs.jobs_speedup(2) == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="no jobs_per_gpu rows for K=1 and K=4"):
+        costs.jobs_speedup(4)
+
+    config = _config(["simcse", "simcse_san"])
+    config["grid"]["backbones"] = ["bert-base-uncased"]
+    assert resolve_method(config, "simcse", "bert-base-uncased")["train"]["compile"] == "auto"
+    rows = {r.name: r for r in estimate(config, costs, {})}
+    per_run = 100 * 0.008 + 1 * 0.1  # compiled step, one dev evaluation (fp16)
+    assert rows["simcse"].compiled and rows["simcse"].train_h == pytest.approx(2 * per_run / 3600)
+    assert not rows["simcse_san"].compiled  # only its eager step was measured
+    eager = rows["simcse_san"].train_h
+    shared = {r.name: r for r in estimate(config, costs, {}, jobs_per_gpu=2)}
+    assert shared["simcse_san"].train_h == pytest.approx(eager - 2 * 100 * 0.03 / 2 / 3600)
+    assert shared["simcse"].train_h == rows["simcse"].train_h  # compiled: not shared
+    table = format_table(list(shared.values()), costs, 6400, "a + b", jobs_per_gpu=2)
+    assert "compile: auto = reduce-overhead + static padding) for: simcse;" in table
+    assert "Eager training steps at 2 jobs per GPU: the measured aggregate rate, 2.00x" in table

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from negcse.workflow.gpu_slots import free_memory_mb, jobs_per_gpu, try_acquire, visible_gpus
+from negcse.workflow.gpu_slots import (
+    free_memory_mb,
+    job_limit,
+    jobs_per_gpu,
+    try_acquire,
+    visible_gpus,
+)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -38,7 +44,15 @@ def _holder(
         env["CUDA_VISIBLE_DEVICES"] = devices
     cmd = f'echo "$CUDA_VISIBLE_DEVICES" > {tmp / name}.tmp && mv {tmp / name}.tmp {tmp / name}'
     return subprocess.Popen(
-        [sys.executable, "-m", "negcse.workflow.gpu_slots", "--", "sh", "-c", f"{cmd}; exec sleep 60"],
+        [
+            sys.executable,
+            "-m",
+            "negcse.workflow.gpu_slots",
+            "--",
+            "sh",
+            "-c",
+            f"{cmd}; exec sleep 60",
+        ],
         env=env,
         stderr=subprocess.DEVNULL,
     )
@@ -134,7 +148,10 @@ def _fake_nvidia_smi(tmp: Path, free_mb: tuple[int, int]) -> dict[str, str]:
 
 
 def _set_free(tmp: Path, free_mb: tuple[int, int]) -> None:
-    rows = [f"{i}, GPU-{u}, {mb}\n" for i, (u, mb) in enumerate(zip(("aaa", "bbb"), free_mb, strict=True))]
+    rows = [
+        f"{i}, GPU-{u}, {mb}\n"
+        for i, (u, mb) in enumerate(zip(("aaa", "bbb"), free_mb, strict=True))
+    ]
     (tmp / "free.csv.tmp").write_text("".join(rows))
     (tmp / "free.csv.tmp").replace(tmp / "free.csv")
 
@@ -184,3 +201,25 @@ def test_shared_slots_read_free_memory_by_uuid_and_one_job_per_gpu_by_default(
     monkeypatch.setenv("NEGCSE_JOBS_PER_GPU", "0")
     with pytest.raises(SystemExit, match="NEGCSE_JOBS_PER_GPU must be an integer >= 1, got '0'"):
         jobs_per_gpu()
+
+
+def test_a_local_run_asks_no_more_gpu_jobs_than_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """profiles/smoke's gpu: 2 on a one-GPU machine: lowered to 1 (a second job would only wait
+    for the first one's slot); to 2 with two jobs per GPU; left alone without GPUs, under SLURM
+    or with slots off."""
+    for var in ("SLURM_JOB_ID", "NEGCSE_GPU_SLOTS", "NEGCSE_JOBS_PER_GPU"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert job_limit(2) == (1, "GPU jobs at once: 1 (1 GPU(s) x NEGCSE_JOBS_PER_GPU=1; "
+                               "the gpu resource was 2)")  # fmt: skip
+    assert job_limit(None) is not None and job_limit(None)[0] == 1  # type: ignore[index]
+    assert job_limit(1) is None
+    monkeypatch.setenv("NEGCSE_JOBS_PER_GPU", "2")
+    assert job_limit(2) is None and job_limit(4)[0] == 2  # type: ignore[index]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    assert job_limit(8)[0] == 4  # type: ignore[index]
+    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    assert job_limit(8) is None
+    monkeypatch.delenv("SLURM_JOB_ID")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert job_limit(2) is None

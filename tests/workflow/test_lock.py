@@ -166,3 +166,43 @@ def test_conda_env_pins_everything_its_packages_require() -> None:
             if canonicalize_name(req.name) not in closure:
                 missing.append(f"{name} requires {req}")
     assert missing == []
+
+
+def _make_n(venv: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["make", "-n", f"{venv}/.installed", f"VENV={venv}", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout + out.stderr
+
+
+def test_setup_follows_the_requested_lock_not_file_times(tmp_path: Path) -> None:
+    """A venv installed from the CPU lock (its record and a stamp newer than every file): make
+    setup has nothing to do for that lock; for the CUDA lock it starts from a fresh venv; a
+    CUDA venv stays one when no LOCK is named; for the same lock file with other content
+    (re-locked) it installs again over it."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    record = venv / "negcse-lock.txt"
+    record.write_text(f"locks/cpu.txt {file_sha256(LOCKS['cpu'])}\n")
+    (venv / ".installed").touch()
+    assert "up to date" in _make_n(venv)
+    assert "up to date" in _make_n(venv, "LOCK=locks/cpu.txt")
+
+    switch = _make_n(venv, "LOCK=locks/cuda.txt")
+    assert "locks/cuda.txt requested: a fresh venv" in switch and f"rm -rf {venv}" in switch
+    assert "uv pip install" in switch and "negcse doctor --lock locks/cuda.txt" in switch
+
+    # without LOCK, the lock installed is kept: a CUDA venv stays one
+    record.write_text(f"locks/cuda.txt {file_sha256(LOCKS['cuda'])}\n")
+    assert "up to date" in _make_n(venv)
+    back = _make_n(venv, "LOCK=locks/cpu.txt")
+    assert "holds locks/cuda.txt, locks/cpu.txt requested: a fresh venv" in back
+
+    record.write_text(f"locks/cpu.txt {'0' * 64}\n")  # the lock file changed since setup
+    relock = _make_n(venv)
+    assert "uv pip install" in relock and "-r locks/cpu.txt" in relock
+    assert "rm -rf" not in relock  # the same lock file: installed over, no fresh venv

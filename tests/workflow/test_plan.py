@@ -74,7 +74,8 @@ def test_a_released_checkpoint_is_evaluated_with_its_own_pooler_and_no_analysis(
     args = plan.evaluation_args(wildcards, inputs, outputs, 2)
     out = "released/gcse_checkpoint/bert-base-uncased.json"
     assert args == (
-        "--only sts,transfer,splits,probe --model aleversn/GCSE-BERT-base "
+        # found nowhere when the job runs: written as unavailable (planning asks no network)
+        "--only sts,transfer,splits,probe --unavailable-ok --model aleversn/GCSE-BERT-base "
         "--pooler cls_before_pooler --batch-size 128 --threads 2  "  # no mirror in the config
         "--tag method=gcse_checkpoint --tag backbone=bert-base-uncased --tag seed=0 "
         f"--sts-protocol senteval --sts-pairs --sts-out results/eval/sts/{out} "

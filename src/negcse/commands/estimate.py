@@ -33,13 +33,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a Snakemake profile whose configfile entries to merge (e.g. profiles/smoke)",
     )
-    p.add_argument("--costs", default=COSTS_FILE, help=f"unit costs (default: {COSTS_FILE})")
+    p.add_argument(
+        "--costs",
+        nargs="+",
+        default=[COSTS_FILE],
+        metavar="CSV",
+        help=f"unit costs (default: {COSTS_FILE}); several files: a later one's rows replace an "
+        "earlier one's, e.g. the shipped costs then a GPU run's measured gpu_costs.csv",
+    )
+    p.add_argument(
+        "--jobs-per-gpu",
+        type=int,
+        default=1,
+        metavar="K",
+        help="price eager training at K jobs per GPU (NEGCSE_JOBS_PER_GPU=K) from the measured "
+        "aggregate rate (jobs_per_gpu rows)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     overlays = args.configfile or (profile_configfiles(args.profile) if args.profile else [])
-    if not Path(args.costs).is_file():
-        raise UserError(f"{args.costs}: no unit costs (benchmarks/gpu.py writes them)")
+    for path in args.costs:
+        if not Path(path).is_file():
+            raise UserError(f"{path}: no unit costs (benchmarks/gpu.py writes them)")
     plan = Plan(workflow_config(args.params, overlays), log=logger.info)
-    print(grid_table(plan, args.costs, args.costs))
+    try:
+        print(grid_table(plan, args.costs, " + ".join(args.costs), args.jobs_per_gpu))
+    except ValueError as err:  # a bad row, or no jobs_per_gpu rows for K
+        raise UserError(str(err)) from None
     return 0

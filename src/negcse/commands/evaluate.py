@@ -15,10 +15,11 @@ import argparse
 import logging
 from typing import Any
 
+from negcse.data.sources import ResolveError
 from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, command_options, evaluations, select
 from negcse.io_utils import check_writable, write_json
-from negcse.model_cli import add_model_arguments, header, load_embedder, tags
+from negcse.model_cli import UNAVAILABLE, add_model_arguments, header, load_embedder, tags
 from negcse.vectors import SentenceCache
 
 NAME = "evaluate"
@@ -36,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         metavar="NAME,...",
         help=f"evaluations to run, in this order; known: {', '.join(sorted(known))}",
+    )
+    p.add_argument(
+        "--unavailable-ok",
+        action="store_true",
+        help="a model found nowhere (offline, hub unreachable, no pinned revision): write each "
+        f"result as '{UNAVAILABLE}' with the reason and exit 0 (released checkpoints)",
     )
     for name, cls in sorted(known.items()):
         group = p.add_argument_group(f"{name}: {cls.help}")
@@ -79,7 +86,20 @@ def run(args: argparse.Namespace) -> int:
     for evaluation, settings in plan:  # all of them before the model loads
         check_writable(settings["out"], *(settings[o] for o in evaluation.outputs))
         evaluation.check(settings)
-    embedder = load_embedder(args)  # resolves --pooler auto
+    try:
+        embedder = load_embedder(args)  # resolves --pooler auto
+    except ResolveError as err:
+        if not args.unavailable_ok:
+            raise
+        reason = " ".join(str(err).split())
+        logger.warning("model %s unavailable, written as such: %s", args.model, reason)
+        for evaluation, settings in plan:
+            write_json(settings["out"], {**header(args), UNAVAILABLE: reason})
+            for option in evaluation.outputs:
+                if settings.get(option):
+                    with open(settings[option], "w", encoding="utf-8") as fh:
+                        fh.write(f"{UNAVAILABLE}: {reason}\n")
+        return 0
     logger.info("encoding on device %s", embedder.device.type)
     cache = SentenceCache(
         lambda s: embedder.encode(s, args.batch_size, progress=True), embedder, f"model {args.model}"

@@ -14,9 +14,9 @@ from negcse.gcse.pipeline import run_pipeline
 from negcse.gcse.prompts import load_prompts
 from negcse.gcse.released import check_bugs
 from negcse.generators.settings import add_options, from_args
-from negcse.generators.specs.gcse import GcseSynthesis
+from negcse.generators.specs.gcse import STAGE1, GcseSynthesis
 from negcse.io_utils import write_json, write_jsonl
-from negcse.lazy import LazyModule, torch
+from negcse.lazy import LazyModule
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.cache import CachedLLM, CacheStats
 from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings
@@ -24,9 +24,11 @@ from negcse.llm.pinned import PINNED
 from negcse.llm.transformers_backend import TransformersBackend
 
 if TYPE_CHECKING:
+    from negcse import device
     from negcse.evaluation import embedder
 else:  # torch and transformers: loaded for a neighbour model, not for --help
     embedder = LazyModule("negcse.evaluation.embedder")
+    device = LazyModule("negcse.device")
 
 NAME = "gcse-synthesize"
 HELP = "GCSE data synthesis with an LLM: extract knowledge, build the entity KG, write candidates"
@@ -51,7 +53,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("run")
     g.add_argument("--gguf-file", default=None, help="transformers: GGUF file inside --model")
     g.add_argument(
-        "--device", default=None, help="transformers: cpu or cuda (default: cuda if present)"
+        "--device",
+        default=None,
+        help="transformers: auto, cpu or cuda (default: $NEGCSE_DEVICE, else auto)",
     )
     g.add_argument("--threads", type=int, default=None, help="transformers: torch CPU threads")
     g.add_argument(
@@ -100,10 +104,14 @@ def run(args: argparse.Namespace) -> int:
         # no prompts (Table 4's "w randomly"): eq. 10-11 for every source, no LLM loaded
         backend = make_backend(args) if s.positives + s.negatives else None
         encoder = None
+        if s.neighbour_model == STAGE1 and s.mode == "released":
+            raise ValueError(
+                "--neighbour-model stage1 names the workflow's stage-1 run: give its model folder"
+            )
         if s.neighbour_model and s.mode == "released" and backend is not None:
             # the released SentenceTransformer(path) of a plain model: mean pooling, fp32, 512
             frozen = embedder.Embedder.load(
-                s.neighbour_model, "mean", device=args.device and torch.device(args.device)
+                s.neighbour_model, "mean", device=device.resolve_device(args.device)
             )
             encoder = partial(frozen.encode, batch_size=1024)
     except (InputError, ValueError, LLMError, OSError) as err:  # OSError: model not found

@@ -14,9 +14,11 @@ from negcse.io_utils import atomic_open, read_lines, write_json
 from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
+    from negcse import device as device_policy
     from negcse.generators import san
     from negcse.training import model
 else:  # torch and transformers: imported when the command runs, not for --help
+    device_policy = LazyModule("negcse.device")
     san = LazyModule("negcse.generators.san")
     model = LazyModule("negcse.training.model")
 
@@ -31,7 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", required=True, help="samples, aligned with --corpus")
     p.add_argument("--seed", type=int, required=True)
     add_options(p, SanSettings)  # --mlm, --scale, ..., --reference-quirks, --no-fallback
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    p.add_argument(
+        "--device", default=None, help="auto, cpu or cuda (default: $NEGCSE_DEVICE, else auto)"
+    )
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     p.add_argument("--stats", default=None, help="optional JSON of counts")
     p.add_argument("--mirror", default=None)
@@ -39,7 +43,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
 
     model.torch_threads(args.threads)
     start = time.perf_counter()
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     )
     lexicon = PosLexicon.read_tsv(args.lexicon)
     sentences = read_lines(args.corpus, nonempty=True)  # the trainer's reader: same line count
-    device = torch.device(args.device) if args.device else None
+    device = device_policy.resolve_device(args.device)
     predictor = san.MaskPredictor.load(args.mlm, lexicon, params.scale, args.mirror, device)
     logger.info(
         "%d lines, MLM %s on %s, %s",

@@ -7,6 +7,7 @@ import logging
 
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, json_text, write_texts
+from negcse.model_cli import unavailable
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
 from negcse.tables.specs import table_spec
@@ -50,6 +51,20 @@ def parse_baselines(items: list[str]) -> dict[str, str]:
     return out
 
 
+def available(paths: list[str]) -> list[str]:
+    """``paths`` without the evaluations of released checkpoints that were unavailable when
+    their job ran (``negcse evaluate --unavailable-ok``), each left out with a logged line."""
+    kept = []
+    for path in paths:
+        released = "/released/" in path.replace("\\", "/") and path.endswith(".json")
+        reason = unavailable(path) if released else None
+        if reason is None:
+            kept.append(path)
+        else:
+            logger.warning("released checkpoint unavailable, its row left out: %s", reason)
+    return kept
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         spec = table_spec(args.name)
@@ -57,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(exc.args[0]) from None
     check_writable(args.tex, args.csv, args.md, args.html, args.metrics)
     options = Options(parse_baselines(args.baselines), tuple(args.released))
-    table = spec.build(spec, args.evals, options)
+    evals = available(args.evals)
+    table = spec.build(spec, evals, options)
     texts = {
         "--tex": (args.tex, table.tex),
         "--csv": (args.csv, None if table.frame is None else to_csv(table.frame)),
@@ -73,5 +89,5 @@ def run(args: argparse.Namespace) -> int:
     if args.metrics:
         out[args.metrics] = json_text(args.metrics, table.metrics)
     write_texts(out)  # the formats of one build together: all of them or none
-    logger.info("%s table from %d file(s)", spec.name, len(args.evals))
+    logger.info("%s table from %d file(s)", spec.name, len(evals))
     return 0

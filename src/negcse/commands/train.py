@@ -27,12 +27,14 @@ from negcse.training.settings import TrainSettings
 if TYPE_CHECKING:
     import transformers
 
+    import negcse.device as device_policy
     import negcse.evaluation.sts as sts
     import negcse.training.guides as guides_lib
     import negcse.training.model as model_lib
     import negcse.training.trainer as trainer_lib
 else:  # torch, transformers, scipy: imported when run() uses them, not for --help (lazy.py)
     transformers = LazyModule("transformers")
+    device_policy = LazyModule("negcse.device")
     sts = LazyModule("negcse.evaluation.sts")
     guides_lib = LazyModule("negcse.training.guides")
     model_lib = LazyModule("negcse.training.model")
@@ -122,6 +124,8 @@ def read_spec(run: str) -> tuple[dict[str, Any], str]:
 def run(args: argparse.Namespace) -> int:
     spec, where = read_spec(args.run)
     check_writable(args.out, args.checkpoint_dir, folder=True)
+    device = device_policy.choose()  # first: a GPU profile without CUDA stops here, one line
+    logger.info("device %s (%s)", device.device.type, device.reason)
     model_lib.torch_threads(args.threads)
     try:
         settings = TrainSettings.from_dict(spec["train"])
@@ -163,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         guides=guides,
         fingerprint=fingerprint,
+        device=device.device,
     )
     logger.info(
         "%s on %s, seed %d: %d sentences, %d steps",
@@ -182,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         "steps": state.step,
         "corpus_sentences": len(data),
         "device": trainer.device.type,  # where it trained (cuda: compile auto compiled it)
+        "device_setting": device.setting,  # auto | cuda | cpu (negcse.device)
         **({"guides": guides} if guides else {}),
         "versions": {
             "negcse": __version__,

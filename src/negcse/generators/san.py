@@ -39,6 +39,7 @@ import torch
 from tqdm.auto import tqdm
 
 from negcse.data.sources import resolve_model
+from negcse.device import resolve_device
 from negcse.generators.pos_lexicon import PIECE, WORD, PosLexicon, token_kinds
 from negcse.generators.specs.san import DEFAULT_CHUNK
 from negcse.lazy import LazyModule
@@ -154,7 +155,7 @@ class MaskPredictor:
                 f"lexicon has {len(lexicon)} entries but the tokenizer {len(tokenizer)}; "
                 "build the lexicon from this MLM's tokenizer"
             )
-        self.device = device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = device or resolve_device()
         self.model = model.to(self.device).eval()
         self.tokenizer = tokenizer
         self.lexicon = lexicon

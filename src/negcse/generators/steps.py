@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +32,10 @@ GPU_SLOT = "python -m negcse.workflow.gpu_slots -- "
 @dataclass(frozen=True)
 class StepContext:
     """What a step reads of the workflow: the config, the columns each configured method
-    reads (``readers``: method -> columns), and two functions the workflow provides: a
-    method's corpus, and a method's guide run as (``--model`` argument, the run folder this
-    workflow trains or None) for a guide name, backbone and seed."""
+    reads (``readers``: method -> columns), and three functions the workflow provides: a
+    method's corpus, a method's guide run as (``--model`` argument, the run folder this
+    workflow trains or None) for a guide name, backbone and seed, and a method's seeds on a
+    backbone."""
 
     config: Mapping[str, Any]
     readers: Mapping[str, Iterable[str]]
@@ -42,6 +43,8 @@ class StepContext:
     guide: Callable[[str, str, str, str], tuple[str | None, str | None]] = (
         lambda method, name, backbone, seed: (None, None)
     )
+    #: the seeds a method runs with on a backbone (method, backbone) -> seeds
+    seeds: Callable[[str, str], Sequence[int]] = lambda method, backbone: ()
 
     _memo: dict[tuple[str, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 

@@ -15,10 +15,13 @@ from typing import Any
 
 from negcse.data.sources import folder_digest, sha256_of
 from negcse.io_utils import atomic_dir
+from negcse.lazy import LazyModule
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.pinned import PINNED, locate
 
 logger = logging.getLogger(__name__)
+#: the device setting (imports torch: loaded when a backend is built)
+device_policy = LazyModule("negcse.device")
 
 
 def default_convert_cache() -> Path:
@@ -89,7 +92,7 @@ class TransformersBackend:
         self.gguf_file = gguf_file
         self.batch_size = batch_size
         self.label = label or (gguf_file or self.model_path.name)
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = str(device_policy.resolve_device(device))
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
         where = self.model_path / gguf_file if gguf_file else self.model_path
         if not where.exists():

@@ -23,6 +23,12 @@ The trainer knows nothing about any method. The contract, per step:
    checkpoint and gives it back to ``load_state_dict()`` when a run resumes. Build such state in
    ``attach(model)``, called once before training, not in ``__init__``.
 
+5. ``augmentations()``: text columns the method rewrites anew at every epoch, each with a
+   function (text, rng) -> text (GCSE stage 1's released word doubling). The trainer applies it
+   to every row at the start of each epoch, drawing from a stream seeded by (seed, column,
+   epoch), and trains that epoch on the result (every view and guide reading the column), so a
+   resumed run draws the same texts.
+
 Columns come from generator artifacts (or any file) aligned line by line with the corpus;
 ``prepare`` sees them whole once before training. A new method subclasses ``Method[P]`` with
 its params dataclass ``P`` (``self.params: P``) and calls ``registry.register``. The workflow
@@ -33,7 +39,9 @@ load it on first use; ``Tensor`` is for annotations under ``TYPE_CHECKING``).
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar
 
@@ -48,6 +56,8 @@ if TYPE_CHECKING:
 
 #: a column of the training data: text lines, or a numeric array whose first axis is the line
 Column = list[str] | np.ndarray
+#: a data augmentation: (text, rng) -> the text trained on (``Method.augmentations``)
+Augmentation = Callable[[str, random.Random], str]
 #: a column's batch rows as the loss gets them
 BatchColumn: TypeAlias = "list[str] | Tensor"
 
@@ -234,6 +244,10 @@ class Method(ABC, Generic[P]):
     def guides(self) -> tuple[Guide, ...]:
         """Frozen models the loss reads (none by default)."""
         return ()
+
+    def augmentations(self) -> dict[str, Augmentation]:
+        """Text column -> the augmentation its rows get anew at each epoch (none by default)."""
+        return {}
 
     @abstractmethod
     def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput: ...

@@ -21,12 +21,23 @@ lr 1e-5, 2 epochs, STS-B dev every 125 steps: the method's ``train`` block in pa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal
 
+from negcse.gcse.released import augment_anchor
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
 from negcse.lazy import F, torch
+from negcse.losses import info_nce
 from negcse.losses.gcse import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
-from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext, View
+from negcse.methods.base import (
+    Augmentation,
+    Guide,
+    LossOutput,
+    Method,
+    MethodParams,
+    StepContext,
+    View,
+)
 from negcse.methods.params import bounded
 from negcse.methods.registry import register
 
@@ -104,3 +115,36 @@ class GCSE(Method[GCSEParams]):
             p.form,
         )
         return LossOutput(loss, {"gcse": loss.detach(), "frozen_cos": s_frozen.mean()})
+
+
+@dataclass(frozen=True)
+class GCSEStage1Params(MethodParams):
+    """``augmentation``: "word_doubling" is the released stage-1 loader's (``cl_loader.py``
+    L81-104, on for every training row: ``is_enhance_feature`` is never read and
+    ``enhance_feature_lang`` 'en' is truthy): each sentence repeats k of its first L - 1
+    space-separated words, k = randrange(min(10, L, max(2, floor(ratio * L)))), drawn anew at
+    every epoch; so k is 0 or 1 with equal odds below 60 words. "none": plain SimCSE."""
+
+    augmentation: Literal["word_doubling", "none"] = "word_doubling"
+    duplication_ratio: float = bounded(0.05, gt=0, le=1)  # released enhance_dup
+
+
+@register
+class GCSEStage1(Method[GCSEStage1Params]):
+    """GCSE's stage 1, the evaluation model (released ``cse_trainer.py`` + ``cl_loader.py``):
+    unsupervised SimCSE on one sentence per row, both views the same augmented text (the
+    released loader stacks one tokenization twice), dropout the only other noise. Its released
+    schedule, precision, clipping and data order are train settings (params.yaml)."""
+
+    name = "gcse_stage1"
+    Params = GCSEStage1Params
+
+    def augmentations(self) -> dict[str, Augmentation]:
+        p = self.params
+        if p.augmentation == "none":
+            return {}
+        return {"sentence": partial(augment_anchor, ratio=p.duplication_ratio)}
+
+    def loss(self, emb: dict[str, Tensor], ctx: StepContext) -> LossOutput:
+        loss = info_nce(emb["anchor"], emb["positive"], self.params.temperature)
+        return LossOutput(loss, {"infonce": loss.detach()})

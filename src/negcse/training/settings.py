@@ -55,6 +55,9 @@ class TrainSettings:
     #: the step at which the linear schedule would reach 0, however long the run is (None: the
     #: run's last step); released GCSE: 80,000 for a run of about 1,000 steps
     schedule_horizon: int | None = None
+    #: "epoch": a seeded permutation per epoch; "fixed": epoch 0's every epoch (GCSE's released
+    #: loaders shuffle once); negcse.training.epoch_data
+    data_order: str = "epoch"
 
     def __post_init__(self) -> None:
         for error in _validator().iter_errors(self.to_dict()):
@@ -72,8 +75,17 @@ class TrainSettings:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        # unset: absent, so existing run specs are unchanged
-        for key in ("dev_max_seq_len", "warmup_steps", "schedule_horizon"):
-            if out[key] is None:
+        # at their defaults: absent, so existing run specs are unchanged
+        for key, default in _OPTIONAL.items():
+            if out[key] == default:
                 del out[key]
         return out
+
+
+#: settings added after run specs were first recorded: left out of a spec at these values
+_OPTIONAL: dict[str, Any] = {
+    "dev_max_seq_len": None,
+    "warmup_steps": None,
+    "schedule_horizon": None,
+    "data_order": "epoch",
+}

@@ -52,7 +52,7 @@ from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.poolers import Pooler
 from negcse.pretrained import default_device
-from negcse.seed import numpy_rng, rng_state, seed_everything, set_rng_state
+from negcse.seed import rng_state, seed_everything, set_rng_state
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.training.checkpoint import (
     Unloadable,
@@ -63,6 +63,7 @@ from negcse.training.checkpoint import (
     set_aside,
 )
 from negcse.training.columns import check_aligned
+from negcse.training.epoch_data import augment_columns, order_epoch, permutation
 from negcse.training.fingerprint import differences
 from negcse.training.guides import FrozenGuide, load_guides
 from negcse.training.model import SentenceEncoder, dropout_rate
@@ -190,7 +191,16 @@ class Trainer:
         self.total_steps = min(total, settings.max_steps) if settings.max_steps else total
         self.state = TrainState()
         self.token_rows: dict[tuple[str, str], TokenRows] = {}
-        self._order: tuple[int, np.ndarray] | None = None  # (epoch, its permutation)
+        self._order: tuple[int, np.ndarray] | None = None  # (epoch drawn for, permutation)
+        #: the method's per-epoch augmentations (negcse.training.epoch_data), of a copy of the data
+        self._augment = method.augmentations()
+        bad = [c for c in self._augment if c not in data.columns or not _is_text(data, c)]
+        if bad:
+            raise ValueError(f"method '{method.name}' augments {bad}: not text columns of the data")
+        if self._augment:
+            self.data = TrainData(dict(data.columns), dict(data.sources))
+        self._originals = {c: data.columns[c] for c in self._augment}
+        self._augmented_epoch: int | None = None
         #: called with the step count after every optimizer step (benchmarks time with it)
         self.on_step: Callable[[int], None] | None = None
         self._eval_batches: dict[tuple[str, ...], list[tuple[np.ndarray, dict[str, Any]]]] = {}
@@ -212,12 +222,32 @@ class Trainer:
 
     # -- data order ---------------------------------------------------------------------------
     def batch_indices(self, step: int) -> np.ndarray:
-        """The examples of a global step: a seeded permutation per epoch (drawn once per
-        epoch: permuting wiki1m costs milliseconds), sliced."""
+        """The examples of a global step: a seeded permutation per epoch, or epoch 0's every
+        epoch (``data_order: fixed``), sliced; the epoch's augmented columns drawn first."""
         epoch, pos = divmod(step, self.steps_per_epoch)
-        if self._order is None or self._order[0] != epoch:
-            self._order = (epoch, numpy_rng(self.seed, 1, epoch).permutation(len(self.data)))
+        if self._augment and self._augmented_epoch != epoch:
+            self._augment_epoch(epoch)
+        drawn = order_epoch(epoch, self.s.data_order)
+        if self._order is None or self._order[0] != drawn:
+            self._order = (drawn, permutation(self.seed, drawn, len(self.data)))
         return self._order[1][pos * self.s.batch_size : (pos + 1) * self.s.batch_size]
+
+    def _augment_epoch(self, epoch: int) -> None:
+        """Rewrite the augmented columns for ``epoch``; their token rows are made again."""
+        for column, texts in augment_columns(
+            self._augment, self._originals, self.seed, epoch
+        ).items():
+            self.data.columns[column] = texts
+            self.token_rows = {k: v for k, v in self.token_rows.items() if k[0] != column}
+            for guide in self.guides.values():
+                for key, read, _ in guide.spec.encoded():
+                    if read == column:
+                        guide.rows.pop(key, None)
+            changed = sum(a != b for a, b in zip(texts, self._originals[column], strict=True))
+            logger.info(
+                "epoch %d: %s augmented, %d of %d rows changed", epoch, column, changed, len(texts)
+            )
+        self._augmented_epoch = epoch
 
     # -- encoding -----------------------------------------------------------------------------
     def _pooler(self, key: str) -> Pooler:

@@ -180,7 +180,7 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
     check_unique_keys((path, *more))
     merged: dict[str, Any] = {}
     for p in (path, *more):
-        own = _load_yaml(p)
+        own = load_yaml(p)
         if not isinstance(own, dict):
             raise ConfigError(f"{p}: expected a mapping of keys at the top level, got {own!r:.40}")
         merged = deep_merge(merged, own)
@@ -189,7 +189,7 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
     return merged
 
 
-def _load_yaml(path: str | os.PathLike[str], compose: bool = False) -> Any:
+def load_yaml(path: str | os.PathLike[str], compose: bool = False) -> Any:
     """A YAML file's value ({} when empty), or its node tree with ``compose``; text that is not
     UTF-8 or not YAML is a :class:`ConfigError` naming the file and the line."""
     try:
@@ -236,7 +236,7 @@ def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
     """No config file writes a key twice in one mapping (YAML loaders, Snakemake's too, keep the
     last value without a word)."""
     for p in paths:
-        root = _load_yaml(p, compose=True)
+        root = load_yaml(p, compose=True)
         found = _repeated_keys(root, "", set()) if root is not None else None
         if found:
             key, first, second = found
@@ -249,7 +249,7 @@ def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike
     """Every method that any one file's grid lists must be configured in the merged config: a
     file whose grid another file replaces (params.yaml under the smoke config) is checked too."""
     for p in paths:
-        own = _load_yaml(p)
+        own = load_yaml(p)
         grid = own.get("grid") if isinstance(own, dict) else None
         methods = grid.get("methods") if isinstance(grid, dict) else None
         for method in methods if isinstance(methods, list) else []:

@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         chosen = profile(args.params)
-    except (ProfileError, OSError, yaml.YAMLError) as exc:
+    except (ProfileError, OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         print(f"negcse.workflow.dvc_run: error: {exc}", file=sys.stderr)
         return 2  # a user error, as negcse's commands
     command = ["snakemake", "--profile", chosen, *args.snakemake_args]

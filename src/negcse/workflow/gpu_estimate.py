@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,8 @@ SAME_COST = {
     "sncse_nl": "sncse",
     "sncse_infonce": "sncse",
     "rankcse": "simcse",
+    # GCSE stage 1: SimCSE's two views (its word doubling rewrites the corpus once an epoch)
+    "gcse_stage1": "simcse",
     "rankcse_san": "simcse_san",
     "rlrd": "sncse",
     "rlrd_san": "sncse_san",
@@ -78,12 +80,32 @@ def backbone_factor(backbone: str) -> float:
     return LARGE_FACTOR if "large" in backbone.lower() else 1.0
 
 
+#: the options column of a training step compiled as ``compile: auto`` runs it on CUDA
+AUTO_OPTIONS = "compile(reduce-overhead)+static_padding"
+
+
+def run_options(train: Mapping[str, Any]) -> str:
+    """The options column (benchmarks/gpu.py's naming) of a run's training step on CUDA: "" for
+    eager; ``compile: auto`` is reduce-overhead with static padding."""
+    mode = train.get("compile")
+    if mode in (None, False):
+        return ""
+    if mode == "auto":
+        return AUTO_OPTIONS
+    compiled = "compile" if mode is True else f"compile({mode})"
+    return compiled + ("+static_padding" if train.get("static_padding") else "")
+
+
 @dataclass
 class Costs:
     """Unit costs from gpu_costs.csv (seconds)."""
 
     device: str
     step: dict[tuple[str, str], tuple[float, int]] = field(default_factory=dict)
+    #: (implementation, precision, options) -> compiled step seconds and batch
+    compiled: dict[tuple[str, str, str], tuple[float, int]] = field(default_factory=dict)
+    #: K processes on one GPU -> seconds per step of all of them (SimCSE eager)
+    jobs: dict[int, float] = field(default_factory=dict)
     dev_eval: dict[str, float] = field(default_factory=dict)
     eval_job: float | None = None  # None: no row (neither measured nor derived)
     mteb_job: dict[str, float] = field(default_factory=dict)  # group -> seconds
@@ -113,30 +135,69 @@ class Costs:
         seconds, measured_batch = got
         return seconds * batch / measured_batch
 
+    def compiled_seconds(
+        self, implementation: str, precision: str, batch: int, options: str
+    ) -> float | None:
+        """Seconds of one step compiled with ``options``, where that was measured (an
+        implementation priced as another, ``SAME_COST``, by that one's row); batch scales."""
+        implementation = SAME_COST.get(implementation, implementation)
+        got = self.compiled.get((implementation, precision, options))
+        return None if got is None else got[0] * batch / got[1]
 
-def load_costs(path: str | Path) -> Costs:
-    path = Path(path)
+    def jobs_speedup(self, k: int) -> float:
+        """Aggregate steps/s of ``k`` processes on one GPU over one process's (measured)."""
+        if k == 1:
+            return 1.0
+        if k not in self.jobs or 1 not in self.jobs:
+            raise ValueError(f"no jobs_per_gpu rows for K=1 and K={k} in the unit costs")
+        return self.jobs[1] / self.jobs[k]
+
+
+def merged_rows(paths: Sequence[str | Path]) -> list[tuple[Path, int, dict[str, str]]]:
+    """The rows of every file, a later file's row replacing an earlier one of the same kind,
+    name, precision, batch size and options (a measured CSV over the shipped one)."""
+    rows: dict[tuple[str, ...], tuple[Path, int, dict[str, str]]] = {}
+    for path in map(Path, paths):
+        with path.open(encoding="utf-8", newline="") as fh:
+            for line, row in enumerate(csv.DictReader(fh), start=2):
+                key = tuple(row.get(k) or "" for k in KEY_COLUMNS)
+                rows.pop(key, None)  # the newer row goes last: its device is the table's
+                rows[key] = (path, line, row)
+    return list(rows.values())
+
+
+KEY_COLUMNS = ("kind", "name", "precision", "batch_size", "options")
+
+
+def load_costs(*paths: str | Path) -> Costs:
+    """Unit costs from one or more gpu_costs.csv files (later files' rows win)."""
     costs = Costs(device="")
-    with path.open(encoding="utf-8", newline="") as fh:
-        for line, row in enumerate(csv.DictReader(fh), start=2):
-            try:
-                seconds = float(row["seconds"])
-                costs.device = row["device"]
-                kind = row["kind"]
-                if kind == "train_step" and not row["options"]:
-                    costs.step[(row["name"], row["precision"])] = (seconds, int(row["batch_size"]))
-                elif kind == "dev_eval":
-                    costs.dev_eval[row["precision"]] = seconds
-                elif kind == "eval_job":
-                    costs.eval_job = seconds
-                elif kind == "mteb_job":
-                    costs.mteb_job[row["name"]] = seconds
-                elif kind == "generator_sentence":
-                    costs.generator[row["name"]] = seconds
-                if (row.get("source") or "").startswith("derived"):
-                    costs.derived[(kind, row["name"])] = row["source"]
-            except (KeyError, ValueError, TypeError) as err:
-                raise ValueError(f"{path}, line {line}: bad cost row {row} ({err})") from err
+    for path, line, row in merged_rows(paths):
+        try:
+            seconds = float(row["seconds"])
+            costs.device = row["device"]
+            kind = row["kind"]
+            if kind == "train_step" and not row["options"]:
+                costs.step[(row["name"], row["precision"])] = (seconds, int(row["batch_size"]))
+            elif kind == "train_step":
+                key = (row["name"], row["precision"], row["options"])
+                costs.compiled[key] = (seconds, int(row["batch_size"]))
+            elif kind == "jobs_per_gpu":
+                costs.jobs[int(row["options"].removeprefix("K="))] = seconds
+            elif kind == "dev_eval":
+                costs.dev_eval[row["precision"]] = seconds
+            elif kind == "eval_job":
+                costs.eval_job = seconds
+            elif kind == "mteb_job":
+                costs.mteb_job[row["name"]] = seconds
+            elif kind == "generator_sentence":
+                costs.generator[row["name"]] = seconds
+            if (row.get("source") or "").startswith("derived"):
+                costs.derived[(kind, row["name"])] = row["source"]
+            else:
+                costs.derived.pop((kind, row["name"]), None)
+        except (KeyError, ValueError, TypeError) as err:
+            raise ValueError(f"{path}, line {line}: bad cost row {row} ({err})") from err
     return costs
 
 
@@ -149,6 +210,8 @@ class Row:
     unpriced: bool = False
     #: what its cost was derived from (no measurement of its own)
     derived: set[str] = field(default_factory=set)
+    #: its training steps priced at a measured compiled rate (what its compile setting runs)
+    compiled: bool = False
 
     @property
     def total_h(self) -> float:
@@ -239,10 +302,15 @@ def estimate(
     costs: Costs,
     generator_outputs: Mapping[str, int],
     mteb_jobs: Iterable[tuple[str, str]] = (),
+    jobs_per_gpu: int = 1,
 ) -> list[Row]:
     """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
     synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
-    backbone) per job); GPU hours on the benchmarked GPU."""
+    backbone) per job); GPU hours on the benchmarked GPU. A training step is priced at the
+    measured rate of the compile setting it runs with on CUDA where that was measured, else at
+    the eager rate; eager steps of ``jobs_per_gpu`` runs sharing a GPU at the measured
+    aggregate rate (``Costs.jobs_speedup``)."""
+    share = costs.jobs_speedup(jobs_per_gpu)
     grid = config["grid"]
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
     rows = []
@@ -258,7 +326,12 @@ def estimate(
             if t.get("max_steps"):
                 steps = min(steps, t["max_steps"])
             implementation = spec["implementation"]
-            step_s = costs.step_seconds(implementation, precision, t["batch_size"])
+            options = run_options(t)
+            step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], options)
+            row.compiled |= step_s is not None
+            if step_s is None:
+                step_s = costs.step_seconds(implementation, precision, t["batch_size"])
+                step_s = None if step_s is None else step_s / share
             factor = backbone_factor(backbone)
             if step_s is None:
                 row.unpriced = True
@@ -378,7 +451,9 @@ def mteb_jobs(files: Iterable[str], backbones: Iterable[str]) -> list[tuple[str,
     return out
 
 
-def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: str) -> str:
+def format_table(
+    rows: list[Row], costs: Costs, corpus_sentences: int, source: str, jobs_per_gpu: int = 1
+) -> str:
     lines = [
         f"Estimated GPU hours on one {costs.device} (unit costs: {source}; corpus "
         f"{corpus_sentences:,} sentences; large backbones x{LARGE_FACTOR:.2f} of base):",
@@ -395,10 +470,23 @@ def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: s
     jobs = sum(r.jobs for r in rows)
     lines.append(f"{'total':<34} {jobs:>8} {'':>11} {'':>8} {total:>8.1f}")
     lines.append(f"(on N GPUs with --resources gpu=N: about {total:.0f} / N hours)")
+    compiled = [r.name for r in rows if r.compiled]
+    named = ", ".join(compiled[:6]) + (
+        f" and {len(compiled) - 6} more" if len(compiled) > 6 else ""
+    )
     lines.append(
-        "Training priced at the measured eager rates (compile: auto, the CUDA default, is "
+        "Training priced at the measured rate of its compile setting on CUDA (compile: auto = "
+        f"reduce-overhead + static padding) for: {named}; at eager rates for the others (their "
+        "compiled rate not measured: benchmarks/gpu.md)"
+        if compiled
+        else "Training priced at the measured eager rates (compile: auto, the CUDA default, is "
         "faster where measured: benchmarks/gpu.md)"
     )
+    if jobs_per_gpu > 1:
+        lines.append(
+            f"Eager training steps at {jobs_per_gpu} jobs per GPU: the measured aggregate rate, "
+            f"{costs.jobs_speedup(jobs_per_gpu):.2f}x one job's (NEGCSE_JOBS_PER_GPU)"
+        )
     if costs.derived:
         lines.append(
             "Derived unit costs (no measurement of their own; benchmarks/derive_costs.py):"
@@ -407,14 +495,23 @@ def format_table(rows: list[Row], costs: Costs, corpus_sentences: int, source: s
     return "\n".join(lines)
 
 
-def grid_table(plan: Plan, costs_file: str | Path, source: str = COSTS_FILE) -> str:
+def grid_table(
+    plan: Plan,
+    costs_file: str | Path | Sequence[str | Path],
+    source: str = COSTS_FILE,
+    jobs_per_gpu: int = 1,
+) -> str:
     """The estimate of ``plan``'s grid as the dry run and ``negcse estimate`` print it: one row
-    per method, GPU generator and evaluation kind, from the unit costs in ``costs_file``."""
-    costs = load_costs(costs_file)
+    per method, GPU generator and evaluation kind, from the unit costs in ``costs_file`` (or
+    several files: a later one's rows replace an earlier one's, a measured CSV over the
+    shipped one)."""
+    files = [costs_file] if isinstance(costs_file, str | Path) else list(costs_file)
+    costs = load_costs(*files)
     rows = estimate(
         plan.config,
         costs,
         gpu_generators(plan.config, plan.column_paths()),
         mteb_jobs(plan.mteb_files(), plan.backbones),
+        jobs_per_gpu,
     )
-    return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source)
+    return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source, jobs_per_gpu)

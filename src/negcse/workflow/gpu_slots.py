@@ -87,6 +87,27 @@ def min_free_mb() -> int:
     return int(raw)
 
 
+def job_limit(requested: int | None) -> tuple[int, str] | None:
+    """For a local run on a machine with GPUs: the cap on concurrent GPU jobs (its GPUs x
+    ``NEGCSE_JOBS_PER_GPU``) and a one-line note, when ``requested`` (the ``gpu`` resource,
+    None: unset) asks for more; None where there is nothing to lower (no GPU visible, a
+    cluster scheduler assigns the GPUs, or slots are off). A profile's ``gpu: 2`` on a one-GPU
+    box would otherwise start a second job that only waits for the first one's slot."""
+    if "SLURM_JOB_ID" in os.environ or os.environ.get("NEGCSE_GPU_SLOTS") == "off":
+        return None
+    devices = visible_gpus()
+    if not devices:
+        return None
+    cap = len(devices) * jobs_per_gpu()
+    if requested is not None and requested <= cap:
+        return None
+    asked = "unset" if requested is None else str(requested)
+    return cap, (
+        f"GPU jobs at once: {cap} ({len(devices)} GPU(s) x NEGCSE_JOBS_PER_GPU="
+        f"{jobs_per_gpu()}; the gpu resource was {asked})"
+    )
+
+
 def _lock(path: Path) -> int | None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:

@@ -22,7 +22,13 @@ import shlex
 from typing import Any
 
 from negcse.generators.steps import StepContext
-from negcse.workflow.config import column_readers, guide_entries, method_corpus, resolve_method
+from negcse.workflow.config import (
+    column_readers,
+    guide_entries,
+    method_corpus,
+    method_seeds,
+    resolve_method,
+)
 
 #: the folder rule ``train`` writes (rules/train.smk)
 MODEL_DIR = "results/models/{method}/{backbone}/seed{seed}"
@@ -102,7 +108,8 @@ def guide_backbones(config: dict[str, Any]) -> list[str]:
 
 def generator_context(config: dict[str, Any]) -> StepContext:
     """What the generators' steps read of this config: the columns each method reads, a
-    method's corpus and its guide runs (GCSE's stage-1 model is the ``evaluation`` guide)."""
+    method's corpus, its guide runs (GCSE's stage-1 model is the ``evaluation`` guide) and its
+    seeds."""
 
     def guide(method: str, name: str, backbone: str, seed: str) -> tuple[str | None, str | None]:
         return (
@@ -115,4 +122,5 @@ def generator_context(config: dict[str, Any]) -> StepContext:
         column_readers(config),
         corpus_of=lambda method: method_corpus(config, method),
         guide=guide,
+        seeds=lambda method, backbone: method_seeds(config, method, backbone),
     )

@@ -12,14 +12,21 @@ import hashlib
 import json
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from negcse.gcse.released import RELEASED_BUGS
 from negcse.generators.registry import GeneratorSpec, methods_reading, register
 from negcse.generators.settings import GeneratorSettings, as_dict, options, setting, view
-from negcse.generators.steps import GPU_SLOT, Step, StepContext, Wildcards, alternation
+from negcse.generators.steps import (
+    GPU_SLOT,
+    Step,
+    StepContext,
+    Wildcards,
+    alternation,
+    corpus_input,
+)
 from negcse.llm.pinned import PINNED
 
 ANCHOR_COLUMN = "gcse_anchor"  # stage 2's training sentences (negcse.methods.gcse reads them)
@@ -75,6 +82,8 @@ SYNTHESIS_OPTIONS = (
 )
 #: gcse-denoise's settings of GcseSettings (then its own --order and --augment-anchors)
 DENOISE_OPTIONS = ("mode", "filter", "alpha", "beta", "choice")
+#: ``neighbour_model`` naming the stage-1 run (``neighbour_stage1``), not a model
+STAGE1 = "stage1"
 CANDIDATES = "results/gcse/candidates/{corpus}/{synthesis}.jsonl"
 SYNTHESIS_REPORT = "results/gcse/candidates/{corpus}/{synthesis}.report.json"
 #: the response cache of a synthesis variant: kept outside the outputs, so a killed job resumes
@@ -132,11 +141,17 @@ def triplets_of(variant_name: str) -> str:
     return variant_name.rsplit("/", 1)[0]
 
 
-def synthesis_args(settings: dict[str, Any]) -> str:
+def synthesis_args(settings: dict[str, Any], neighbour: str | None = None) -> str:
     """``negcse gcse-synthesize`` options (besides files, cache and threads): ``GcseSynthesis``'s,
-    the released bugs that change the candidates. The key is passed by its variable's NAME."""
+    the released bugs that change the candidates. The key is passed by its variable's NAME.
+    ``neighbour``: the model that ``neighbour_model: stage1`` resolved to (the workflow's)."""
     bugs = sorted(set(settings["released_bugs"]) - set(DENOISE_BUGS))
-    return options({**settings, "released_bugs": bugs}, GcseSynthesis)
+    values = {**settings, "released_bugs": bugs}
+    if settings["neighbour_model"] == STAGE1:
+        if neighbour is None:
+            raise ValueError("neighbour_model 'stage1' is a run of the workflow: give its model")
+        values["neighbour_model"] = neighbour
+    return options(values, GcseSynthesis)
 
 
 def denoising(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -159,9 +174,10 @@ def denoise_args(settings: dict[str, Any]) -> str:
 
 def models(settings: dict[str, Any]) -> tuple[str, ...]:
     """A Hugging Face LLM to prefetch (the pinned GGUF ships in a package; endpoints serve
-    their own)."""
+    their own), and a named neighbour encoder (not a run of the workflow)."""
     encoder = settings["neighbour_model"]
-    extra = (encoder,) if encoder is not None and settings["mode"] == "released" else ()
+    named = encoder is not None and encoder != STAGE1 and settings["mode"] == "released"
+    extra = (encoder,) if named else ()
     if settings["backend"] != "transformers" or settings["model"] in PINNED:
         return extra
     return (settings["model"], *extra)
@@ -317,8 +333,10 @@ class GcseSettings(GeneratorSettings):
         None,
         "released mode: a frozen encoder (Hugging Face name or folder; mean pooling, as the "
         "released SentenceTransformer loader) whose 10th / 5th nearest entity / main part is a "
-        "positive revision's replacement, as the released KG's 'related' (null: the KG's own "
-        "related replacement; the released code used its stage-1 model)",
+        "positive revision's replacement, as the released KG's 'related'; 'stage1': the "
+        "stage-1 run (guides.evaluation) of the grid's first backbone at its first seed, as "
+        "released (the workflow trains it before the synthesis); null: the KG's own related "
+        "replacement",
         schema={"type": ["string", "null"]},
         when=_released,
         minLength=1,
@@ -363,6 +381,30 @@ GcseDenoising = view(
 )
 
 
+def _shared_stage1(
+    ctx: StepContext,
+    what: str,
+    reads: Callable[[str], bool],
+    run_of: Callable[[str], tuple[str, str]],
+) -> tuple[str, str | None]:
+    """The one stage-1 model (``evaluation`` guide) of the methods that ``reads`` (method ->
+    reads the file ``what`` names), each at its ``run_of(method)`` = (backbone, seed)."""
+    found: dict[str, str | None] = {}
+    for method in methods_reading(ctx.config, COLUMNS, ctx.readers):
+        if not reads(method):
+            continue
+        model, run = ctx.guide(method, "evaluation", *run_of(method))
+        if model is None:
+            raise ValueError(f"methods.{method}: GCSE needs guides.evaluation (the stage-1 run)")
+        found[model] = run
+    if len(found) != 1:
+        raise ValueError(
+            f"{what}: {len(found)} stage-1 models ({sorted(found)}); the methods reading one "
+            "variant must share guides.evaluation"
+        )
+    return next(iter(found.items()))
+
+
 def stage1_models(
     ctx: StepContext, triplets: str, backbone: str, seed: int | str, corpus: str
 ) -> tuple[str, str | None]:
@@ -370,22 +412,32 @@ def stage1_models(
     ``backbone`` x ``seed``: the ``evaluation`` guide of the methods reading it, as (``--model``
     argument, the run folder the workflow trains or None for a named model). Methods sharing a
     variant and corpus must share that guide (else ValueError: give them different settings)."""
-    found: dict[str, str | None] = {}
-    for method in methods_reading(ctx.config, COLUMNS, ctx.readers):
-        if triplets_id(ctx.settings("gcse", method)) != triplets:
-            continue
-        if ctx.corpus_of(method) != corpus:
-            continue
-        model, run = ctx.guide(method, "evaluation", backbone, str(seed))
-        if model is None:
-            raise ValueError(f"methods.{method}: GCSE needs guides.evaluation (the stage-1 run)")
-        found[model] = run
-    if len(found) != 1:
-        raise ValueError(
-            f"gcse triplets {triplets} of corpus {corpus}: {len(found)} stage-1 models "
-            f"({sorted(found)}); the methods reading one variant must share guides.evaluation"
-        )
-    return next(iter(found.items()))
+
+    def reads(method: str) -> bool:
+        same = triplets_id(ctx.settings("gcse", method)) == triplets
+        return same and ctx.corpus_of(method) == corpus
+
+    return _shared_stage1(
+        ctx, f"gcse triplets {triplets} of corpus {corpus}", reads, lambda m: (backbone, str(seed))
+    )
+
+
+def neighbour_stage1(ctx: StepContext, synthesis: str, corpus: str) -> tuple[str, str | None]:
+    """The stage-1 model whose neighbours replace the positive revisions of the candidates
+    ``synthesis`` of ``corpus`` (``neighbour_model: stage1``): the ``evaluation`` guide of the
+    methods reading them on the grid's first backbone, at each one's first seed there, as
+    (``--neighbour-model`` argument, the run folder the workflow trains or None). The
+    candidates are shared by every backbone and seed, so one stage-1 run encodes the pool."""
+    backbone = str(ctx.config["grid"]["backbones"][0])
+
+    def reads(method: str) -> bool:
+        same = synthesis_id(ctx.settings("gcse", method)) == synthesis
+        return same and ctx.corpus_of(method) == corpus
+
+    def run_of(method: str) -> tuple[str, str]:
+        return backbone, str(ctx.seeds(method, backbone)[0])
+
+    return _shared_stage1(ctx, f"gcse candidates {synthesis} of corpus {corpus}", reads, run_of)
 
 
 def _triplets(ctx: StepContext) -> dict[str, dict[str, Any]]:
@@ -396,6 +448,28 @@ def _triplets(ctx: StepContext) -> dict[str, dict[str, Any]]:
 def _syntheses(ctx: StepContext) -> dict[str, dict[str, Any]]:
     """Synthesis id -> settings: one synthesis per candidates file."""
     return {synthesis_id(s): s for s in _triplets(ctx).values()}
+
+
+def _neighbour(ctx: StepContext, wc: Wildcards) -> tuple[str, str | None] | None:
+    """The stage-1 neighbour encoder of a synthesis job (None: no ``neighbour_model: stage1``)."""
+    s = _syntheses(ctx)[wc["synthesis"]]
+    if s["neighbour_model"] != STAGE1 or s["mode"] != "released":
+        return None
+    return neighbour_stage1(ctx, wc["synthesis"], wc["corpus"])
+
+
+def _synthesis_inputs(ctx: StepContext, wc: Wildcards) -> dict[str, str]:
+    """The corpus, and the stage-1 run that encodes the neighbours (trained first)."""
+    inputs = corpus_input(ctx, wc)
+    found = _neighbour(ctx, wc)
+    if found is not None and found[1] is not None:
+        inputs["stage1"] = found[1]
+    return dict(inputs)
+
+
+def _synthesis_settings(ctx: StepContext, wc: Wildcards) -> str:
+    found = _neighbour(ctx, wc)
+    return synthesis_args(_syntheses(ctx)[wc["synthesis"]], None if found is None else found[0])
 
 
 def _synthesis_gpu(ctx: StepContext, wc: Wildcards) -> int:
@@ -441,10 +515,11 @@ SPEC = register(
         steps=(
             Step(
                 name="gcse_synthesize",
+                inputs=_synthesis_inputs,
                 outputs={"candidates": CANDIDATES, "report": SYNTHESIS_REPORT},
                 wildcards=lambda ctx: {"synthesis": alternation(_syntheses(ctx)) or "[^/]+"},
                 params={
-                    "settings": lambda ctx, wc: synthesis_args(_syntheses(ctx)[wc["synthesis"]]),
+                    "settings": _synthesis_settings,
                     "cache": lambda ctx, wc: CACHE.format(
                         corpus=wc["corpus"], synthesis=wc["synthesis"]
                     ),

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import logging
 import shlex
+import warnings
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from negcse.data.sources import data_unavailable
-from negcse.generators.registry import MODEL_IN_PATH, GeneratorSpec, register
+from negcse.generators.registry import MODEL_IN_PATH, GeneratorSpec, SubstituteWarning, register
 from negcse.generators.settings import GeneratorSettings, options, setting
 from negcse.generators.steps import GPU_SLOT, Step, StepContext, Wildcards, alternation
 
@@ -74,13 +75,13 @@ def plan(settings: dict[str, Any], mirror: str | None) -> dict[str, Any]:
 def released_table_unavailable(mirror: str | None) -> str | None:
     reason = data_unavailable(RELEASED_TABLE, mirror)
     if reason is not None:
-        logger.warning(
-            "SAN's released POS lexicon (%s) is %s: the spaCy lexicon is used instead "
-            "(generators.san.lexicon: released; recorded as '%s')",
-            RELEASED_TABLE,
-            reason,
-            SPACY_SUBSTITUTE,
+        message = (
+            f"SAN's released POS lexicon ({RELEASED_TABLE}) is {reason}: the spaCy lexicon is "
+            f"used instead (generators.san.lexicon: released; recorded as '{SPACY_SUBSTITUTE}' "
+            "in the run spec, the model's negcse.json and its table rows)"
         )
+        logger.warning("%s", message)
+        warnings.warn(message, SubstituteWarning, stacklevel=2)
     return reason
 
 

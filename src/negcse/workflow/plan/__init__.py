@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from negcse.analysis.groups import MethodGroup, method_groups
-from negcse.data.sources import ResolveError, hub_endpoint, offline, resolve_model, unreachable
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
@@ -62,31 +61,17 @@ def expand(patterns: str | Iterable[str], **values: Iterable[Any]) -> list[str]:
     return [p.format(**dict(zip(keys, combo, strict=True))) for p in patterns for combo in combos]
 
 
-def released_runs(
-    config: Mapping[str, Any], log: Callable[[str], None]
-) -> list[tuple[str, str, str]]:
-    """The released checkpoints to evaluate (evaluation.released); where they cannot be
-    downloaded (offline, or the hub does not answer), one in no mirror or cache is left out
-    with a logged message."""
-    runs = []
-    for name, backbone, model in released_models(dict(config)):
-        no_network = "offline" if offline() else unreachable(hub_endpoint())
-        if no_network:
-            try:
-                resolve_model(model, config.get("mirror") or None, network=False)
-            except ResolveError:
-                log(
-                    f"released checkpoint {model} ({name}, {backbone}) skipped: {no_network}, "
-                    "and in no mirror or cache (fetch it on a networked machine: rule prefetch)"
-                )
-                continue
-        runs.append((name, backbone, model))
-    return runs
+def released_runs(config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The released checkpoints to evaluate (evaluation.released), all of them: planning never
+    asks the network; a checkpoint that cannot be got when its job runs (offline, the hub
+    unreachable, no pinned revision) is written as unavailable there, and the tables say so
+    (``negcse evaluate --unavailable-ok``)."""
+    return released_models(dict(config))
 
 
 class Plan:
     """The jobs of one validated config. ``log`` receives the plan's notes (a named grid, a
-    skipped table or released checkpoint) as the dry run prints them."""
+    skipped table) as the dry run prints them."""
 
     def __init__(self, config: Mapping[str, Any], log: Callable[[str], None] = logger.info) -> None:
         self.config = config
@@ -101,7 +86,7 @@ class Plan:
                 f"curves go under {self.grid_path('results/tables')[: -len('tables')]}, not over "
                 "the default grid's results/tables"
             )
-        self.released = released_runs(config, log)
+        self.released = released_runs(config)
         self.grid_tables = self._grid_tables(log)
         self.figure_groups: dict[str, MethodGroup] = {
             g.name: g for g in method_groups(self.methods, self.baselines)

@@ -1,0 +1,135 @@
+"""The fidelity table (negcse.workflow.fidelity, `negcse fidelity`): docs/fidelity-table.md is
+the page params.yaml and the declared sources give, every deviation has a reason, and the
+check fails when a default drifts from what is declared."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from negcse.cli import main
+from negcse.generators.registry import SubstituteWarning
+from negcse.workflow.fidelity import (
+    load_reference,
+    render,
+    rows,
+    unchecked,
+    undeclared,
+)
+from negcse.workflow.plan.load import workflow_config
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "fidelity-table.md"
+
+pytestmark = pytest.mark.mirror  # SAN's released POS table is planned from the mirror
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return workflow_config(REPO / "params.yaml")
+
+
+@pytest.fixture(scope="module")
+def ref() -> dict:
+    return load_reference()
+
+
+def test_the_page_is_what_params_yaml_and_the_sources_give(config: dict, ref: dict) -> None:
+    """Regenerate with `negcse fidelity --out docs/fidelity-table.md` after a change of
+    params.yaml or src/negcse/resources/fidelity.yaml."""
+    found = rows(config, ref)
+    assert render(config, ref, found) == PAGE.read_text(encoding="utf-8")
+    assert {r.method for r in found} == set(config["methods"])
+    assert undeclared(found) == []
+    assert unchecked(config, ref, found) == []
+
+
+def _row(found, method: str, backbone: str, key: str):
+    (hit,) = [r for r in found if (r.method, r.backbone, r.key) == (method, backbone, key)]
+    return hit
+
+
+def test_a_drifted_default_fails_until_declared(config: dict, ref: dict) -> None:
+    """GCSE's stage 1 with the shared default schedule (no warmup, the run's own horizon) and
+    fp16: three undeclared deviations from cse_trainer.py; declaring a reason clears one."""
+    drifted = copy.deepcopy(config)
+    train = drifted["methods"]["gcse_stage1"]["train"]
+    del train["warmup_steps"], train["schedule_horizon"]
+    train["precision"] = "auto"
+    found = rows(drifted, ref, ["gcse_stage1"], ["bert-base-uncased"])
+    missing = {r.key: (r.ours, r.released.value) for r in undeclared(found)}
+    assert missing == {
+        "train.warmup_steps": (None, 190),
+        "train.schedule_horizon": (None, 80000),
+        "train.precision": ("auto", "fp32"),
+    }
+    declared = copy.deepcopy(ref)
+    declared["methods"]["gcse_stage1"]["why"] = {"train.precision": "a reason"}
+    found = rows(drifted, declared, ["gcse_stage1"], ["bert-base-uncased"])
+    assert {r.key for r in undeclared(found)} == {"train.warmup_steps", "train.schedule_horizon"}
+    assert render(drifted, declared, found) != render(config, declared, found[:0])
+
+
+def test_declarations_inherit_scope_and_compare_what_the_papers_ran(
+    config: dict, ref: dict
+) -> None:
+    """`like` starts from another entry; `only` limits a block to the backbones its script
+    ran; `scope` limits the rows (a grid search on BERT-base); `auto` precision stands for
+    fp16 (CUDA); guides read `run M` on the student's backbone and seed."""
+    found = rows(config, ref)
+    grid = [r for r in found if r.method == "simcse_san_tau0.07_p0.15"]
+    assert {r.backbone for r in grid} == {"bert-base-uncased"}
+    tau2 = _row(found, "simcse_san_tau0.07_p0.15", "bert-base-uncased", "params.tau2")
+    assert (tau2.ours, tau2.released.value, tau2.deviates) == (0.07, 0.08, True)
+    assert "grid search" in (tau2.reason or "")
+    una = _row(found, "una_both", "roberta-base", "train.scheduler")
+    assert (una.ours, una.released.value, una.released.source) == (
+        "constant",
+        "constant",
+        "una-run",
+    )
+    assert _row(found, "una", "roberta-large", "train.scheduler").released is None  # no script
+    fp16 = _row(found, "simcse", "bert-base-uncased", "train.precision")
+    assert (fp16.ours, fp16.released.value, fp16.deviates) == ("auto", "fp16", False)
+    teacher = _row(found, "rankcse_san", "bert-base-uncased", "guides.teacher2")
+    assert (teacher.ours, teacher.deviates) == ("run simcse_san on bert-large-uncased", False)
+    stage1 = _row(found, "gcse", "roberta-base", "guides.evaluation")
+    assert stage1.ours == "run gcse_stage1"
+    bml = _row(found, "rlrd_san", "roberta-large", "params.bml_weight")
+    assert (bml.ours, bml.released.value, bml.deviates) == (5e-4, 5e-4, False)
+
+
+def test_a_planned_substitute_is_a_visible_row_and_warning(
+    config: dict, ref: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SAN's released POS table found nowhere: resolving the config outside the workflow
+    warns (SubstituteWarning, not only a log line) and the table row says what was used."""
+    from negcse.generators.specs import san
+
+    monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
+    lacking = tmp_path / "mirror"
+    (lacking / "data").mkdir(parents=True)
+    offline = copy.deepcopy(config) | {"mirror": str(lacking)}
+    san.released_table_unavailable.cache_clear()
+    try:
+        with pytest.warns(SubstituteWarning, match="spaCy lexicon is used instead"):
+            found = rows(offline, ref, ["simcse_san"], ["bert-base-uncased"])
+    finally:
+        san.released_table_unavailable.cache_clear()
+    lexicon = _row(found, "simcse_san", "bert-base-uncased", "generators.san.lexicon")
+    assert lexicon.ours == "spacy (released table unavailable)" and lexicon.deviates
+    assert lexicon.planned and undeclared(found) == []
+    assert "substituted where planned" in render(offline, ref, found)
+
+
+def test_the_command_checks_the_page(tmp_path: Path) -> None:
+    params = str(REPO / "params.yaml")
+    assert main(["fidelity", "--params", params, "--check", str(PAGE)]) == 0
+    stale = tmp_path / "page.md"
+    stale.write_text(PAGE.read_text(encoding="utf-8").replace("| 190 |", "| 200 |", 1))
+    assert main(["fidelity", "--params", params, "--check", str(stale)]) == 1
+    out = tmp_path / "out.md"
+    assert main(["fidelity", "--params", params, "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == PAGE.read_text(encoding="utf-8")
