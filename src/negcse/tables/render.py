@@ -105,7 +105,8 @@ def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.
                     "backbone": result["backbone"],
                     "seed": result.get("seed", ""),
                     "metric": key,
-                    "value": number(result, key, path),
+                    # null: not computed (an analysis without such pairs), shown as none
+                    "value": math.nan if result[key] is None else number(result, key, path),
                     **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
@@ -315,4 +316,5 @@ def metrics(summary: pd.DataFrame, key: str, prefix: str = "") -> dict[str, floa
         for method, backbone, value in zip(
             seeded["method"], seeded["backbone"], seeded[column], strict=True
         )
+        if not math.isnan(value)  # none computed: no metric (a metrics file holds no NaN)
     }
