@@ -17,7 +17,7 @@ ifneq ($(wildcard ../shared/mirror),)
 export NEGCSE_MIRROR ?= $(abspath ../shared/mirror)
 endif
 
-.PHONY: setup lock smoke paper-dry-run test lint llama-server gpu-mirror doctor gpu-quickstart FORCE
+.PHONY: setup lock smoke dvc-lock paper-dry-run test lint llama-server gpu-mirror doctor gpu-quickstart FORCE
 
 # The venv follows the lock: make setup reinstalls whenever the lock installed (its file and
 # sha256, recorded in $(VENV)/negcse-lock.txt) is not the requested LOCK as it is now, not only
@@ -92,6 +92,12 @@ $(VENV)/bin/llama-server: envs/llama-server.txt | setup
 
 smoke: setup
 	source $(VENV)/bin/activate && snakemake --profile profiles/smoke
+
+# After `make smoke` (a complete run, the workflow's files committed): write dvc.lock, check that
+# a clone's `dvc status` would list only the heavy outputs (absent until `dvc pull`), `git add` it
+# (docs/collaborate.md). Then commit it with results/ and `dvc push`.
+dvc-lock: setup
+	source $(VENV)/bin/activate && python -m negcse dvc-lock
 
 # SimCSE's headline in one command on a CUDA GPU (docs/gpu.md): unsupervised SimCSE, BERT-base,
 # wiki1m, one epoch, then the STS average beside the paper's 76.25. ARGS=--tiny: smoke size, CPU.

@@ -1,15 +1,16 @@
 """Cost of the verdict table's paired bootstrap at smoke scale (benchmarks/bootstrap.md).
 
-Writes STS evaluation files holding the real SentEval test pairs (gold scores and subset
-sizes from the mirror) and noisy cosines, as `negcse evaluate` writes them, for the smoke
-grid's methods x seeds plus the untrained row; then times each table job that reads them as
-the table rule runs it (`python -m negcse table NAME`, a process of its own: imports, reading,
-resampling, rendering): verdicts, checkpoints (no released row, as offline in smoke), and sts
-with and without the per-pair cosines in its files (what the larger files cost it). Then the
-same for the transfer files of the smoke protocol (CR in 5 folds, TREC's test split) with each
-test example's correctness: transfer_verdicts, and transfer with and without the records.
+Writes STS evaluation files holding the real SentEval test pairs (gold scores, subset sizes and
+pair keys from the mirror) and noisy cosines (one per distinct pair, as a model gives), as
+`negcse evaluate` writes them, for the smoke grid's methods x seeds plus the untrained row, and
+transfer files of the smoke protocol (CR in 5 folds, TREC's test split) with each test
+example's correctness; then times each table job that reads them as the table rule runs it
+(`python -m negcse table NAME`, a process of its own: imports, reading, resampling, rendering):
+verdicts (STS and transfer files together, as the workflow gives them), checkpoints (no
+released row, as offline in smoke), sts with and without the per-pair records in its files,
+and transfer with and without the per-example records.
 
-    NEGCSE_MIRROR=/work/shared/mirror python benchmarks/bootstrap.py [--seeds 2]
+    NEGCSE_MIRROR=/work/shared/mirror python benchmarks/bootstrap.py [--seeds 3]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 import yaml
 from scipy.stats import spearmanr
 
+from negcse.analysis.bootstrap import pair_key
 from negcse.data.sts import STS_TASKS, load_sts
 from negcse.workflow.config import method_baselines
 
@@ -44,13 +46,18 @@ def _runs(seeds: int) -> list[tuple[str, int]]:
 
 def write_evals(folder: Path, seeds: int, pairs: bool) -> list[str]:
     data = {task: load_sts(task) for task in STS_TASKS}
+    keys = {
+        t: [pair_key(a, b) for a, b in zip(d.sent1, d.sent2, strict=True)] for t, d in data.items()
+    }
+    distinct = sorted({k for task in keys.values() for k in task})
     rng = np.random.default_rng(0)
     paths = []
     for method, seed in _runs(seeds):
         result: dict = {"method": method, "backbone": "splade-tiny", "seed": str(seed)}
         details = {}
+        noise = dict(zip(distinct, rng.normal(0, 0.4, len(distinct)), strict=True))
         for task, d in data.items():
-            cosine = d.gold / 5 + rng.normal(0, 0.4, len(d))
+            cosine = d.gold / 5 + np.array([noise[k] for k in keys[task]])
             result[task] = 100 * spearmanr(cosine, d.gold).statistic
             details[task] = {"all": result[task], "n": len(d)}
             if pairs:
@@ -58,6 +65,7 @@ def write_evals(folder: Path, seeds: int, pairs: bool) -> list[str]:
                     "cosine": cosine.tolist(),
                     "gold": d.gold.tolist(),
                     "subset_sizes": [s.stop - s.start for s in d.subsets.values()],
+                    "key": "".join(keys[task]),
                 }
         result["avg"] = float(np.mean([result[t] for t in STS_TASKS]))
         path = folder / f"{method}-{seed}.json"
@@ -106,36 +114,33 @@ def timed(args: list[str]) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
     with open("params.yaml", encoding="utf-8") as fh:
         baselines = [f"{m}={b}" for m, b in method_baselines(yaml.safe_load(fh)).items()]
     print("| table job | files | MB per file | wall s | CPU s | peak RSS MB |")
     print("|---|---:|---:|---:|---:|---:|")
+
+    def job(name: str, evals: list[str], folder: Path, label: str) -> None:
+        size = sum(Path(p).stat().st_size for p in evals) / len(evals) / 1e6
+        out = ["--md", str(folder / f"{name}.md"), "--baselines", *baselines]
+        wall, cpu, peak = timed(["table", name, "--evals", *evals, *out])
+        print(f"| {label} | {len(evals)} | {size:.3f} | {wall:.1f} | {cpu:.1f} | {peak:.0f} |")
+
     with tempfile.TemporaryDirectory() as tmp:
-        for pairs in (True, False):
-            folder = Path(tmp) / str(pairs)
-            folder.mkdir()
-            evals = write_evals(folder, args.seeds, pairs)
-            size = sum(Path(p).stat().st_size for p in evals) / len(evals) / 1e6
-            names = ["verdicts", "checkpoints", "sts"] if pairs else ["sts"]
-            for name in names:
-                out = ["--md", str(folder / f"{name}.md"), "--baselines", *baselines]
-                wall, cpu, peak = timed(["table", name, "--evals", *evals, *out])
-                label = name + ("" if pairs else " (files without pairs)")
-                print(f"| {label} | {len(evals)} | {size:.2f} | {wall:.1f} | {cpu:.1f} | "
-                      f"{peak:.0f} |")
-        for record in (True, False):
-            folder = Path(tmp) / f"transfer-{record}"
-            folder.mkdir()
-            evals = write_transfer_evals(folder, args.seeds, record)
-            size = sum(Path(p).stat().st_size for p in evals) / len(evals) / 1e6
-            for name in ["transfer_verdicts", "transfer"] if record else ["transfer"]:
-                out = ["--md", str(folder / f"{name}.md"), "--baselines", *baselines]
-                wall, cpu, peak = timed(["table", name, "--evals", *evals, *out])
-                label = name + ("" if record else " (files without records)")
-                print(f"| {label} | {len(evals)} | {size:.3f} | {wall:.1f} | {cpu:.1f} | "
-                      f"{peak:.0f} |")
+        files = {}
+        for kind, write in (("sts", write_evals), ("transfer", write_transfer_evals)):
+            for record in (True, False):
+                folder = Path(tmp) / f"{kind}-{record}"
+                folder.mkdir()
+                files[(kind, record)] = (write(folder, args.seeds, record), folder)
+        sts, folder = files[("sts", True)]
+        job("verdicts", sts + files[("transfer", True)][0], folder, "verdicts (STS + transfer)")
+        job("checkpoints", sts, folder, "checkpoints")
+        for kind in ("sts", "transfer"):
+            for record in (True, False):
+                evals, folder = files[(kind, record)]
+                job(kind, evals, folder, kind + ("" if record else " (files without records)"))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 # MTEB reranking (MAP, MRR@10) and classification (accuracy) of every trained model, through the
-# pinned mteb library. Part of the paper grid; off in the offline smoke grid
+# pinned mteb library, written twice: our JSON (the tables read it) and mteb's own result files
+# (`mteb.ResultCache("results/eval/mteb/<group>/<method>/<backbone>/seed<n>.mteb")`). Part of the paper grid; off in the offline smoke grid
 # (evaluation.mteb: false), whose mirror has no MTEB data: the plan (negcse.workflow.plan)
 # logs the skip when it reads the workflow. The datasets live in the Hugging Face cache ($HF_HOME),
 # filled by mteb_data. The table is built in rules/tables.smk.
@@ -31,7 +32,9 @@ rule evaluate_mteb:
         model="results/models/{method}/{backbone}/seed{seed}",
         data="results/data/mteb/{group}.json",
     output:
-        "results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.json",
+        json="results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.json",
+        # the same results in mteb's own layout (results/<model>/<revision>/<task>.json)
+        mteb=directory("results/eval/mteb/{group}/{method}/{backbone}/seed{seed}.mteb"),
     log:
         "logs/eval/mteb/{group}/{method}/{backbone}/seed{seed}.log",
     benchmark:
@@ -51,6 +54,7 @@ rule evaluate_mteb:
     shell:
         "python -m negcse.workflow.gpu_slots -- "
         "python -m negcse evaluate --only mteb --model {input.model:q} --pooler auto "
-        "--mteb-group {wildcards.group:q} --batch-size {params.batch_size:q} --mteb-out {output:q} "
+        "--mteb-group {wildcards.group:q} --batch-size {params.batch_size:q} "
+        "--mteb-out {output.json:q} --mteb-results {output.mteb:q} "
         "--tag method={wildcards.method:q} --tag backbone={wildcards.backbone:q} "
         "--tag seed={wildcards.seed:q} --threads {threads} {params.mirror} 2> {log:q}"

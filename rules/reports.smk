@@ -1,13 +1,14 @@
-# One page per paper (src/negcse/tables/reports.py): its claims' verdicts (STS and transfer), STS rows, released
-# checkpoints and figures, from the built tables' CSV twins; after the tables. Input
-# functions: rules/common.smk.
+# One page per paper (src/negcse/tables/reports.py): its claims' verdicts on every measure and
+# their forest plot, STS rows, released checkpoints and figures, from the built tables' CSV
+# twins; after the tables. A method of no paper (methods.<m>.paper unset) gets a page of its
+# own: its comparisons with its baseline, its STS rows and its rows among the published rows of
+# its backbones. Input functions: rules/common.smk.
 
 
 rule paper_report:
     input:
         sts=grid_path("results/tables/sts.csv"),
         verdicts=grid_path("results/tables/verdicts.csv"),
-        transfer_verdicts=grid_path("results/tables/transfer_verdicts.csv"),
         checkpoints=grid_path("results/tables/checkpoints.csv"),
         figures=ask(PLAN.paper_figures),
     output:
@@ -18,6 +19,8 @@ rule paper_report:
             category="Papers",
             labels={"paper": "{paper}"},
         ),
+        forest=grid_path("results/figures/forest/{paper}.png"),
+        forest_pdf=grid_path("results/figures/forest/{paper}.pdf"),
     log:
         grid_path("logs/reports/{paper}.log"),
     wildcard_constraints:
@@ -27,8 +30,44 @@ rule paper_report:
     params:
         methods=quoted(PLAN.methods),
         baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
+        papers=quoted(f"{m}={p}" for m, p in PLAN.papers.items()),
+        options=PLAN.scale_args(),
     shell:
         "python -m negcse paper-report --paper {wildcards.paper:q} --methods {params.methods} "
+        "--baselines {params.baselines} --papers {params.papers} --sts {input.sts:q} "
+        "--verdicts {input.verdicts:q} --checkpoints {input.checkpoints:q} "
+        "--figures {input.figures:q} --out {output.md:q} --html {output.html:q} "
+        "--forest {output.forest:q} {params.options} 2> {log:q}"
+
+
+rule method_report:
+    input:
+        sts=grid_path("results/tables/sts.csv"),
+        verdicts=grid_path("results/tables/verdicts.csv"),
+        checkpoints=grid_path("results/tables/checkpoints.csv"),
+        published=grid_path("results/tables/published.csv"),
+        figures=ask(PLAN.method_figures),
+    output:
+        md=grid_path("results/reports/methods/{method}.md"),
+        html=report(
+            grid_path("results/reports/methods/{method}.html"),
+            caption="../report/method_report.rst",
+            category="Methods",
+            labels={"method": "{method}"},
+        ),
+    log:
+        grid_path("logs/reports/methods/{method}.log"),
+    wildcard_constraints:
+        method=_alternation(PLAN.method_pages) or "(?!)",
+    conda:
+        "../envs/negcse.yaml"
+    params:
+        methods=quoted(PLAN.methods),
+        baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
+        options=PLAN.scale_args(),
+    shell:
+        "python -m negcse paper-report --method {wildcards.method:q} --methods {params.methods} "
         "--baselines {params.baselines} --sts {input.sts:q} --verdicts {input.verdicts:q} "
-        "--transfer-verdicts {input.transfer_verdicts:q} --checkpoints {input.checkpoints:q} --figures {input.figures:q} --out {output.md:q} "
-        "--html {output.html:q} 2> {log:q}"
+        "--checkpoints {input.checkpoints:q} --published {input.published:q} "
+        "--figures {input.figures:q} --out {output.md:q} --html {output.html:q} "
+        "{params.options} 2> {log:q}"

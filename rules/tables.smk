@@ -27,11 +27,29 @@ rule table:
         baselines=quoted(f"{m}={b}" for m, b in PLAN.baselines.items()),
         released=quoted(config.get("released") or {}),
         caption=table_report("summary"),
+        options=PLAN.table_options(),
     shell:
         "python -m negcse table {wildcards.table:q} --evals {input:q} --tex {output.tex:q} "
         "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} "
         "--metrics {output.metrics:q} --baselines {params.baselines} "
-        "--released {params.released} 2> {log:q}"
+        "--released {params.released} {params.options} 2> {log:q}"
+
+
+# The short DVC metrics file (dvc.yaml `metrics`): each row's STS average and each claim's Δ and
+# verdict, from the tables' metrics files (src/negcse/tables/dvc_metrics.py).
+rule headline_metrics:
+    input:
+        sts=grid_path("results/metrics/sts.json"),
+        verdicts=grid_path("results/metrics/verdicts.json"),
+    output:
+        grid_path("results/headline.json"),
+    log:
+        grid_path("logs/tables/headline.log"),
+    conda:
+        "../envs/negcse.yaml"
+    shell:
+        "python -m negcse headline-metrics --sts {input.sts:q} --verdicts {input.verdicts:q} "
+        "--out {output:q} 2> {log:q}"
 
 
 rule case_study_table:
@@ -52,6 +70,9 @@ rule case_study_table:
         grid_path("logs/tables/case_study_{backbone}.log"),
     conda:
         "../envs/negcse.yaml"
+    params:
+        options=PLAN.table_options(),
     shell:
         "python -m negcse table case_study --evals {input:q} --tex {output.tex:q} "
-        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} 2> {log:q}"
+        "--csv {output.csv:q} --md {output.md:q} --html {output.html:q} {params.options} "
+        "2> {log:q}"

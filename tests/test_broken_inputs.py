@@ -346,21 +346,31 @@ def _table(name: str, kind: Callable[[Path, str, int], Path], key: str) -> Case:
     return Case(args, inputs)
 
 
-_BUILT: dict[str, Path] = {}
+_BUILT: list[Path] = []
+
+#: a trained model's negcse.json (what `negcse train` records; export reads it)
+META = {"method": "simcse", "implementation": "simcse", "backbone": "tiny", "seed": 1,
+        "eval_pooler": "cls_before_pooler", "params": {"temperature": 0.05}, "steps": 2}  # fmt: skip
 
 
-def _table_csv(tmp: Path, name: str) -> Path:
-    """The CSV twin of table ``name`` (sts, verdicts, checkpoints) as `negcse table` builds it
-    from STS files of simcse, sncse (two seeds each) and a released checkpoint; built once."""
+def _table_output(tmp: Path, name: str) -> Path:
+    """A twin of a table (``sts.csv``, ``verdicts.json``: its CSV or DVC metrics) as `negcse
+    table` builds it from STS files of simcse, sncse (two seeds each) and a released
+    checkpoint; built once."""
     if not _BUILT:
         folder = Path(tempfile.mkdtemp(prefix="negcse-tables-"))
         runs = [("simcse", 1), ("simcse", 2), ("sncse", 1), ("sncse", 2), ("simcse_checkpoint", 0)]
         evals = [str(_sts_file(folder / f"{m}{s}.json", m, s)) for m, s in runs]
         for table in ("sts", "verdicts", "checkpoints"):
-            _BUILT[table] = folder / f"{table}.csv"
-            args = ["table", table, "--evals", *evals, "--csv", str(_BUILT[table])]
-            assert cli.main([*args, "--baselines", "sncse=simcse"]) == 0
-    return Path(shutil.copy(_BUILT[name], tmp / f"{name}.csv"))
+            args = ["table", table, "--evals", *evals, "--csv", str(folder / f"{table}.csv")]
+            args += ["--metrics", str(folder / f"{table}.json"), "--baselines", "sncse=simcse"]
+            assert cli.main([*args, "--min-seeds", "2"]) == 0
+        _BUILT.append(folder)
+    return Path(shutil.copy(_BUILT[0] / name, tmp / name))
+
+
+def _table_csv(tmp: Path, name: str) -> Path:
+    return _table_output(tmp, f"{name}.csv")
 
 CASES: dict[str, Case] = {
     "train": Case(
@@ -397,7 +407,7 @@ CASES: dict[str, Case] = {
     "table": _table("sts", _sts_file, "STS12"),
     "table verdicts": _table("verdicts", _sts_file, "details.STS13.pairs.cosine[0]"),
     "table transfer": _table("transfer", _transfer_file, "CR"),
-    "table transfer_verdicts": _table("transfer_verdicts", _transfer_file, "details.TREC.acc"),
+    "table verdicts (transfer)": _table("verdicts", _transfer_file, "details.TREC.acc"),
     "paper-report": Case(
         ("paper-report", "--paper", "sncse", "--methods", "simcse", "sncse", "--baselines",
          "sncse=simcse", "--sts", "{sts}", "--verdicts", "{verdicts}", "--checkpoints",
@@ -429,6 +439,26 @@ CASES: dict[str, Case] = {
         {"params": Input("yaml", lambda tmp, mirror: Path(shutil.copy(REPO / "params.yaml",
                                                                       tmp / "params.yaml")),
                          "train.learning_rate")},
+    ),
+    "export": Case(
+        ("export", "{model}", "--to", "{out}/exported", "--sts", "{sts}"),
+        {
+            "model": Input("model folder", lambda tmp, mirror: _model(tmp / "model", mirror, META)),
+            "meta": Input("json", lambda tmp, mirror: tmp / "model" / "negcse.json",
+                          "eval_pooler"),
+            "sts": Input("json", lambda tmp, mirror: _sts_file(tmp / "sts.json", "simcse", 1),
+                         "STS12"),
+        },
+    ),
+    "headline-metrics": Case(
+        ("headline-metrics", "--sts", "{sts}", "--verdicts", "{verdicts}", "--out",
+         "{out}/headline.json"),
+        {
+            "sts": Input("json", lambda tmp, mirror: _table_output(tmp, "sts.json"),
+                         "sncse.tiny.avg"),
+            "verdicts": Input("json", lambda tmp, mirror: _table_output(tmp, "verdicts.json"),
+                              "sncse"),
+        },
     ),
     "fidelity": Case(
         ("fidelity", "--params", "{params}", "--configfile", str(REPO / "tests/smoke/config.yaml"),
@@ -506,6 +536,11 @@ CASES: dict[str, Case] = {
 #: commands whose inputs are no file a user hands them (each with why)
 NO_FILE_INPUTS = {
     "analysis-sentences": "reads registered STS files only (fetch-data's line count and sha256)",
+    "dvc-lock": "runs dvc on the repository (dvc's own checks of dvc.yaml and the outputs)",
+    "remote-check": "reads no file: it asks the DVC remote (and says in one line whether it "
+    "answers)",
+    "status": "reads the config through the loader estimate and fidelity are walked with, and "
+    "Snakemake's own records of the run",
     "doctor": "a diagnostic: whatever it finds, a missing or damaged --lock included, is a "
     "'problem:' line and exit 1 (tests/test_input_integrity.py, tests/test_doctor.py)",
     "quickstart": "runs the workflow on the packaged config (the commands it runs are walked "

@@ -37,7 +37,7 @@ from negcse.llm.cache import CachedLLM, cache_key
 from negcse.llm.transformers_backend import weights_digest
 from negcse.tables.build import Options, TableInputError
 from negcse.tables.specs import table_spec
-from negcse.tables.verdicts import TRANSFER, verdict_frame
+from negcse.tables.verdicts import verdict_frame
 from negcse.training.fingerprint import differences, run_fingerprint
 from negcse.workflow import dvc_run
 from negcse.workflow.config import ConfigError, check_config, load_config
@@ -180,7 +180,7 @@ def test_files_of_different_transfer_classifiers_are_not_compared(tmp_path: Path
               lambda d: d.update(classifier="sklearn"))  # fmt: skip
     with pytest.raises(TableInputError, match=rf"{a} \(classifier 'sentevalish'\) and {b} "
                        r"\(classifier 'sklearn'\)"):  # fmt: skip
-        verdict_frame([str(a), str(b)], Options({"sncse": "simcse"}), TRANSFER)
+        verdict_frame([str(a), str(b)], Options({"sncse": "simcse"}))
 
 
 def test_sts_files_of_different_protocols_make_no_table(tmp_path: Path) -> None:

@@ -37,7 +37,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
         "errors", "finite", "lazy", "io_utils", "seed", "device", "poolers", "pretrained",
-        "mer", "lock_record", "vectors", "latex", "resources", "schemas",
+        "mer", "lock_record", "vectors", "latex", "plugins", "prompt_template", "st_prompt",
+        "resources", "schemas",
     ),
 }  # fmt: skip
 

@@ -1,5 +1,7 @@
-"""The README is true for a newcomer: the shell blocks marked runnable (a ``<!-- runnable -->``
-line right before a ```` ```bash ```` fence) run in a fresh copy of the repository; every
+"""The README and the docs pages are true for a newcomer: the shell blocks marked runnable (a
+``<!-- runnable -->`` line right before a ```` ```bash ```` fence) run in a fresh copy of the
+repository (docs/collaborate.md's two-person blocks, which need an SSH server, are run by
+tests/workflow/test_dvc_remote.py); every
 command, profile, config file and make target any shell block names exists; ``CITATION.cff`` is
 valid CFF 1.2.0 and agrees with ``pyproject.toml``, ``LICENSE`` and the README's BibTeX."""
 
@@ -22,6 +24,8 @@ from workflow_copy import committed_copy
 
 REPO = Path(__file__).resolve().parents[1]
 MARKER = "<!-- runnable -->"
+#: the pages whose shell blocks are checked: the README, then every docs page
+PAGES = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 
@@ -74,13 +78,17 @@ def _options(words: list[str], flag: str) -> list[str]:
 
 
 def test_every_command_the_readme_names_exists() -> None:
-    blocks = shell_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    blocks = [
+        (f"{page}:{line}", body)
+        for page in PAGES
+        for line, body, _ in shell_blocks((REPO / page).read_text(encoding="utf-8"))
+    ]
     targets = set(re.findall(r"^([\w.-]+):", (REPO / "Makefile").read_text(), re.M))
     known = command_names()
     seen = {"negcse": 0, "profile": 0, "configfile": 0, "make": 0}
-    for line, body, _ in blocks:
+    for place, body in blocks:
         for words in commands(body):
-            where = f"README.md:{line}: {' '.join(words)}"
+            where = f"{place}: {' '.join(words)}"
             negcse = len(words) > 3 and words[:3] == ["python", "-m", "negcse"]
             command = words[3] if negcse else "-"
             if not command.startswith("-"):
@@ -104,9 +112,12 @@ def test_every_command_the_readme_names_exists() -> None:
 def test_runnable_blocks_run_in_a_fresh_copy(tmp_path: Path) -> None:
     ws = committed_copy(tmp_path)
     blocks = [
-        (line, body) for line, body, run in shell_blocks((ws / "README.md").read_text()) if run
+        (f"{page}:{line}", body)
+        for page in PAGES
+        for line, body, run in shell_blocks((ws / page).read_text(encoding="utf-8"))
+        if run
     ]
-    assert len(blocks) >= 3
+    assert len(blocks) >= 4
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -124,13 +135,14 @@ def test_runnable_blocks_run_in_a_fresh_copy(tmp_path: Path) -> None:
             timeout=600,
         )
         assert proc.returncode == 0, (
-            f"README.md:{line}:\n{body}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+            f"{line}:\n{body}\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
         )
         outputs.append(proc.stdout + proc.stderr)
     joined = "\n".join(outputs)
     assert "Job stats:" in joined  # the dry run listed its jobs
     assert all(name in joined for name in command_names())  # negcse --help lists every command
-    assert "results/metrics/sts.json" in joined  # dvc metrics show read the committed metrics
+    assert "results/headline.json" in joined  # dvc metrics show read the committed metrics
+    assert "sts.simcse.splade-tiny.avg" in joined  # ... nested, and dvc exp show listed them
     page = (ws / "dvc_plots" / "index.html").read_text(encoding="utf-8")
     assert "vegaEmbed(" in page and "<script src=" not in page  # dvc plots show, offline
 

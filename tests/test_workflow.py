@@ -5,6 +5,7 @@ GCSE with a real LLM. (The lint and dry runs are in tests/workflow/test_dry_runs
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -14,10 +15,13 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
+from negcse.model_cli import load_embedder
 from negcse.workflow.config import deep_merge, load_config, method_seeds
+from plugin_venv import load_without_negcse
 from workflow_copy import (
     CI_REDUCTIONS,
     SMOKE,
@@ -43,20 +47,19 @@ def ci_smoke_grid(ws: Path) -> None:
     (SimCSE, UNA, SNCSE, OssCSE, SimCSE+SAN, SNCSE+SAN: every generator kind and loss family)
     at one seed, with CI's reductions (tests/smoke/ci.yaml: SAN's masked-only mode, TREC);
     GCSE runs after it (gcse_run, `CI_GCSE`). README's `make smoke` runs all 19 smoke methods,
-    8 of the 14 at two seeds (their 6 ablations at one); the ablation variants and the second
-    seed run no workflow code these do not (their code paths have unit tests), and
+    8 of the 14 at two seeds (simcse and sncse at three, their 6 ablations at one); the
+    ablation variants and the second and third seeds run no workflow code these do not (their code paths have unit tests), and
     RankCSE/RLRD's teacher chain is checked by
     tests/methods/test_rank_workflow.py. This shortens CI (issues 8 and 15,
     benchmarks/base.md)."""
-    params = ws / "params.yaml"
-    params.write_text(
-        params.read_text().replace("profile: profiles/local", "profile: profiles/smoke")
-    )
+    assert "  profile: profiles/smoke\n" in (ws / "params.yaml").read_text()  # what dvc repro runs
     smoke = ws / "tests/smoke/config.yaml"
     config = yaml.safe_load(smoke.read_text())
     assert {*CI_METHODS, "gcse"} <= set(config["grid"]["methods"]), f"{smoke} changed"
     config = deep_merge(config, yaml.safe_load((ws / CI_REDUCTIONS).read_text()))
     config["grid"] |= {"methods": CI_METHODS, "seeds": [1]}
+    for method in CI_METHODS:  # the smoke's third seeds of one claim pair: not on CI's grid
+        (config.get("methods") or {}).get(method, {}).pop("seeds", None)
     smoke.write_text(yaml.safe_dump(config, sort_keys=False))
     # GCSE over CI's grid (a list replaces, it does not merge)
     (ws / CI_GCSE).write_text(yaml.safe_dump({"grid": {"methods": [*CI_METHODS, "gcse"]}}))
@@ -109,6 +112,20 @@ def test_html_report_holds_every_table_and_figure(smoke_run: Path) -> None:
         assert name in html, name
 
 
+def test_smoke_models_load_without_negcse(smoke_run: Path, tmp_path: Path) -> None:
+    """A prompt-pooled (SNCSE, OssCSE) and a [CLS] model of the run load in sentence-transformers
+    in a venv where negcse is not installed, and encode as `negcse evaluate` does."""
+    sentences = ["A man is playing a guitar.", "the cat sat on the mat", "Two dogs run."]
+    folders = [
+        smoke_run / f"results/models/{m}/splade-tiny/seed1" for m in ("sncse", "osscse", "simcse")
+    ]
+    got = load_without_negcse(folders, sentences, tmp_path / "venv")
+    for folder, embeddings in zip(folders, got, strict=True):
+        args = argparse.Namespace(model=str(folder), pooler="auto", mirror=None, threads=None)
+        np.testing.assert_allclose(embeddings, load_embedder(args).encode(sentences), atol=1e-5)
+        assert (folder / "README.md").is_file()  # its card
+
+
 def test_second_run_does_nothing(smoke_run: Path) -> None:
     out = sh([*SMOKE, "-n"], smoke_run)
     assert "Nothing to be done" in out.stdout + out.stderr
@@ -136,7 +153,7 @@ def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) ->
     # ... and nothing upstream of training or belonging to the untrained baseline reruns;
     # only the tables, figures and paper pages that aggregate over methods are rebuilt.
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data", "_report")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report", "_metrics")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates), aggregates
     assert ("table", "wildcards: table=sts") in jobs
 
@@ -190,7 +207,7 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     ]
     for name in readable:  # in git: no pull needed
         assert (results / name).read_bytes() == (ws / "results" / name).read_bytes(), name
-    in_git = ["README.md", "metrics", "plots", "reports", "tables"]
+    in_git = ["README.md", "headline.json", "metrics", "plots", "reports", "tables"]
     assert sorted(p.name for p in results.iterdir()) == in_git
 
     # the metrics: each method's STS average, the mean of its seeds' evaluations
@@ -202,9 +219,9 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     ):
         avgs = [json.loads(p.read_text())["avg"] for p in (ws / "results/eval/sts").glob(pattern)]
         mean = sum(avgs) / len(avgs)
-        assert avgs and sts[f"{method}/splade-tiny"] == pytest.approx(mean, abs=1e-4)
+        assert avgs and sts[method]["splade-tiny"]["avg"] == pytest.approx(mean, abs=1e-4)
     shown = json.loads(sh(["dvc", "metrics", "show", "--json"], clone).stdout)
-    assert shown[""]["data"]["results/metrics/sts.json"]["data"] == sts
+    assert shown[""]["data"]["results/headline.json"]["data"]["sts"] == sts
 
     # the plot data: every run's STS-B dev curve, as in its train_log.json
     rows = (results / "plots/training_curves.csv").read_text().splitlines()
@@ -312,7 +329,7 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     seeds = yaml.safe_load((ws / "tests/smoke/config.yaml").read_text())["grid"]["seeds"]
     assert sum(r == "train" for r, _ in per_model) == len(seeds)
     aggregates = [r for r, w in jobs if "method=" not in w]
-    aggregate_kinds = ("_table", "_figure", "_data", "_report")
+    aggregate_kinds = ("_table", "_figure", "_data", "_report", "_metrics")
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
@@ -327,23 +344,26 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     (exp,) = [rev for e in head["experiments"] for rev in e["revs"] if rev["name"] == name]
     params = exp["data"]["params"]["params.yaml"]["data"]
     assert params["methods"]["simcse"]["params"]["temperature"] == 0.1
-    for table in ("sts", "transfer"):
-        path = f"results/metrics/{table}.json"
-        assert exp["data"]["metrics"][path]["data"] == after[table]
-        assert head["data"]["metrics"][path]["data"] == before[table]
+    # dvc exp show: the headline metrics (each row's STS average: the sts table's metrics)
+    headline = "results/headline.json"
+    assert exp["data"]["metrics"][headline]["data"]["sts"] == after["sts"]
+    assert head["data"]["metrics"][headline]["data"]["sts"] == before["sts"]
 
-    diff = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", name], ws).stdout)
+    targets = ["--targets", "results/metrics"]  # every table's metrics, not only the headline
+    diff = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", name, *targets], ws).stdout)
     changed = {table: set(diff.get(f"results/metrics/{table}.json", {})) for table in after}
-    assert "simcse/splade-tiny" in changed["sts"], diff
+    assert "simcse.splade-tiny.avg" in changed["sts"], diff
     for table, keys in changed.items():
-        assert all(k.startswith("simcse/") for k in keys), (table, diff)
-        for key in set(after[table]) - keys:  # every other row: the baseline's number
-            assert after[table][key] == before[table][key], (table, key)
+        assert all(k.startswith("simcse.") for k in keys), (table, diff)
+        for method in set(after[table]) - {"simcse"}:  # every other row: the baseline's number
+            assert after[table][method] == before[table][method], (table, method)
     evals = (ws / "results/eval/sts/simcse/splade-tiny").glob("seed*.json")
     new = [json.loads(p.read_text())["avg"] for p in evals]
-    assert diff["results/metrics/sts.json"]["simcse/splade-tiny"]["new"] == pytest.approx(
+    assert diff["results/metrics/sts.json"]["simcse.splade-tiny.avg"]["new"] == pytest.approx(
         sum(new) / len(new), abs=1e-4
     )
+    default = json.loads(sh(["dvc", "metrics", "diff", "--json", "HEAD", name], ws).stdout)
+    assert set(default) == {headline} and "sts.simcse.splade-tiny.avg" in default[headline]
 
 
 # GCSE last: `make smoke` runs it in its grid, CI after the rest (CI_GCSE: CI's grid plus gcse),

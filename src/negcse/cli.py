@@ -61,7 +61,9 @@ def command_help(module_name: str) -> str:
     raise RuntimeError(f"{origin}: no HELP = '...' string literal")
 
 
-def build_parser(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def build_parser(
+    argv: Sequence[str] | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     """The parser of the command named in ``argv`` (only its module imported), or of every
     command's name and help when none is named (``negcse --help``: no module imported)."""
     parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from negcse.analysis.bootstrap import pair_key, split_keys
 from negcse.data.sts import STSData, load_sts
 from negcse.evaluation.sts import evaluate_sts, score_task
 from negcse.vectors import cosine_rows
@@ -148,6 +149,13 @@ def test_evaluate_sts_reports_every_task_and_dev() -> None:
         assert pairs["subset_sizes"] == [s.stop - s.start for s in data.subsets.values()]
         rho = 100 * spearmanr(pairs["cosine"], pairs["gold"]).statistic
         assert rho == pytest.approx(res[task], abs=1e-9)
+        assert split_keys(pairs["key"]) == list(map(pair_key, data.sent1, data.sent2))
+    # a pair several tasks hold has one key in all of them: 839 of STS-B's 1,379 test pairs
+    # (60.8%) are also in STS12-16
+    keys = {t: set(split_keys(res["details"][t]["pairs"]["key"])) for t in tasks}
+    stsb = split_keys(res["details"]["STSBenchmark"]["pairs"]["key"])
+    years = set().union(*(keys[t] for t in tasks[:5]))
+    assert sum(k in years for k in stsb) == 839
     assert "pairs" not in res["details"]["STSBenchmark-dev"]
     json.dumps(res)  # JSON-able as written
     plain = evaluate_sts(encode, tasks=["STS16"], with_dev=False)  # pairs only when asked

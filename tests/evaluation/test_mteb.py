@@ -136,6 +136,42 @@ def test_the_mteb_evaluation_uses_the_loaded_embedder(minilm: MtebModel) -> None
 
 
 @pytest.mark.mirror
+def test_the_mteb_job_writes_mtebs_own_layout_read_by_its_loader(
+    minilm: MtebModel, tmp_path: Path
+) -> None:
+    """`negcse evaluate --only mteb --mteb-results DIR` (the workflow's MTEB job): mteb's own
+    result files, under the run's model name and its weights' revision, read back by mteb's
+    results loader (ResultCache.load_results) with the scores of our JSON."""
+    import mteb
+
+    from negcse.evaluation.mteb import Mteb
+    from negcse.vectors import SentenceCache
+
+    folder = tmp_path / "model"  # the revision: its weights' sha256
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"weights")
+    digest = "9a129038d9a0"  # the first 12 hex digits of sha256(b"weights") (sha256sum)
+    results = tmp_path / "seed1.mteb"
+    tags = {"method": "sncse", "backbone": "bert-base-uncased", "seed": "1"}
+    settings = {"model": str(folder), "pooler": "mean", "group": "reranking", "batch_size": 16}
+    settings.update(tasks=[MockRerankingTask()], mirror=None, tags=tags, results=str(results))
+    Mteb().check(settings)
+    ours = Mteb().run(SentenceCache(minilm.model.encode, minilm.model), settings)
+    name = "negcse/sncse-bert-base-uncased-seed1"
+    task_file = results / "results" / "negcse__sncse-bert-base-uncased-seed1" / digest
+    assert (task_file / "MockRerankingTask.json").is_file()
+    assert (task_file / "model_meta.json").is_file()
+    loaded = mteb.ResultCache(results).load_results(models=[name], include_remote=False)
+    (model,) = loaded.model_results
+    assert (model.model_name, model.model_revision) == (name, digest)
+    (task,) = model.task_results
+    (scores,) = task.scores["test"]
+    assert task.task_name == "MockRerankingTask"
+    assert 100 * scores["map_at_1000"] == pytest.approx(ours["MockRerankingTask"]["map"])
+    assert 100 * scores["mrr_at_10"] == pytest.approx(ours["MockRerankingTask"]["mrr_at_10"])
+
+
+@pytest.mark.mirror
 def test_mock_classification_task_equals_logistic_regression(minilm: MtebModel) -> None:
     result = run_mteb(
         MINILM, "mean", [MockClassificationTask()], None, group="classification", model=minilm

@@ -202,6 +202,6 @@ def test_a_changed_teacher_reruns_the_teacher_its_students_and_the_tables(
     assert {j["rule"] for j in per_model} == {"train", "evaluate_model"}
     # nothing upstream of training or of the untrained baseline: only aggregates over methods
     aggregates = [j for j in jobs if "method" not in j["wildcards"]]
-    kinds = ("_table", "_figure", "_data", "_report")
+    kinds = ("_table", "_figure", "_data", "_report", "_metrics")
     assert all(j["rule"] in ("all", "table") or j["rule"].endswith(kinds) for j in aggregates)
     assert any(j["rule"] == "table" and j["wildcards"].get("table") == "sts" for j in aggregates)

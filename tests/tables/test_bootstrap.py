@@ -1,6 +1,6 @@
 """The paired bootstrap of the STS average (negcse.analysis.bootstrap): a hand-computed toy, scipy
-on materialised resamples, and the known cases (identical models, a clearly better model,
-paired vs unpaired, the seed level)."""
+on materialised resamples, the known cases (identical models, paired vs unpaired), and the
+pairs several tasks share drawn together."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from scipy.stats import spearmanr
 from negcse.analysis.bootstrap import (
     Draws,
     TaskPairs,
-    against_constant,
+    clusters,
     draw_indices,
-    over_seeds,
-    paired_difference,
+    pair_key,
     resampled_average,
     resampled_spearman,
+    resampled_variance,
+    split_keys,
 )
 
 
@@ -40,14 +41,10 @@ def test_toy_by_hand() -> None:
     b = {"t": gold / 10}
     assert resampled_spearman(a["t"], draws, "t") == pytest.approx([700 / 9, -100 / 3])
     assert resampled_spearman(b["t"], draws, "t") == pytest.approx([100.0, 100.0])
-    # full data: A's ranks 1 4 2 3 vs 1 2 3 4: 1 - 6 * (0 + 4 + 1 + 1) / (4 * 15) = 0.4
-    interval = paired_difference(
-        _resampled([b], draws), _resampled([a], draws), [100.0], [40.0], paired_seeds=False
-    )
-    low, high = 200 / 9, 400 / 3  # numpy's linear quantiles of two values
-    assert interval.estimate == pytest.approx(60.0)
-    assert interval.low == pytest.approx(low + 0.025 * (high - low))
-    assert interval.high == pytest.approx(low + 0.975 * (high - low))
+    # the test set's share of the variance of B - A: that of 200/9 and 400/3 (ddof 1)
+    diff = np.array([200 / 9, 400 / 3])
+    variance = resampled_variance(_resampled([b], draws), _resampled([a], draws))
+    assert variance == pytest.approx(((diff - diff.mean()) ** 2).sum())
 
 
 def test_average_over_tasks_and_subsets_matches_scipy() -> None:
@@ -83,61 +80,75 @@ def toy() -> tuple[dict[str, TaskPairs], Draws]:
     return tasks, Draws.draw(tasks, resamples=500, seed=1)
 
 
-def test_identical_models_give_exactly_zero(toy) -> None:
+def test_identical_models_have_no_test_set_variance(toy) -> None:
     tasks, draws = toy
     gold = tasks["t"].gold
     seeds = [{"t": _noisy(gold, 1.0, 1)}, {"t": _noisy(gold, 2.0, 2)}]
     a = _resampled(seeds, draws)
-    interval = paired_difference(a, a.copy(), [1.0, 2.0], [1.0, 2.0], paired_seeds=True)
-    assert (interval.estimate, interval.low, interval.high) == (0.0, 0.0, 0.0)
-    assert not interval.excludes_zero()
+    assert resampled_variance(a, a.copy()) == 0.0
+    assert resampled_variance(a) > 0  # one model's average does vary with the test set
 
 
-def test_clearly_better_model_excludes_zero(toy) -> None:
-    tasks, draws = toy
-    gold = tasks["t"].gold
-    a = _resampled([{"t": _noisy(gold, 0.3, 1)}], draws)
-    b = _resampled([{"t": _noisy(gold, 3.0, 2)}], draws)
-    interval = paired_difference(a, b, [0.0], [0.0], paired_seeds=False)
-    assert interval.low > 10  # ~0.97 vs ~0.43 Spearman
-    assert interval.excludes_zero()
-
-
-def test_paired_interval_excludes_zero_where_unpaired_does_not() -> None:
-    """A makes B's errors 10% smaller on every pair: paired, the gain is certain; drawn
-    independently for each model, the test-set noise of each average swamps it."""
+def test_paired_resamples_see_a_consistent_gain() -> None:
+    """A makes B's errors 10% smaller on every pair: on the same resamples the difference
+    barely moves; on resamples of their own, the test-set noise of each average swamps it."""
     gold = np.random.default_rng(0).uniform(0, 5, 300)
     tasks = {"t": TaskPairs(gold, (300,))}
     error = np.random.default_rng(1).normal(0, 2.5, 300)
     a, b = {"t": gold + 0.9 * error}, {"t": gold + error}
     draws = Draws.draw(tasks, resamples=1000, seed=2)
     ra, rb = _resampled([a], draws), _resampled([b], draws)
-    paired = paired_difference(ra, rb, [0.0], [0.0], paired_seeds=False)
-    assert paired.low > 0
+    paired = resampled_variance(ra, rb)
     other = Draws.draw(tasks, resamples=1000, seed=3)  # B on its own resamples
-    unpaired = np.quantile(ra[0] - _resampled([b], other)[0], [0.025, 0.975])
-    assert unpaired[0] < 0 < unpaired[1]
+    unpaired = resampled_variance(ra, _resampled([b], other))
+    assert paired < unpaired / 10
+    diff = (ra - rb)[0]
+    assert np.quantile(diff, 0.025) > 0 > np.quantile(ra[0] - _resampled([b], other)[0], 0.025)
 
 
-def test_seed_level_widens_the_interval_with_two_seeds() -> None:
-    """A's two seeds straddle B (one far better, one worse): resampling the seeds gives
-    intervals that contain 0; resampling only the pairs (the seeds' mean fixed) would not."""
-    gold = np.random.default_rng(0).uniform(0, 5, 2000)
-    tasks = {"t": TaskPairs(gold, (2000,))}
-    draws = Draws.draw(tasks, resamples=1000, seed=4)
-    a = _resampled([{"t": _noisy(gold, 0.5, 1)}, {"t": _noisy(gold, 2.5, 2)}], draws)
-    b = _resampled([{"t": _noisy(gold, 1.7, 3)}], draws)
-    with_seeds = paired_difference(a, b, [0.0, 0.0], [0.0], paired_seeds=False)
-    assert with_seeds.low < 0 < with_seeds.high
-    both = np.tile([0, 1], (draws.resamples, 1))  # every resample takes both seeds once
-    pairs_only = np.quantile(over_seeds(a, both) - b[0], [0.025, 0.975])
-    assert pairs_only[0] > 0
+def test_pair_keys_are_the_pair_whatever_its_order_case_or_spacing() -> None:
+    key = pair_key("A man plays.", "A  woman sings.")
+    assert key == pair_key("a woman sings.", "A man  plays.") and len(key) == 10
+    assert key != pair_key("A man plays.", "A woman sings!")
+    assert split_keys(key + key) == [key, key]
+    with pytest.raises(ValueError, match="not 10 hex digits per pair"):
+        split_keys(key + "abc")
 
 
-def test_against_a_published_number(toy) -> None:
-    tasks, draws = toy
-    a = _resampled([{"t": _noisy(tasks["t"].gold, 1.0, 1)}], draws)
-    observed = float(np.mean(a))
-    interval = against_constant(a, [observed], observed - 50.0)
-    assert interval.estimate == pytest.approx(50.0)
-    assert interval.low < 50.0 < interval.high and interval.excludes_zero()
+def test_without_keys_every_subset_keeps_its_size() -> None:
+    tasks = {"a": TaskPairs(np.arange(50.0), (30, 20)), "b": TaskPairs(np.arange(25.0), (25,))}
+    draws = Draws.draw(tasks, resamples=200, seed=0)
+    assert (draws.counts["a"][:30].sum(axis=0) == 30).all()
+    assert (draws.counts["a"][30:].sum(axis=0) == 20).all()
+    assert (draws.counts["b"].sum(axis=0) == 25).all()
+
+
+def test_a_pair_several_tasks_hold_is_drawn_once_for_all() -> None:
+    """Task b holds a's first 20 pairs and 10 of its own: each shared pair counts as often in b
+    as in a in every resample; the clusters first seen in a's subsets are drawn there (a keeps
+    its sizes), b's own 10 within b."""
+    keys = [f"{i:010x}" for i in range(40)]
+    tasks = {
+        "a": TaskPairs(np.arange(30.0), (15, 15), tuple(keys[:30])),
+        "b": TaskPairs(np.arange(30.0), (30,), tuple(keys[:20] + keys[30:40])),
+    }
+    cluster, strata = clusters(tasks)
+    assert strata == [15, 15, 10] and (cluster["b"][:20] == cluster["a"][:20]).all()
+    draws = Draws.draw(tasks, resamples=300, seed=1)
+    assert (draws.counts["b"][:20] == draws.counts["a"][:20]).all()
+    assert (draws.counts["a"].sum(axis=0) == 30).all()
+    assert (draws.counts["b"][20:].sum(axis=0) == 10).all()
+
+
+def test_shared_pairs_widen_the_interval_of_the_average() -> None:
+    """Two tasks holding the same 400 pairs: drawn together their Spearmans move as one, so the
+    average varies as one task does; drawn apart (no keys) it would vary about half as much."""
+    gold = np.random.default_rng(0).uniform(0, 5, 400)
+    pred = _noisy(gold, 2.0, 1)
+    keys = tuple(f"{i:010x}" for i in range(400))
+    shared = {t: TaskPairs(gold, (400,), keys) for t in ("a", "b")}
+    apart = {t: TaskPairs(gold, (400,)) for t in ("a", "b")}
+    preds = [{"a": pred, "b": pred}]
+    together = resampled_variance(_resampled(preds, Draws.draw(shared, 2000, seed=2)))
+    separate = resampled_variance(_resampled(preds, Draws.draw(apart, 2000, seed=2)))
+    assert 1.6 < together / separate < 2.5

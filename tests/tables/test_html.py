@@ -123,8 +123,8 @@ def test_the_case_study_has_csv_markdown_and_html_twins(tmp_path: Path) -> None:
     csv = out["csv"].read_text().splitlines()
     assert csv[0].startswith("method,backbone,pair1_score,pair1_error,pair2_score,pair2_error,")
     assert csv[0].endswith(",false_positive_rate,false_negative_rate")
-    assert csv[1].startswith("m_1,b,3.0000,0.0000,1.0000,0.5000,")
-    assert csv[1].endswith(",25.0000,10.0000")
+    assert csv[1].startswith("m_1,b,3.0000000000,0.0000000000,1.0000000000,0.5000000000,")
+    assert csv[1].endswith(",25.0000000000,10.0000000000")
     md = out["md"].read_text()
     assert f"1. {GCSE_CASES[0][0]} / {GCSE_CASES[0][1]} (3.00)" in md
     assert "| m_1 | 3.00 (0.000) | 1.00 (0.500) | " in md and md.endswith(" | 25.0 / 10.0 |\n")

@@ -129,8 +129,8 @@ def test_mteb_table_from_evaluation_files(tmp_path: Path) -> None:
     assert clf["paper"] == pytest.approx(60.68)
     # DVC metrics: each group's headline average, by hand as above
     assert json.loads(dvc.read_text()) == {
-        "reranking/simcse/bert-base-uncased": 42.5,
-        "classification/simcse/bert-base-uncased": 45.5,
+        "reranking": {"simcse": {"bert-base-uncased": {"avg_map": 42.5}}},
+        "classification": {"simcse": {"bert-base-uncased": {"avg_acc": 45.5}}},
     }
     latex = tex.read_text()
     assert latex.count(r"\begin{tabular}") == 2

@@ -54,8 +54,11 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     assert csv[0] == (
         "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds,trained"
     )
-    assert csv[1] == "a_1,bb,62.0000,2.8284,15.0000,7.0711,2,True"
-    assert json.loads(out["json"].read_text()) == {"a_1/bb": 62.0, "b/bb": 61.0}
+    assert csv[1] == "a_1,bb,62.0000000000,2.8284271247,15.0000000000,7.0710678119,2,True"
+    assert json.loads(out["json"].read_text()) == {
+        "a_1": {"bb": {"score": 62.0}},
+        "b": {"bb": {"score": 61.0}},
+    }
 
 
 def _two_evals(tmp_path: Path, head: dict[str, str]) -> list[str]:

@@ -73,7 +73,8 @@ def test_splits_and_probe_tables_by_hand(tmp_path: Path) -> None:
     # OssCSE Table 3, UnSup SimCSE BERT-base: .8574 / .4982, printed x100; no seeds of ours
     assert rows["simcse"].endswith("| 85.74 | 49.82 | 0 |")
     assert "REDUCED" not in md.read_text()  # every Table 2 dataset was used
-    assert json.loads(dvc.read_text()) == {"toy/splade-tiny": 22.0}  # Oppn., published rows out
+    # Oppn., published rows out
+    assert json.loads(dvc.read_text()) == {"toy": {"splade-tiny": {"oppn": 22.0}}}
 
     probe = [
         _eval(tmp_path, "p", method="toy", seed="1", paraphrase=0.9, negation=0.7, gap=0.2),

@@ -40,16 +40,16 @@ def test_shipped_configs_are_valid() -> None:
     assert [s["reader"] for s in domain["domain"]] == ["sts_pairs", "paws_pairs", "sick_pairs"]
     # a grid of its own: its tables never land on the default smoke grid's
     assert overlay["grid"]["name"] == "gcse-domain"
-    for name in ("simcse-only", "main-methods", "three-seeds"):
+    for name in ("simcse-only", "main-methods", "one-seed"):
         assert load_config(REPO / "params.yaml", REPO / "config" / f"{name}.yaml")["grid"][
             "name"
         ] == name
 
 
 def test_the_smoke_grid_holds_all_six_systems_with_their_teachers_and_stage_1() -> None:
-    """`make smoke`'s grid (issue 23): the 14 methods at two seeds but UNA's and SNCSE's six
-    ablations at seed 1, RankCSE, RankCSE+SAN, RLRD, RLRD+SAN and GCSE at seed 1, each guide a
-    run of the grid at the same seed."""
+    """`make smoke`'s grid: the 14 methods at two seeds but one claim pair (simcse, sncse) at
+    three, UNA's and SNCSE's six ablations at seed 1, RankCSE, RankCSE+SAN, RLRD, RLRD+SAN and
+    GCSE at seed 1, each guide a run of the grid at the same seed."""
     config = load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
     grid = config["grid"]
     added = ["rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse"]
@@ -65,7 +65,8 @@ def test_the_smoke_grid_holds_all_six_systems_with_their_teachers_and_stage_1() 
     runs.add("results/models/gcse_stage1/splade-tiny/seed1")
     for method in grid["methods"]:
         seeds = method_seeds(config, method, "splade-tiny")
-        assert seeds == ([1] if method in added or method in ablations else [1, 2]), method
+        expected = [1, 2, 3] if method in ("simcse", "sncse") else [1, 2]
+        assert seeds == ([1] if method in added or method in ablations else expected), method
         for seed in seeds:
             guides = guide_models(config, method, "splade-tiny", seed)
             assert bool(guides) == (method in added), method
@@ -173,6 +174,12 @@ def test_wrong_type_names_key(config: dict) -> None:
         check_config(config)
 
 
+def test_a_methods_paper_is_one_of_the_papers(config: dict) -> None:
+    config["methods"]["simcse"]["paper"] = "simcse"  # no page of its own: not one of the five
+    with pytest.raises(ConfigError, match="methods.simcse.paper: unknown paper 'simcse'; known"):
+        check_config(config)
+
+
 def test_grid_method_must_be_configured(config: dict) -> None:
     config["grid"]["methods"] = ["simcse", "nosuch"]
     with pytest.raises(ConfigError, match="methods.nosuch is missing"):
@@ -212,24 +219,35 @@ def test_corpora_and_method_corpus_are_checked(config: dict) -> None:
         check_config(bad)
 
 
-def test_seeds_are_the_papers_run_counts_and_a_method_can_have_its_own(config: dict) -> None:
-    """grid.seeds for every method, a method's or a backbone's own seeds first (UNA's Table D7:
-    ten seeds of una_baseline and una_both on BERT-base only)."""
+def test_seeds_are_three_where_a_claim_needs_them_and_a_method_can_have_its_own(
+    config: dict,
+) -> None:
+    """grid.seeds (three: the fewest a verdict takes, verdicts.min_seeds) for every method of a
+    claim; a method's or a backbone's own seeds first: UNA's Table D7 (ten seeds of
+    una_baseline and una_both on BERT-base), one seed for a method no claim names."""
+    from negcse.tables.claims import load_claims
     from negcse.workflow.config import grid_runs, method_seeds
 
-    assert method_seeds(config, "simcse", "bert-base-uncased") == [42]
+    assert config["verdicts"]["min_seeds"] == 3
+    assert method_seeds(config, "simcse", "bert-base-uncased") == [42, 43, 44]
     assert method_seeds(config, "una_both", "bert-base-uncased") == list(range(42, 52))
-    assert method_seeds(config, "una_both", "roberta-base") == [42]
+    assert method_seeds(config, "una_both", "roberta-base") == [42, 43, 44]
+    claimed = {m for c in load_claims() for m in (c.method, c.baseline)}
+    for method in config["grid"]["methods"]:
+        seeds = method_seeds(config, method, "roberta-base")
+        assert (len(seeds) >= 3) == (method in claimed or method == "simcse_dropout15"), method
     runs = grid_runs(config)
-    assert len(runs) == len(set(runs)) == 58 * 4 + 2 * 9
+    one_seed = 18 + 3 + 1 + 5  # the tau2 x p2 and lambda grids, simcse_san_masked, 5 of GCSE
+    assert len(runs) == len(set(runs)) == (58 - one_seed) * 4 * 3 + one_seed * 4 + 2 * 7
     config["methods"]["osscse"]["seeds"] = [7, 8]  # the method's own, on every backbone
     config["methods"]["osscse"]["backbones"] = {"roberta-base": {"seeds": [9]}}
     assert method_seeds(config, "osscse", "bert-base-uncased") == [7, 8]
     assert method_seeds(config, "osscse", "roberta-base") == [9]
     check_config(config)
-    three = load_config(REPO / "params.yaml", REPO / "config" / "three-seeds.yaml")
-    assert method_seeds(three, "simcse", "roberta-large") == [42, 43, 44]
-    assert method_seeds(three, "una_both", "bert-base-uncased") == list(range(42, 52))
+    one = load_config(REPO / "params.yaml", REPO / "config" / "one-seed.yaml")
+    assert method_seeds(one, "simcse", "roberta-large") == [42]
+    assert method_seeds(one, "una_both", "bert-base-uncased") == list(range(42, 52))
+    assert len(grid_runs(one)) == 58 * 4 + 2 * 9
     config["methods"]["osscse"]["seeds"] = [7, 7]
     with pytest.raises(ConfigError, match="methods.osscse.seeds"):
         check_config(config)

@@ -4,7 +4,6 @@ order. (tests/test_workflow.py runs the smoke grid; these run beside it in CI.)"
 
 from __future__ import annotations
 
-import csv
 import re
 import socket
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from negcse.tables.verdicts import read_evaluations
 from workflow_copy import (
     CI_REDUCTIONS,
     DOMAIN_CONFIGS,
@@ -71,8 +71,9 @@ def test_paper_grid_dry_run_lists_every_train_job(
     lambda variants, RLRD, RLRD+SAN + GCSE, its released run, its paper reading (data and loss),
     its literal paper form (sharing GCSE's data) and, in the domain setting, GCSE, its stage-1
     model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o domain and two
-    sigma variants) x 4 backbones at the papers' run counts (seed 42; UNA's Table D7: ten seeds
-    of una_baseline and una_both on BERT-base), with the GPU generators behind it, and the dry
+    sigma variants) x 4 backbones at three seeds where a claim of the papers names the method
+    (seed 42 where none does; UNA's Table D7: ten seeds of una_baseline and una_both on
+    BERT-base), with the GPU generators behind it, and the dry
     run prints the GPU-hours estimate. Run as `make paper-dry-run` runs it: a summary
     (estimate, jobs per rule) without every job's block. Its time is a benchmark figure
     (benchmarks/base.md), not asserted here."""
@@ -89,15 +90,18 @@ def test_paper_grid_dry_run_lists_every_train_job(
     # "w/o domain" (guides only)
     guides_only = {"gcse_stage1", "gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
     assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
-    assert len(grid["backbones"]) == 4 and grid["seeds"] == [42]
+    assert len(grid["backbones"]) == 4 and grid["seeds"] == [42, 43, 44]
     assert len(grid["methods"]) == 58
-    d7 = 2 * 9  # una_baseline and una_both: nine more seeds each on BERT-base
-    assert counts["train"] == (len(grid["methods"]) + len(guides_only)) * 4 + d7 == 262
-    assert counts["evaluate_model"] == len(grid["methods"]) * 4 + d7
-    # SAN samples (seed 42): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30, 40,
-    # the masked-only variant (simcse_san_masked) and scale 20 with the negation fallback
-    # (RankCSE+SAN, its lambda variants and RLRD+SAN share it)
-    assert counts["san_negatives"] == 6
+    seeds = {m: len(config["methods"][m].get("seeds") or grid["seeds"]) for m in grid["methods"]}
+    assert sum(n == 1 for n in seeds.values()) == 27  # no claim: the grids, our variants
+    d7 = 2 * 7  # una_baseline and una_both: seven more seeds each on BERT-base
+    runs = sum(seeds.values()) * 4 + d7
+    assert counts["train"] == runs + len(guides_only) * 4 * 3 == 530  # + GCSE's stage 1s
+    assert counts["evaluate_model"] == runs
+    # SAN samples (one per seed): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30,
+    # 40 and scale 20 with the negation fallback (RankCSE+SAN, its lambda variants and
+    # RLRD+SAN share it) at three seeds; the masked-only variant (simcse_san_masked) at one
+    assert counts["san_negatives"] == 5 * 3 + 1
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
     # the three mixed corpora of the domain setting (full, w/o general, w/o domain)
     assert counts["mixed_corpus"] == 3 and counts["corpus"] == 1
@@ -107,7 +111,8 @@ def test_paper_grid_dry_run_lists_every_train_job(
     # stage-1 model (backbone x seed) for each of those plus the domain setting's w/o filtering
     # (w/o decay and the sigma variants share the default's or w/o filtering's)
     assert counts["gcse_synthesize"] == 7
-    assert counts["gcse_denoise"] == 8 * 4
+    # (the released run and the paper reading at seed 42, the other six at three seeds)
+    assert counts["gcse_denoise"] == (2 + 6 * 3) * 4
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -117,7 +122,8 @@ def test_paper_grid_dry_run_lists_every_train_job(
         if line.strip()
     }
     assert set(grid["methods"]) <= set(rows)
-    jobs = {m: 2 * (4 + (9 if m in ("una_baseline", "una_both") else 0)) for m in grid["methods"]}
+    jobs = {m: 2 * (4 * seeds[m] + (7 if m in ("una_baseline", "una_both") else 0))
+            for m in grid["methods"]}  # fmt: skip
     assert all(int(rows[m][1]) == jobs[m] for m in grid["methods"])  # train + evaluation
     assert "not counted" not in log[log.index("Estimated GPU hours") :]
     # the dry-run-only table stays out of other commands (the lint run, a real run)
@@ -141,19 +147,21 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
 
 def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: Path) -> None:
     """`make smoke`'s grid (tests/smoke/config.yaml): every method's trainings and evaluations
-    (8 of the 14 at two seeds, their 6 ablations, RankCSE, RankCSE+SAN, RLRD, RLRD+SAN and
-    GCSE at seed 1; their teachers and GCSE's stage 1 are runs of the grid), GCSE's LLM
+    (simcse and sncse at three seeds, 6 more of the 14 at two, their 6 ablations, RankCSE,
+    RankCSE+SAN, RLRD, RLRD+SAN and GCSE at seed 1; their teachers and GCSE's stage 1 are runs
+    of the grid), GCSE's LLM
     synthesis and its denoising, one set of tables for all of them, in the number of jobs the
     README gives."""
     out = sh([*SMOKE, "-n", "--forceall"], workspace).stdout
     counts = job_counts(out)
-    assert counts["train"] == 8 * 2 + 6 + 5 + 1  # + gcse_stage1, a guide (no table row)
-    assert counts["evaluate_model"] == 8 * 2 + 6 + 5
+    assert counts["train"] == 2 * 3 + 6 * 2 + 6 + 5 + 1  # + gcse_stage1, a guide (no table row)
+    assert counts["evaluate_model"] == 2 * 3 + 6 * 2 + 6 + 5
     assert counts["gcse_synthesize"] == counts["gcse_denoise"] == 1
-    # sts, transfer, splits, probe, analysis, verdicts, checkpoints, transfer_verdicts; a page
-    # per paper
+    # sts, transfer, splits, probe, analysis, published, verdicts (every measure),
+    # checkpoints; a page per paper, and one per method of no paper (simcse and
+    # simcse_dropout15)
     assert counts["table"] == 8 and counts["case_study_table"] == 1
-    assert counts["paper_report"] == 5
+    assert counts["paper_report"] == 5 and counts["method_report"] == 2
     trains = {wc for rule, wc in jobs_with_wildcards(out) if rule == "train"}
     for method in ("rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse", "gcse_stage1"):
         assert f"wildcards: method={method}, backbone=splade-tiny, seed=1" in trains
@@ -165,7 +173,8 @@ def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: 
 def test_a_named_grid_overlay_writes_its_own_folder_only(workspace: Path) -> None:
     """GCSE's domain setting (grid.name gcse-domain): every table, metric, figure and the
     curves' data of its dry run lie under results/grids/gcse-domain/, none on the default
-    smoke grid's results/tables, results/metrics, results/figures or results/plots."""
+    smoke grid's results/tables, results/metrics, results/headline.json, results/figures or
+    results/plots."""
     out = sh([*SMOKE, "-n", "--forceall", "--configfile", *DOMAIN_CONFIGS], workspace).stdout
     outputs = [
         path
@@ -173,10 +182,11 @@ def test_a_named_grid_overlay_writes_its_own_folder_only(workspace: Path) -> Non
         if line.startswith("    output: ")
         for path in line.removeprefix("    output: ").split(", ")
     ]
-    default_grid = ("results/tables/", "results/metrics/", "results/figures/", "results/plots/")
+    default_grid = ("results/tables/", "results/metrics/", "results/figures/", "results/plots/",
+                    "results/headline.json")  # fmt: skip
     assert not [p for p in outputs if p.startswith(default_grid)]
     own = "results/grids/gcse-domain/"
-    for path in ("tables/sts.md", "metrics/sts.json", "plots/training_curves.csv"):
+    for path in ("tables/sts.md", "metrics/sts.json", "headline.json", "plots/training_curves.csv"):
         assert own + path in outputs, path
     assert any(p.startswith(own + "figures/splade-tiny/") for p in outputs)
     logs = re.findall(r"^    log: (\S+)", out, flags=re.M)
@@ -271,12 +281,12 @@ def test_a_released_checkpoint_is_evaluated_as_its_own_row(workspace: Path, tmp_
        workspace)  # fmt: skip
     rows = [line for line in md.read_text().splitlines() if line.startswith("| toy_checkpoint")]
     assert len(rows) == 1 and f"{base['avg']:.2f}" in rows[0]
-    # the verdicts' paired bootstrap on the real files: the same model twice differs by exactly 0
-    verdicts = tmp_path / "verdicts.csv"
-    sh(["python", "-m", "negcse", "table", "verdicts", "--evals", ours, untrained, "--csv",
-        str(verdicts), "--baselines", "toy_checkpoint=untrained"], workspace)  # fmt: skip
-    row = next(r for r in csv.DictReader(verdicts.open()) if r["method"] == "toy_checkpoint")
-    assert (row["vs_baseline"], row["vs_baseline_ci"]) == ("0.0000", "[+0.00, +0.00]")
+    # the verdicts' paired bootstrap on the real files (the pairs several tasks share drawn
+    # together): the same model twice has no test-set variance of its difference
+    data = read_evaluations([str(workspace / ours), str(workspace / untrained)])
+    a, b = (data.models[("sts", m, "splade-tiny")] for m in ("toy_checkpoint", "untrained"))
+    assert data.designs[("sts", "splade-tiny")][1]["STSBenchmark"].keys  # keys recorded
+    assert data.test_variance(a, b) == 0.0 and data.test_variance(a, None) > 0
 
 
 def test_planning_never_asks_the_network_for_released_checkpoints(

@@ -276,3 +276,34 @@ def test_a_measured_csv_reprices_the_grid(tmp_path: Path) -> None:
     table = format_table(list(shared.values()), costs, 6400, "a + b", jobs_per_gpu=2)
     assert "compile: auto = reduce-overhead + static padding) for: simcse;" in table
     assert "Eager training steps at 2 jobs per GPU: the measured aggregate rate, 2.00x" in table
+
+
+def test_each_jobs_modelled_seconds_are_its_share_of_the_estimate(tmp_path: Path) -> None:
+    """What `negcse status` scales: a training is its run's steps and dev evaluations (the
+    hand computation above: 100 steps x 0.02 s + one dev evaluation of 0.1 s on BERT-base, times
+    LARGE_FACTOR on BERT-large), an evaluation job the eval_job row, a GPU generator output its
+    per-sentence cost over the corpus, CPU work nothing."""
+    from types import SimpleNamespace
+
+    from negcse.workflow.gpu_estimate import job_seconds
+    from negcse.workflow.plan.load import with_defaults
+
+    path = tmp_path / "costs.csv"
+    path.write_text(COSTS)
+    config = with_defaults(_config(["simcse", "simcse_san"]))
+    seconds = job_seconds(config, path)
+
+    def job(rule: str, **wildcards: str) -> SimpleNamespace:
+        return SimpleNamespace(rule=rule, wildcards=wildcards)
+
+    base = job("train", method="simcse", backbone="bert-base-uncased", seed="1")
+    large = job("train", method="simcse", backbone="bert-large-uncased", seed="2")
+    assert seconds(base) == pytest.approx(100 * 0.02 + 0.1)
+    assert seconds(large) == pytest.approx((100 * 0.02 + 0.1) * LARGE_FACTOR)
+    assert seconds(job("evaluate_model", method="simcse", backbone="bert-base-uncased")) == 60
+    assert seconds(job("evaluate_untrained", backbone="bert-large-uncased")) == pytest.approx(
+        60 * LARGE_FACTOR
+    )
+    # SAN's negatives: one file per seed for the grid's 2 seeds, 0.001 s a sentence of 6,400
+    assert seconds(job("san_negatives", corpus="wiki")) == pytest.approx(0.001 * 6400)
+    assert seconds(job("table", table="sts")) == 0.0

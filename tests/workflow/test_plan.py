@@ -139,7 +139,7 @@ def test_the_plan_imports_no_snakemake() -> None:
 
 
 def test_negcse_estimate_prints_the_grids_gpu_hours(capsys: pytest.CaptureFixture[str]) -> None:
-    """The smoke grid: each of simcse's two seeds is a training and an evaluation job."""
+    """The smoke grid: each of simcse's three seeds is a training and an evaluation job."""
     assert profile_configfiles(REPO / "profiles/smoke") == ["tests/smoke/config.yaml"]
     costs = str(REPO / "benchmarks/gpu_costs.csv")
     params = str(REPO / "params.yaml")
@@ -149,12 +149,12 @@ def test_negcse_estimate_prints_the_grids_gpu_hours(capsys: pytest.CaptureFixtur
     assert table[0].startswith("Estimated GPU hours on one ")
     assert "corpus 3,200 sentences" in table[0]
     simcse = next(line.split() for line in table if line.startswith("simcse "))
-    assert simcse[1] == "4"
-    # 8 methods at two seeds and 11 at one (UNA's and SNCSE's six ablations, RankCSE, RLRD and
-    # their SAN variants, GCSE: a training and an evaluation each), the untrained backbone,
-    # SAN's two sample files and GCSE's synthesis and denoising
+    assert simcse[1] == "6"
+    # simcse and sncse at three seeds, 6 methods at two and 11 at one (UNA's and SNCSE's six
+    # ablations, RankCSE, RLRD and their SAN variants, GCSE: a training and an evaluation
+    # each), the untrained backbone, SAN's two sample files and GCSE's synthesis and denoising
     total = next(line.split() for line in table if line.startswith("total "))
-    assert int(total[1]) == 8 * 2 * 2 + 11 * 2 + 1 + 2 + 1 + 1 == 59
+    assert int(total[1]) == 2 * 3 * 2 + 6 * 2 * 2 + 11 * 2 + 1 + 2 + 1 + 1 == 63
 
 
 def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

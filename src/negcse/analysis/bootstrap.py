@@ -1,22 +1,27 @@
-"""Paired bootstrap of the 7-task STS average: how sure is a difference between two models?
+"""Paired bootstrap of the 7-task STS average: the test set's share of a difference's variance.
 
-The test pairs of each task are resampled with replacement (within each SentEval subset, so a
-resample keeps the subsets' sizes, and its Spearman is over the concatenated subsets: the
-``all`` aggregate of :mod:`negcse.evaluation.sts`); both models are scored on the *same*
-resampled pairs (paired: Koehn 2004, Berg-Kirkpatrick et al. 2012). With two or more seeds
-the seeds are resampled first (an outer level), then the pairs; the percentile interval of the
-resampled differences (Efron & Tibshirani 1993, ch. 13) is reported. ``docs/statistics.md``
-states the procedure.
+The test pairs are resampled with replacement, within each SentEval subset (so a resample keeps
+the subsets' sizes, and its Spearman is over the concatenated subsets: the ``all`` aggregate of
+:mod:`negcse.evaluation.sts`); both models of a comparison are scored on the *same* resampled
+pairs (paired: Koehn 2004, Berg-Kirkpatrick et al. 2012). A sentence pair that several tasks
+hold (60.8% of STS-B test is in STS12-16, 6-16% of each STS12-16 task in another;
+``pairs.key`` of the evaluation files) is one *cluster*: it is drawn once per resample and
+counts in every task that holds it, so the tasks' shared pairs move together (a stratified
+cluster bootstrap; a cluster is drawn within the subset where it first appears). The seeds are
+not resampled here: :func:`test_variance` gives the variance over the resamples of the
+difference of the two models' seed means, which :mod:`negcse.analysis.verdict_rules` adds to
+the seeds' own variance. ``docs/statistics.md`` states the procedure.
 
-Every resample is a row of a (B, n) matrix. A resample is held as *counts* (how often each
-pair was drawn), and a pair's rank inside the resample is the average rank of its value among
-the drawn values (ties, including a pair drawn twice, share their mean rank, as
-``scipy.stats.spearmanr``): sorted once, that is a cumulative sum of the counts, so no
-resample is sorted. Spearman is then the count-weighted Pearson correlation of the ranks.
+Every resample is a column of an (n, B) matrix of *counts* (how often each pair was drawn), and
+a pair's rank inside the resample is the average rank of its value among the drawn values (ties,
+including a pair drawn twice, share their mean rank, as ``scipy.stats.spearmanr``): sorted once,
+that is a cumulative sum of the counts, so no resample is sorted. Spearman is then the
+count-weighted Pearson correlation of the ranks.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,31 +32,60 @@ RESAMPLES = 1000
 SEED = 0
 
 
+#: hex digits of a pair's key (``pairs.key`` of an evaluation file: 40 bits of BLAKE2b; about
+#: 1e-4 chance of one false match among the ~17,500 distinct STS test pairs)
+KEY_DIGITS = 10
+
+
+def pair_key(sent1: str, sent2: str) -> str:
+    """A sentence pair's key, the same whichever task holds it: BLAKE2b of the two sentences,
+    lower-cased, whitespace collapsed, in sorted order (a similarity is symmetric)."""
+    a, b = sorted(" ".join(s.lower().split()) for s in (sent1, sent2))
+    return hashlib.blake2b(f"{a}\t{b}".encode(), digest_size=8).hexdigest()[:KEY_DIGITS]
+
+
+def split_keys(keys: str) -> list[str]:
+    """``pairs.key`` (every pair's :func:`pair_key`, concatenated) -> one key per pair."""
+    if len(keys) % KEY_DIGITS:
+        raise ValueError(f"a length of {len(keys)} is not {KEY_DIGITS} hex digits per pair")
+    return [keys[i : i + KEY_DIGITS] for i in range(0, len(keys), KEY_DIGITS)]
+
+
 @dataclass(frozen=True)
 class TaskPairs:
-    """One STS task's gold scores and the sizes of its subsets (in order; they sum to n)."""
+    """One STS task's gold scores, the sizes of its subsets (in order; they sum to n) and each
+    pair's key (:func:`pair_key`; empty: unknown, the pair is a cluster of its own)."""
 
     gold: np.ndarray
     subset_sizes: tuple[int, ...]
+    keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if sum(self.subset_sizes) != len(self.gold):
             raise ValueError(f"subset sizes {self.subset_sizes} do not sum to {len(self.gold)}")
+        if self.keys and len(self.keys) != len(self.gold):
+            raise ValueError(f"{len(self.keys)} pair keys for {len(self.gold)} pairs")
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A difference (``estimate``, on the full test sets) and its percentile interval."""
-
-    estimate: float
-    low: float
-    high: float
-
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
-
-    def contains(self, value: float) -> bool:
-        return self.low <= value <= self.high
+def clusters(tasks: Mapping[str, TaskPairs]) -> tuple[dict[str, np.ndarray], list[int]]:
+    """Per task, each pair's cluster (pairs with one key share one, across tasks), numbered in
+    order of first appearance (task, then subset, then pair order); and how many clusters first
+    appear in each subset, in that order (the strata of the draw)."""
+    ids: dict[str, int] = {}
+    out: dict[str, np.ndarray] = {}
+    strata: list[int] = []
+    for name, task in tasks.items():
+        keys = task.keys or tuple(f"{name}#{i}" for i in range(len(task.gold)))
+        cluster = np.empty(len(keys), dtype=np.int64)
+        start = 0
+        for size in task.subset_sizes:
+            before = len(ids)
+            for i in range(start, start + size):
+                cluster[i] = ids.setdefault(keys[i], len(ids))
+            strata.append(len(ids) - before)
+            start += size
+        out[name] = cluster
+    return out, strata
 
 
 def draw_indices(
@@ -113,6 +147,12 @@ class Draws:
     gold_centred: dict[str, np.ndarray]  # ranks minus their mean (n + 1) / 2
     gold_norm: dict[str, np.ndarray]  # (B,) sqrt of the count-weighted sum of squares
 
+    def _add(self, name: str, task: TaskPairs, counts: np.ndarray) -> None:
+        n = len(task.gold)
+        g = resample_ranks(task.gold, counts) - (n + 1) / 2.0
+        self.counts[name], self.gold_centred[name] = counts, g
+        self.gold_norm[name] = np.sqrt(_weighted(counts.astype(np.float64), g, g))
+
     @classmethod
     def from_indices(
         cls, tasks: Mapping[str, TaskPairs], indices: Mapping[str, np.ndarray]
@@ -120,25 +160,29 @@ class Draws:
         """``indices``: per task, (B, n) indices of the drawn pairs (one resample a row)."""
         draws = cls({}, {}, {})
         for name, task in tasks.items():
-            n = len(task.gold)
-            c = counts_of(indices[name], n)
-            g = resample_ranks(task.gold, c) - (n + 1) / 2.0
-            draws.counts[name], draws.gold_centred[name] = c, g
-            draws.gold_norm[name] = np.sqrt(_weighted(c.astype(np.float64), g, g))
+            draws._add(name, task, counts_of(indices[name], len(task.gold)))
         return draws
 
     @classmethod
     def draw(
         cls, tasks: Mapping[str, TaskPairs], resamples: int = RESAMPLES, seed: int = SEED
     ) -> Draws:
-        """:func:`draw_indices`' draws, one task's indices in memory at a time."""
+        """The stratified cluster draw: each subset redraws, with replacement, as many clusters
+        as first appear in it (:func:`clusters`); a pair counts as often as its cluster was
+        drawn. Pairs without keys are clusters of one: then every subset keeps its size."""
         rng = np.random.default_rng(seed)
+        cluster_of, strata = clusters(tasks)
+        dtype = np.uint32 if max(strata, default=0) >= 2**16 else np.uint16
+        drawn = np.zeros((sum(strata), resamples), dtype=dtype)
+        start = 0
+        for size in strata:
+            if size:
+                picks = rng.integers(0, size, size=(resamples, size))
+                drawn[start : start + size] = counts_of(picks, size)
+            start += size
         draws = cls({}, {}, {})
         for name, task in tasks.items():
-            one = cls.from_indices({name: task}, draw_indices({name: task}, resamples, rng))
-            draws.counts.update(one.counts)
-            draws.gold_centred.update(one.gold_centred)
-            draws.gold_norm.update(one.gold_norm)
+            draws._add(name, task, drawn[cluster_of[name]])
         return draws
 
     @property
@@ -164,53 +208,12 @@ def resampled_average(preds: Mapping[str, np.ndarray], draws: Draws) -> np.ndarr
     return np.mean([resampled_spearman(preds[t], draws, t) for t in draws.counts], axis=0)
 
 
-def seed_indices(seeds: int, resamples: int, stream: int, seed: int = SEED) -> np.ndarray:
-    """(B, seeds) seeds drawn with replacement per resample; one seed: always itself."""
-    if seeds == 1:
-        return np.zeros((resamples, 1), dtype=np.int64)
-    rng = np.random.default_rng([seed, stream, seeds])
-    return rng.integers(0, seeds, size=(resamples, seeds))
-
-
-def over_seeds(per_seed: np.ndarray, picks: np.ndarray) -> np.ndarray:
-    """(seeds, B) resampled statistic per seed, (B, k) seed picks -> (B,) mean of the picks."""
-    return per_seed[picks, np.arange(per_seed.shape[1])[:, None]].mean(axis=1)
-
-
-def percentile_interval(estimate: float, resampled: np.ndarray, level: float = 0.95) -> Interval:
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(resampled, [tail, 1.0 - tail])
-    return Interval(float(estimate), float(low), float(high))
-
-
-def paired_difference(
-    a: np.ndarray,
-    b: np.ndarray,
-    a_observed: Sequence[float],
-    b_observed: Sequence[float],
-    paired_seeds: bool,
-    level: float = 0.95,
-) -> Interval:
-    """Model A minus model B: ``a``/``b`` are (seeds, B) resampled averages per seed, all on
-    the same pair resamples; ``*_observed`` the full-test-set average per seed. Seeds are
-    resampled when there are two or more: with ``paired_seeds`` (the same seed values in both,
-    in the same order) one draw serves both models, else each model draws its own."""
-    if paired_seeds and a.shape[0] != b.shape[0]:
-        raise ValueError(f"paired seeds need as many seeds in both: {a.shape[0]} vs {b.shape[0]}")
-    resamples = a.shape[1]
-    picks_a = seed_indices(a.shape[0], resamples, stream=1)
-    picks_b = picks_a if paired_seeds else seed_indices(b.shape[0], resamples, stream=2)
-    diff = over_seeds(a, picks_a) - over_seeds(b, picks_b)
-    estimate = float(np.mean(a_observed) - np.mean(b_observed))
-    return percentile_interval(estimate, diff, level)
-
-
-def against_constant(
-    a: np.ndarray, a_observed: Sequence[float], value: float, level: float = 0.95
-) -> Interval:
-    """Model A's average minus a fixed number (a paper's), seeds resampled as above."""
-    resampled = over_seeds(a, seed_indices(a.shape[0], a.shape[1], stream=1)) - value
-    return percentile_interval(float(np.mean(a_observed)) - value, resampled, level)
+def resampled_variance(a: np.ndarray, b: np.ndarray | None = None) -> float:
+    """The variance over the resamples of A's seed mean minus B's: ``a``, ``b`` are (seeds, B)
+    resampled values per seed on the same resamples (``b`` None: A's seed mean alone). The seeds
+    are fixed here; their own variation is :mod:`negcse.analysis.verdict_rules`'."""
+    diff = np.asarray(a).mean(axis=0) - (0.0 if b is None else np.asarray(b).mean(axis=0))
+    return float(np.var(diff, ddof=1))
 
 
 def observed_average(preds: Mapping[str, np.ndarray], tasks: Mapping[str, TaskPairs]) -> float:

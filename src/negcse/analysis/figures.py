@@ -5,6 +5,8 @@
   SAN Figure 4: high-gold, low-overlap STS pairs).
 - :func:`curves_figure`: STS-B dev Spearman against training steps, mean over seeds with the
   min-max band.
+- :func:`forest_figure`: a paper's claims, our difference with its interval beside the
+  paper's, coloured by the verdict (the paper pages, ``negcse paper-report``).
 
 Both are one column of a two-column paper wide (:data:`WIDTH`), for one group of at most ~8
 methods (:mod:`negcse.analysis.groups`): the group's baseline a solid black line, the others
@@ -150,4 +152,86 @@ def curves_figure(
         ax.grid(alpha=0.3)
         fig.tight_layout()
         _legend_below(fig, ax, baseline)
+    return fig
+
+
+#: a verdict's colour in a forest plot (Okabe and Ito); a direction check is sky blue, a row
+#: without a verdict (too few seeds) a hollow grey point
+VERDICT_COLORS = {
+    "reproduced": "#009E73",
+    "smaller than claimed": "#E69F00",
+    "not reproduced": "#CC79A7",
+    "reversed": "#D55E00",
+    "inconclusive": "#999999",
+}
+CHECK_COLOR = "#56B4E9"
+
+
+def _legend_key(verdict: str) -> str | None:
+    """The legend entry of a verdict: itself, "direction check", or None (no verdict)."""
+    if verdict.startswith("direction check"):
+        return "direction check"
+    return verdict if verdict in VERDICT_COLORS else None
+
+
+def _verdict_color(verdict: str) -> str:
+    key = _legend_key(verdict)
+    return CHECK_COLOR if key == "direction check" else VERDICT_COLORS.get(key or "", "#999999")
+
+
+def forest_figure(
+    labels: Sequence[str],
+    estimates: Sequence[float],
+    lows: Sequence[float],
+    highs: Sequence[float],
+    claimed: Sequence[float],
+    verdicts: Sequence[str],
+    title: str = "",
+    borrowed: Sequence[bool] | None = None,
+) -> plt.Figure:
+    """One row per claim, top to bottom: our difference (a point) with its 95% interval (a
+    line; none without a verdict: a hollow point), the paper's difference (an open diamond;
+    grey where ``borrowed``: a direction check, not the paper's comparison), coloured by the
+    verdict; a dotted line at 0. Two columns of a paper wide."""
+    n = len(labels)
+    borrowed = list(borrowed) if borrowed is not None else [False] * n
+    with plt.rc_context(FONT):
+        fig, ax = plt.subplots(figsize=(2 * WIDTH, 0.9 + 0.24 * max(n, 1)))
+        y = np.arange(n)[::-1]
+        for i in range(n):
+            color = _verdict_color(verdicts[i])
+            if np.isfinite(lows[i]) and np.isfinite(highs[i]):
+                ax.plot([lows[i], highs[i]], [y[i], y[i]], color=color, lw=1.6,
+                        solid_capstyle="butt")  # fmt: skip
+                ax.plot(estimates[i], y[i], "o", color=color, ms=4)
+            else:
+                ax.plot(estimates[i], y[i], "o", mfc="white", mec="#777777", ms=4)
+            if np.isfinite(claimed[i]):
+                edge = "#999999" if borrowed[i] else "black"
+                ax.plot(claimed[i], y[i], "D", mfc="none", mec=edge, ms=4, mew=0.9)
+        ax.axvline(0.0, color="grey", ls=":", lw=1.0)
+        ax.set_yticks(y, labels)
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_xlabel("difference to the baseline (score x100)")
+        ax.grid(axis="x", alpha=0.3)
+        if title:
+            ax.set_title(title, loc="left")
+        present = {_legend_key(v) for v in verdicts}
+        handles = [
+            plt.Line2D([], [], color=c, marker="o", lw=1.6, label=v)
+            for v, c in [*VERDICT_COLORS.items(), ("direction check", CHECK_COLOR)]
+            if v in present
+        ]
+        if not all(borrowed):
+            handles.append(plt.Line2D([], [], color="black", marker="D", mfc="none", lw=0,
+                                      label="paper's difference"))  # fmt: skip
+        if any(borrowed):
+            handles.append(plt.Line2D([], [], color="#999999", marker="D", mfc="none", lw=0,
+                                      label="paper's (direction check)"))  # fmt: skip
+        if None in present:
+            handles.append(plt.Line2D([], [], color="#777777", marker="o", mfc="white", lw=0,
+                                      label="no verdict (too few seeds)"))  # fmt: skip
+        fig.tight_layout()
+        fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+                   frameon=False)  # fmt: skip
     return fig

@@ -6,8 +6,10 @@ right, and for a cross-validated task (MR, CR, SUBJ, MPQA) the outer fold that t
 the mean of its folds' accuracies (one fold: the test split of SST2, TREC, MRPC), so a resample
 redraws each fold's examples from that fold with replacement (keeping its size), and both models
 of a comparison are scored on the *same* resampled examples (paired, as
-:mod:`negcse.analysis.bootstrap` does for the STS pairs). The seed level, the differences and
-the percentile interval are :mod:`negcse.analysis.bootstrap`'s. The folds are fixed by SentEval's
+:mod:`negcse.analysis.bootstrap` does for the STS pairs); the variance over the resamples of
+two models' seed-mean difference (:func:`negcse.analysis.bootstrap.resampled_variance`) is the
+test set's share of a verdict's interval (:mod:`negcse.analysis.verdict_rules`). The tasks are
+different datasets, so no example is shared between them (no clusters). The folds are fixed by SentEval's
 order of the rows and its fold seed, not by the model, so every model of a protocol has the same
 ones; the resample does not refit the classifiers (the interval is over the test examples).
 """

@@ -1,78 +1,126 @@
-"""``negcse paper-report``: one paper's page (its verdicts, STS rows, released checkpoints and
-figures) from the built tables' CSV twins."""
+"""``negcse paper-report``: one paper's page (its claims' verdicts and their forest plot, STS
+rows, released checkpoints and figures), or one page of a method of no paper (``--method``: its
+comparisons with its baseline, its STS rows and its rows among the published rows of its
+backbones), from the built tables' CSV twins."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, write_texts
+from negcse.lazy import LazyModule
 from negcse.tables.eval_files import read_csv
 from negcse.tables.html import markdown_html
 from negcse.tables.published import PAPERS
 from negcse.tables.render import Column
-from negcse.tables.reports import CLAIM_COLUMNS, STS_COLUMNS, paper_page
-from negcse.tables.verdicts import CHECKPOINT_COLUMNS
+from negcse.tables.reports import CLAIM_COLUMNS, STS_COLUMNS, forest_label, method_page, paper_page
+from negcse.tables.verdicts import CHECKPOINT_COLUMNS, paper_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from negcse.analysis import figures
+else:  # matplotlib: only where a forest plot is drawn
+    figures = LazyModule("negcse.analysis.figures")
 
 NAME = "paper-report"
-HELP = "one paper's page: its claims' verdicts, STS rows, released checkpoints, figures"
+HELP = "a paper's page (its claims' verdicts, STS rows, checkpoints, figures) or a method's"
 logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--paper", required=True, help="sncse, una, san-hince, gcse or osscse")
+    page = p.add_mutually_exclusive_group(required=True)
+    page.add_argument("--paper", help="sncse, una, san-hince, gcse or osscse")
+    page.add_argument("--method", help="a method of no paper (its own page)")
     p.add_argument("--methods", nargs="+", required=True, help="the grid's methods, in order")
     p.add_argument("--baselines", nargs="*", default=[], metavar="METHOD=BASELINE")
+    p.add_argument(
+        "--papers", nargs="*", default=[], metavar="METHOD=PAPER", help="each method's paper"
+    )
+    p.add_argument("--published", help="the published table's CSV (a method's page)")
     p.add_argument("--sts", required=True, help="the STS table's CSV")
     p.add_argument("--verdicts", required=True, help="the verdicts table's CSV")
-    p.add_argument("--transfer-verdicts", help="the transfer verdicts table's CSV")
     p.add_argument("--checkpoints", required=True, help="the checkpoints table's CSV")
     p.add_argument("--figures", nargs="*", default=[], help="figure files to link")
     p.add_argument("--out", required=True, help="the page (Markdown)")
     p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
+    p.add_argument("--forest", help="the claims' forest plot (.png; a .pdf twin beside it)")
+    p.add_argument("--scale-note", default="", help="a reduced-scale grid's first line")
 
 
 def _csv(path: str, needed: tuple[str, ...], columns: Sequence[Column] = ()):
-    """A table's CSV twin with the ``needed`` columns and those the page prints (``columns``),
-    checked (:func:`negcse.tables.eval_files.read_csv`): those printed as numbers must be."""
-    keys, numeric = list(needed), []
+    """A table's CSV twin with the ``needed`` columns, checked
+    (:func:`negcse.tables.eval_files.read_csv`): those of ``columns`` (what the page prints)
+    that it prints as numbers must be numbers."""
+    numeric = []
     for column in columns:
-        names = [f"{column.key}_mean", f"{column.key}_std"] if column.kind == "mean" else [column.key]
-        keys += names
-        numeric += names if column.kind != "text" else []
-    frame = read_csv(path, list(dict.fromkeys(keys)), numeric)
+        if column.kind != "text":
+            numeric += [f"{column.key}_mean", f"{column.key}_std"] if column.kind == "mean" else [
+                column.key]  # fmt: skip
+    frame = read_csv(path, needed, numeric)
     text = frame.select_dtypes(exclude="number").columns
     return frame.fillna({c: "" for c in text})  # an empty text cell, as the table wrote it
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.paper not in PAPERS:
-        raise UserError(f"--paper {args.paper!r}: known papers {', '.join(PAPERS)}")
-    check_writable(args.out, args.html)
-    sts = _csv(args.sts, ("method", "backbone"), STS_COLUMNS)
-    verdicts = _csv(args.verdicts, ("method", "backbone", "verdict"), CLAIM_COLUMNS)
-    checkpoints = _csv(args.checkpoints, ("method", "backbone"), CHECKPOINT_COLUMNS)
-    transfer = None
-    if args.transfer_verdicts:
-        transfer = _csv(args.transfer_verdicts, ("method", "backbone", "verdict"), CLAIM_COLUMNS)
-    page = paper_page(
-        args.paper,
-        args.methods,
-        parse_baselines(args.baselines),
-        sts,
-        verdicts,
-        checkpoints,
-        args.figures,
-        os.path.dirname(os.path.abspath(args.out)),
-        transfer,
+def _forest(path: str, claims: pd.DataFrame, paper: str, scale_note: str) -> None:
+    title = f"{paper}: our difference (95% interval) and the paper's"
+    fig = figures.forest_figure(
+        [forest_label(r) for r in claims.to_dict("records")],
+        claims["vs_baseline"].to_numpy(float),
+        claims["vs_baseline_low"].to_numpy(float),
+        claims["vs_baseline_high"].to_numpy(float),
+        claims["paper_delta"].to_numpy(float),
+        list(claims["verdict_raw"]),
+        f"{scale_note}\n{title}" if scale_note else title,
+        list(claims["comparison"] != "paper"),
     )
+    for suffix in (".png", ".pdf"):
+        figures.save_figure(fig, os.path.splitext(path)[0] + suffix)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.paper is not None and args.paper not in PAPERS:
+        raise UserError(f"--paper {args.paper!r}: known papers {', '.join(PAPERS)}")
+    if args.method is not None and not args.published:
+        raise UserError("--method needs --published (the published table's CSV)")
+    if args.forest and not args.forest.endswith(".png"):
+        raise UserError(f"--forest {args.forest!r}: the plot is a .png (its .pdf goes beside)")
+    if args.forest and args.paper is None:
+        raise UserError("--forest: a paper's page only (--paper)")
+    check_writable(args.out, args.html, args.forest)
+    sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"), STS_COLUMNS)
+    verdicts = _csv(args.verdicts, ("method", "paper_name", "comparison", "verdict",
+                                    "vs_baseline_ci"), CLAIM_COLUMNS)  # fmt: skip
+    checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"),
+                       CHECKPOINT_COLUMNS)  # fmt: skip
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    baselines = parse_baselines(args.baselines)
+    if args.method is not None:
+        published = _csv(args.published, ("method", "backbone", "source", "avg_mean"))
+        page = method_page(
+            args.method, args.methods, baselines, sts, verdicts, published, args.figures,
+            out_dir, args.scale_note,
+        )  # fmt: skip
+    else:
+        claims = paper_rows(verdicts, args.paper)
+        if args.forest:
+            _forest(args.forest, claims, args.paper, args.scale_note)
+        page = paper_page(
+            args.paper, args.methods, baselines, parse_baselines(args.papers), sts, verdicts,
+            checkpoints, args.figures, out_dir,
+            os.path.abspath(args.forest) if args.forest else None, args.scale_note,
+        )  # fmt: skip
     out = {args.out: page}
-    if args.html:
-        out[args.html] = markdown_html("#" + page, args.paper)  # the title as a "## " heading
+    if args.html:  # the title as a "## " heading (the reader knows no "# ")
+        title = args.paper or args.method
+        out[args.html] = markdown_html(re.sub(r"^# ", "## ", page, count=1, flags=re.M), title)
     write_texts(out)  # the page and its twin together
-    logger.info("%s page: %s", args.paper, args.out)
+    logger.info("%s page: %s", args.paper or args.method, args.out)
     return 0

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+from dataclasses import replace
 
+from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, json_text, write_texts
+from negcse.latex import latex_escape
 from negcse.model_cli import unavailable
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
@@ -33,20 +36,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the method each one's paper compared it with (params.yaml methods.<m>.baseline)",
     )
     p.add_argument(
+        "--papers",
+        nargs="*",
+        default=[],
+        metavar="METHOD=PAPER",
+        help="each method's paper (params.yaml methods.<m>.paper): verdicts compare a method of "
+        "no paper with its declared baseline",
+    )
+    p.add_argument(
         "--released",
         nargs="*",
         default=[],
         metavar="NAME",
         help="rows of released checkpoints (params.yaml released): shown, never in bold",
     )
+    p.add_argument(
+        "--min-seeds",
+        type=int,
+        default=MIN_SEEDS,
+        help=f"verdicts: the fewest seeds a side for a verdict (default {MIN_SEEDS})",
+    )
+    p.add_argument(
+        "--scale-note",
+        default="",
+        help="a reduced-scale grid's sentence, the first line of the table (the workflow's)",
+    )
 
 
-def parse_baselines(items: list[str]) -> dict[str, str]:
+def parse_baselines(items: list[str], option: str = "--baselines") -> dict[str, str]:
+    """``METHOD=VALUE`` items as a mapping (``option`` names the flag in the error)."""
     out = {}
     for item in items:
         method, sep, base = item.partition("=")
         if not sep or not method or not base:
-            raise UserError(f"--baselines: expected METHOD=BASELINE, got {item!r}")
+            raise UserError(f"{option}: expected METHOD={option[2:-1].upper()}, got {item!r}")
         out[method] = base
     return out
 
@@ -71,9 +94,26 @@ def run(args: argparse.Namespace) -> int:
     except KeyError as exc:
         raise UserError(exc.args[0]) from None
     check_writable(args.tex, args.csv, args.md, args.html, args.metrics)
-    options = Options(parse_baselines(args.baselines), tuple(args.released))
+    if args.min_seeds < 2:
+        raise UserError(f"--min-seeds {args.min_seeds}: an interval over seeds needs 2 or more")
+    options = Options(
+        parse_baselines(args.baselines),
+        tuple(args.released),
+        args.min_seeds,
+        args.scale_note,
+        parse_baselines(args.papers, "--papers"),
+    )
+    note = args.scale_note.strip()
+    if note:  # the first line of every twin, and of the caption
+        spec = replace(spec, caption=f"{latex_escape(note)} {spec.caption}")
     evals = available(args.evals)
     table = spec.build(spec, evals, options)
+    if note:
+        table = replace(
+            table,
+            tex=f"% {note}\n{table.tex}",
+            md=None if table.md is None else f"**{note}**\n\n{table.md}",
+        )
     texts = {
         "--tex": (args.tex, table.tex),
         "--csv": (args.csv, None if table.frame is None else to_csv(table.frame)),

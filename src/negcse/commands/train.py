@@ -186,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
         "best_stsb_dev": state.best_score,
         "steps": state.step,
         "corpus_sentences": len(data),
+        "corpus_file": Path(args.corpus).name,
         "device": trainer.device.type,  # where it trained (cuda: compile auto compiled it)
         "device_setting": device.setting,  # auto | cuda | cpu (negcse.device)
         **({"guides": guides} if guides else {}),

@@ -15,6 +15,12 @@ name (:data:`GROUP_METRICS`), never through ``main_score``:
   (8 to 32), ``n_experiments`` = 10 draws, mean test accuracy; the English subset (``en``) of
   the multilingual tasks, the ``test`` split everywhere (the MTEB(eng, v1) selection).
 
+With ``results_dir``, each task's result is also written in mteb's own layout, a ``ResultCache``
+folder (``results/<model name>/<revision>/<task>.json`` beside ``model_meta.json``), which mteb's
+results loader (``mteb.ResultCache(results_dir).load_results()``) and the leaderboard's tooling
+read; the model is named after its run (``negcse/<method>-<backbone>-seed<n>``) and its revision
+is the start of its weights' sha256.
+
 The datasets are not in the offline mirror. Evaluation never touches the network: data are read
 from the local Hugging Face cache with the hub in offline mode, and a missing dataset stops the
 run before any encoding with :class:`MtebDataMissing`, naming the task and the prefetch command
@@ -24,6 +30,7 @@ run before any encoding with :class:`MtebDataMissing`, naming the task and the p
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import re
@@ -101,13 +108,14 @@ class MtebModel(AbsEncoder):
         embed_dim: int | None = None,
         n_parameters: int | None = None,
         max_tokens: int | None = None,
+        revision: str = "local",
     ) -> None:
         self.model = embedder
         self.batch_size = batch_size
         self.mteb_model_meta = ModelMeta.create_empty(
             overwrites={
                 "name": name,
-                "revision": "local",
+                "revision": revision,
                 "similarity_fn_name": ScoringFunction.COSINE,
                 "framework": ["PyTorch"],
                 "embed_dim": embed_dim,
@@ -131,7 +139,9 @@ class MtebModel(AbsEncoder):
         return cls.wrap(embedder, model_name(name_or_path), batch_size)
 
     @classmethod
-    def wrap(cls, embedder: Embedder, name: str, batch_size: int = 128) -> MtebModel:
+    def wrap(
+        cls, embedder: Embedder, name: str, batch_size: int = 128, revision: str = "local"
+    ) -> MtebModel:
         """An already loaded :class:`Embedder` as an mteb model."""
         return cls(
             embedder,
@@ -140,6 +150,7 @@ class MtebModel(AbsEncoder):
             embed_dim=int(embedder.model.config.hidden_size),
             n_parameters=sum(p.numel() for p in embedder.model.parameters()),
             max_tokens=embedder.max_length,
+            revision=revision,
         )
 
     def encode(
@@ -344,22 +355,64 @@ def evaluate_tasks(
     tasks: Sequence[AbsTask],
     batch_size: int = 128,
     progress: bool = False,
+    results_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Run loaded (or in-memory) tasks through ``mteb.evaluate``; ``{task: {metric: x100}}``.
 
-    No result cache: every call encodes afresh (a retrained model at the same path must not
-    pick up old scores).
+    No result cache is read: every call encodes afresh (a retrained model at the same path must
+    not pick up old scores). ``results_dir``: each task's result written there in mteb's layout.
     """
+    encode_kwargs = {"batch_size": batch_size, "show_progress_bar": progress}
     result = mteb.evaluate(
         model,
         list(tasks),
         cache=None,
         raise_error=True,
         co2_tracker=False,
-        encode_kwargs={"batch_size": batch_size, "show_progress_bar": progress},
+        encode_kwargs=encode_kwargs,
         show_progress_bar=progress,
     )
+    if results_dir is not None:
+        save_results(result, model.mteb_model_meta, results_dir, encode_kwargs)
     return extract_scores(result, tasks)
+
+
+def save_results(
+    result: ModelResult,
+    meta: ModelMeta,
+    results_dir: str | os.PathLike[str],
+    encode_kwargs: Mapping[str, Any],
+) -> list[Path]:
+    """Every task result of ``result`` in mteb's layout under ``results_dir`` (its
+    ``ResultCache``); the task files written."""
+    cache = mteb.ResultCache(Path(results_dir))
+    paths = []
+    for task_result in result.task_results:
+        cache.save_to_cache(task_result, meta, encode_kwargs=encode_kwargs)
+        paths.append(cache.get_task_result_path(task_result.task_name, meta))
+    return paths
+
+
+def weights_revision(folder: str | os.PathLike[str]) -> str:
+    """The first 12 hex digits of the sha256 of a model folder's weights ("local" without)."""
+    weights = Path(folder) / "model.safetensors"
+    if not weights.is_file():
+        return "local"
+    digest = hashlib.sha256()
+    with weights.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:12]
+
+
+def run_name(tags: Mapping[str, str] | None, name_or_path: str | os.PathLike[str]) -> str:
+    """The mteb model name of a run (``negcse/<method>-<backbone>-seed<n>`` from its tags), else
+    of its path (:func:`model_name`)."""
+    tags = tags or {}
+    if all(tags.get(k) for k in ("method", "backbone", "seed")):
+        backbone = str(tags["backbone"]).replace("/", "-")
+        return f"negcse/{tags['method']}-{backbone}-seed{tags['seed']}"
+    return model_name(name_or_path)
 
 
 def averages(scores: Mapping[str, Mapping[str, float]], group: str) -> dict[str, float]:
@@ -379,12 +432,14 @@ def run_mteb(
     tags: Mapping[str, str] | None = None,
     model: MtebModel | None = None,
     progress: bool = False,
+    results_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Evaluate one model on a group's tasks and write ``{task: {metric: x100}, avg: {...}}``.
 
     ``tasks``: names from :data:`GROUPS` (None: the whole group) or task objects (e.g. mteb's
     mock tasks). Every dataset is loaded from the local cache first, so a missing one fails
-    before any encoding; ``model`` replaces loading ``model_path`` with ``pooler``.
+    before any encoding; ``model`` replaces loading ``model_path`` with ``pooler``;
+    ``results_dir``: mteb's own result files too (:func:`save_results`).
     """
     items = list(tasks) if tasks else [s.name for s in task_specs(group)]
     specs = iter(task_specs(group, [t for t in items if isinstance(t, str)]))
@@ -395,7 +450,7 @@ def run_mteb(
     for task in objects:
         load_offline(task, group)
     model = model or MtebModel.load(model_path, pooler, mirror=mirror, batch_size=batch_size)
-    scores = evaluate_tasks(model, objects, batch_size=batch_size, progress=progress)
+    scores = evaluate_tasks(model, objects, batch_size, progress, results_dir)
     result: dict[str, Any] = {
         **(tags or {}),
         "model": str(model_path),

@@ -2,9 +2,10 @@
 :data:`HELPERS`) defines one :class:`Evaluation` subclass and decorates it with
 :func:`register`; ``negcse evaluate --only NAME,...`` runs them on one loaded model. A module
 outside the package registers the same way when it is importable and named in
-``$NEGCSE_EVALUATIONS`` (:data:`MODULES_ENV`; the workflow's parse and its jobs both read it).
-An evaluation with a :class:`Job` runs in every model's evaluation job of the workflow
-(negcse.workflow.plan)."""
+``$NEGCSE_EVALUATIONS`` (:data:`MODULES_ENV`; the workflow's parse and its jobs both read it),
+and an installed package through the ``negcse.evaluations`` entry-point group
+(:mod:`negcse.plugins`: a module, or an Evaluation subclass). An evaluation with a :class:`Job`
+runs in every model's evaluation job of the workflow (negcse.workflow.plan)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from negcse.errors import UserError
+from negcse.plugins import load_plugins
 
 if TYPE_CHECKING:
     from negcse.vectors import SentenceCache
@@ -152,6 +154,8 @@ _REGISTRY: dict[str, type[Evaluation]] = {}
 
 def register(cls: type[Evaluation]) -> type[Evaluation]:
     """Class decorator: make ``cls`` runnable as ``negcse evaluate --only cls.name``."""
+    if not (isinstance(cls, type) and issubclass(cls, Evaluation)):
+        raise TypeError(f"{cls!r} is not an Evaluation subclass")
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
         raise ValueError(f"evaluation '{cls.name}' is registered twice")
     if "out" in cls.options:
@@ -166,7 +170,8 @@ def unregister(name: str) -> None:
 
 @cache
 def _import_all() -> None:
-    """Import the package's evaluation modules and those ``$NEGCSE_EVALUATIONS`` names."""
+    """Import the package's evaluation modules, those ``$NEGCSE_EVALUATIONS`` names and the
+    plug-ins'."""
     for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
         if info.name not in HELPERS:
             importlib.import_module(f"negcse.evaluation.{info.name}")
@@ -180,11 +185,12 @@ def _import_all() -> None:
                     f"${MODULES_ENV}: module '{module.strip()}' does not import "
                     f"({type(exc).__name__}: {first}); fix it or remove it from the variable"
                 ) from exc
+    load_plugins("evaluations", register)
 
 
 def evaluations() -> dict[str, type[Evaluation]]:
-    """Every evaluation: the package's modules, ``$NEGCSE_EVALUATIONS``' and any registered
-    elsewhere."""
+    """Every evaluation: the package's modules, ``$NEGCSE_EVALUATIONS``', the plug-ins' and
+    any registered elsewhere."""
     _import_all()
     return dict(_REGISTRY)
 

@@ -3,8 +3,8 @@
 STS12-16 report SentEval's three aggregates: ``all`` (subsets concatenated; the headline number,
 as SimCSE reports), ``mean`` and ``wmean`` (size-weighted mean over subsets). With ``--sts-pairs``
 (the workflow's evaluations) each test task's record also keeps its pairs (``pairs``: cosine,
-gold score, subset sizes), which the verdicts table's paired bootstrap resamples
-(:mod:`negcse.analysis.bootstrap`).
+gold score, subset sizes, and a key per pair that is the same in every task holding the pair),
+which the verdicts table's paired bootstrap resamples (:mod:`negcse.analysis.bootstrap`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from negcse.analysis.bootstrap import pair_key
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
 from negcse.evaluation.registry import Evaluation, Job, Options, register
 from negcse.finite import finite
@@ -42,7 +43,9 @@ def spearman100(pred: np.ndarray, gold: np.ndarray, where: str = "STS") -> float
 
 def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:
     """Spearman of one task; unique sentences are encoded once. ``keep_pairs`` adds ``pairs``:
-    every pair's cosine and gold score, and the subset sizes in order."""
+    every pair's cosine and gold score, the subset sizes in order, and every pair's key
+    (:func:`negcse.analysis.bootstrap.pair_key`, concatenated: the bootstrap draws a pair that
+    several tasks hold once for all of them)."""
     unique = list(dict.fromkeys([*data.sent1, *data.sent2]))
     index = {s: i for i, s in enumerate(unique)}
     emb = encode(unique)
@@ -68,6 +71,7 @@ def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dic
             "cosine": sims.tolist(),  # full precision: rounding would tie near-equal pairs
             "gold": gold.tolist(),
             "subset_sizes": sizes.astype(int).tolist(),
+            "key": "".join(map(pair_key, data.sent1, data.sent2)),
         }
     return scores
 

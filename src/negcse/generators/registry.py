@@ -13,6 +13,9 @@ Specs are imported when the Snakefile is parsed: a spec module imports no torch,
 numpy (the implementation modules import the spec, not the other way round), and nothing of
 negcse.methods or negcse.workflow: what the generators need to know of the configured methods
 (which columns each reads) is passed in as ``readers`` (method -> columns).
+
+An installed package adds generators through the ``negcse.generators`` entry-point group
+(:mod:`negcse.plugins`): a spec module, or its ``GeneratorSpec``; loaded after the built-in specs.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import jsonschema
 
 import negcse.generators.specs as specs_pkg
 from negcse.generators.settings import GeneratorSettings, defaults, schema
+from negcse.plugins import load_plugins
 
 if TYPE_CHECKING:
     from negcse.generators.steps import Step
@@ -115,6 +119,8 @@ SPECS: dict[str, GeneratorSpec] = {}
 
 def register(spec: GeneratorSpec) -> GeneratorSpec:
     """Add ``spec``; a name or column another spec already holds is an error."""
+    if not isinstance(spec, GeneratorSpec):
+        raise TypeError(f"{spec!r} is not a GeneratorSpec")
     old = SPECS.get(spec.name)
     if old is not None and old != spec:
         raise ValueError(f"generator '{spec.name}' registered twice")
@@ -130,12 +136,13 @@ _LOADED: list[bool] = []
 
 
 def specs() -> dict[str, GeneratorSpec]:
-    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import
-    (imported on the first call)."""
+    """Every generator: the modules of ``negcse.generators.specs`` register theirs on import,
+    then the plug-ins' (imported on the first call)."""
     if not _LOADED:
+        _LOADED.append(True)
         for info in pkgutil.iter_modules(specs_pkg.__path__):
             importlib.import_module(f"{specs_pkg.__name__}.{info.name}")
-        _LOADED.append(True)
+        load_plugins("generators", register)
     return SPECS
 
 

@@ -201,6 +201,11 @@ class Method(ABC, Generic[P]):
     #: a guide whose model (with its saved MLP head) the trained model starts from instead of
     #: the backbone (GCSE: stage 2 copies the stage-1 model); None: the backbone
     init_guide: ClassVar[str | None] = None
+    #: the papers the implementation comes from (ids of resources/papers.bib: ``sncse``,
+    #: ``san-hince``, ...), cited with SimCSE in its models' cards (negcse.training.model_card)
+    papers: ClassVar[tuple[str, ...]] = ()
+    #: the BibTeX of a method from elsewhere (a plug-in's own paper), cited in its models' cards
+    citation: ClassVar[str | None] = None
 
     def __init__(self, params: P, backbone: str) -> None:
         self.params: P = params

@@ -77,6 +77,7 @@ class GCSEParams(MethodParams):
 @register
 class GCSE(Method[GCSEParams]):
     name = "gcse"
+    papers = ("gcse",)
     Params = GCSEParams
     columns = (POSITIVE_COLUMN, NEGATIVE_COLUMN)
     # the workflow trains on the denoised triplets' anchors and starts from the stage-1 model
@@ -138,6 +139,7 @@ class GCSEStage1(Method[GCSEStage1Params]):
 
     name = "gcse_stage1"
     Params = GCSEStage1Params
+    papers = ("gcse",)
 
     def augmentations(self) -> dict[str, Augmentation]:
         p = self.params

@@ -69,6 +69,7 @@ class OssCSEParams(MethodParams):
 @register
 class OssCSE(Method[OssCSEParams]):
     name = "osscse"
+    papers = ("osscse",)
     Params = OssCSEParams
     columns = (NEGATION_COLUMN, PARAPHRASE_COLUMN)
     eval_pooler = ANCHOR_PROMPT

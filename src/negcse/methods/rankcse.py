@@ -194,12 +194,14 @@ class _Distillation(Method[DP]):
 @register
 class RankCSE(_Distillation[DistillParams]):
     name = "rankcse"
+    papers = ("rankcse",)
     Params = DistillParams
 
 
 @register
 class RankCSESan(_Distillation[SanDistillParams]):
     name = "rankcse_san"
+    papers = ("rankcse", "san-hince")
     Params = SanDistillParams
     columns = (SAN_COLUMN,)
 
@@ -292,12 +294,14 @@ class _RLRDBase(_Distillation[RP], _SNCSEBase[RP]):
 @register
 class RLRD(_RLRDBase[RLRDParams]):
     name = "rlrd"
+    papers = ("rlrd",)
     Params = RLRDParams
 
 
 @register
 class RLRDSan(_RLRDBase[RLRDSanParams]):
     name = "rlrd_san"
+    papers = ("rlrd", "san-hince")
     Params = RLRDSanParams
     columns = (*RLRD.columns, SAN_COLUMN)
 

@@ -1,4 +1,7 @@
-"""Name -> method class. A new method is a module that calls ``register``; nothing else changes."""
+"""Name -> method class. A new method is a module that calls ``register``; nothing else changes.
+
+Built-in methods are the modules of this package; an installed package adds its own through the
+``negcse.methods`` entry-point group (:mod:`negcse.plugins`), loaded after them."""
 
 from __future__ import annotations
 
@@ -8,11 +11,14 @@ from typing import Any
 
 import negcse.methods as pkg
 from negcse.methods.base import Method
+from negcse.plugins import load_plugins
 
 METHODS: dict[str, type[Method]] = {}
 
 
 def register(cls: type[Method]) -> type[Method]:
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise TypeError(f"{cls!r} is not a Method subclass")
     if cls.name in METHODS and METHODS[cls.name] is not cls:
         raise ValueError(f"method '{cls.name}' registered twice")
     METHODS[cls.name] = cls
@@ -26,15 +32,15 @@ NOT_METHODS = ("base", "params", "registry", "teacher_agent")
 
 
 def _load_all() -> None:
-    """Import every method module once (each registers its classes)."""
+    """Import every method module once (each registers its classes), then the plug-ins'."""
     global _loaded
     if _loaded:
         return
-
+    _loaded = True
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name not in NOT_METHODS:
             importlib.import_module(f"negcse.methods.{info.name}")
-    _loaded = True
+    load_plugins("methods", register)
 
 
 def method_class(name: str) -> type[Method]:

@@ -58,6 +58,7 @@ class SNCSESanParams(SNCSEParams):
 @register
 class SimCSESan(Method[HiNCEParams]):
     name = "simcse_san"
+    papers = ("san-hince",)
     Params = HiNCEParams
     columns = (SAN_COLUMN,)
 
@@ -79,6 +80,7 @@ class SimCSESan(Method[HiNCEParams]):
 @register
 class SNCSESan(SNCSE[SNCSESanParams]):
     name = "sncse_san"
+    papers = ("sncse", "san-hince")
     Params = SNCSESanParams
     columns = (*SNCSE.columns, SAN_COLUMN)
 

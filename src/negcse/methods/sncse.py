@@ -58,6 +58,7 @@ class _SNCSEBase(Method[P]):
 
     columns = (NEGATION_COLUMN,)
     eval_pooler = ANCHOR_PROMPT
+    papers = ("sncse",)
 
     def views(self, step: int) -> list[View]:
         views = [

@@ -64,6 +64,7 @@ class _UnaFamily(Method[UP]):
     """Shared views and loss; subclasses choose the positive column and whether to inject."""
 
     Params = ParaphraseParams
+    papers = ("una",)
     positive_column: ClassVar[str] = "sentence"
     negative_column: ClassVar[str | None] = None
 

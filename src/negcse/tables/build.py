@@ -13,14 +13,16 @@ import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from negcse.analysis.latex import case_comparison_table, scaled
+from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.latex import latex_escape
 from negcse.lazy import LazyModule
+from negcse.tables.dvc_metrics import Nested
 from negcse.tables.eval_files import (
     TableInputError,
     check_comparable,
@@ -64,10 +66,18 @@ logger = logging.getLogger(__name__)
 class Options:
     """Settings from the workflow: ``baselines`` maps a method to the one its paper compared
     it with (params.yaml ``methods.<m>.baseline``); ``released`` names the released
-    checkpoints' rows (params.yaml ``released``), reference rows like the untrained one."""
+    checkpoints' rows (params.yaml ``released``), reference rows like the untrained one;
+    ``min_seeds`` the fewest seeds a side that give a verdict (params.yaml
+    ``verdicts.min_seeds``); ``scale_note`` the first line of every table of a reduced-scale
+    grid (empty at the papers' scale: :func:`negcse.workflow.config.scale_note`); ``papers``
+    maps a method to its paper (``methods.<m>.paper``; a method of no paper is compared with
+    its declared baseline)."""
 
     baselines: Mapping[str, str] = field(default_factory=dict)
     released: tuple[str, ...] = ()
+    min_seeds: int = MIN_SEEDS
+    scale_note: str = ""
+    papers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,7 @@ class Table:
     tex: str
     frame: pd.DataFrame | None = None
     md: str | None = None
-    metrics: dict[str, float] | None = None
+    metrics: Mapping[str, Any] | None = None  # nested (negcse.tables.dvc_metrics)
     html: str | None = None
 
 
@@ -326,7 +336,9 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
     """Per group: our MAP/accuracy per task and the averages beside the paper's average."""
     version = ", ".join(sorted({str(_read(p).get("mteb_version", "?")) for p in evals}))
     summaries: dict[str, pd.DataFrame] = {}
-    latex, markdown, dvc = [], [], {}
+    latex: list[str] = []
+    markdown: list[str] = []
+    dvc: dict[str, Nested] = {}
     for group in GROUPS:
         keys, shown, _ = mteb_keys(group)
         check_evaluations(evals, group)
@@ -338,13 +350,13 @@ def mteb_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table
         )
         summaries[group] = summary
         columns = (*[Column(k, k) for k in shown], *PAPER_DIFF)
-        caption = MTEB_CAPTIONS[group].format(version=version)
+        caption = spec.caption + MTEB_CAPTIONS[group].format(version=version)  # spec: a note
         label = f"tab:mteb-{group}"
         latex.append(render_latex(summary, columns, caption, label, baselines=options.baselines))
         markdown.append(
             f"## MTEB {group}\n\n{plain_caption(caption)}\n\n{render_markdown(summary, columns)}"
         )
-        dvc.update(metrics(summary, shown[-1], prefix=f"{group}/"))
+        dvc[group] = metrics(summary, shown[-1])
     if not summaries:
         raise TableInputError(f"no MTEB evaluation among {len(evals)} file(s)")
     frame = pd.concat([s.assign(group=g) for g, s in summaries.items()], ignore_index=True)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from negcse.analysis import transfer_bootstrap
-from negcse.analysis.bootstrap import TaskPairs
+from negcse.analysis.bootstrap import TaskPairs, split_keys
 from negcse.analysis.transfer_bootstrap import FoldedExamples
 from negcse.data.sts import STS_TASKS
 from negcse.data.transfer import TRANSFER_TASKS
@@ -110,7 +110,7 @@ def sts_pairs(
     result: Mapping[str, Any], task: str, path: str
 ) -> tuple[np.ndarray, TaskPairs] | None:
     """A task's per-pair record (``details.<task>.pairs``): the cosines and the test pairs
-    (gold scores, subset sizes), checked; None when the file keeps none."""
+    (gold scores, subset sizes, pair keys), checked; None when the file keeps none."""
     details = result.get("details")
     entry = details.get(task) if isinstance(details, dict) else None
     pairs = entry.get("pairs") if isinstance(entry, dict) else None
@@ -139,7 +139,17 @@ def sts_pairs(
         raise TableInputError(
             f"{where}.subset_sizes: {sizes} sum to {sum(sizes)}, not the {len(gold)} pairs"
         )
-    return cosine, TaskPairs(gold, tuple(sizes))
+    keys: tuple[str, ...] = ()
+    if "key" in pairs:
+        if not isinstance(pairs["key"], str):
+            raise TableInputError(f"{where}.key: expected the pairs' keys as one string")
+        try:
+            keys = tuple(split_keys(pairs["key"]))
+        except (TypeError, ValueError) as exc:
+            raise TableInputError(f"{where}: {exc}") from None
+        if len(keys) != len(gold):
+            raise TableInputError(f"{where}.key: {len(keys)} pair keys for {len(gold)} pairs")
+    return cosine, TaskPairs(gold, tuple(sizes), keys)
 
 
 def _spearman100(cosine: np.ndarray, gold: np.ndarray) -> float:
@@ -282,8 +292,8 @@ def _same(first: dict[str, tuple[str, Any]], key: str, value: Any, path: str) ->
 
 def read_csv(path: str, needed: Sequence[str], numeric: Sequence[str] = ()) -> Any:
     """A table's CSV twin with the ``needed`` columns, every line whole (ending in a line break)
-    and as many fields as the header, the ``numeric`` ones numbers (an empty cell: none),
-    never infinite. Every failure names the file (and the row and column)."""
+    and as many fields as the header, those of the ``numeric`` columns it has numbers (an empty
+    cell: none), never infinite. Every failure names the file (and the row and column)."""
     import pandas as pd
 
     try:
@@ -305,7 +315,7 @@ def read_csv(path: str, needed: Sequence[str], numeric: Sequence[str] = ()) -> A
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise TableInputError(f"{path}: no column {', '.join(missing)}")
-    for column in numeric:
+    for column in (c for c in numeric if c in frame.columns):
         values = pd.to_numeric(frame[column], errors="coerce")
         bad = frame[column].notna() & (values.isna() | ~np.isfinite(values.fillna(0.0)))
         if bad.any():

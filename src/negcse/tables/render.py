@@ -20,6 +20,7 @@ import pandas as pd
 
 from negcse.analysis.groups import method_groups
 from negcse.latex import ESCAPES, latex_escape, latex_table
+from negcse.tables.dvc_metrics import Nested, metric_key, nest
 from negcse.tables.eval_files import TableInputError, number, read_result, tags
 
 CellKind = Literal["mean", "number", "signed", "text", "count"]
@@ -300,21 +301,25 @@ def render_markdown(summary: pd.DataFrame, columns: Sequence[Column], fmt: str =
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """The CSV twin: every column, floats with four decimals."""
-    return frame.to_csv(index=False, float_format="%.4f")
+    """The CSV twin: every column, floats with ten decimals. The paper pages print its numbers
+    rounded to the tables' two: from four, a mean such as 59.19499 would be rounded twice
+    (59.1950, then 59.20, where its table prints 59.19)."""
+    return frame.to_csv(index=False, float_format="%.10f")
 
 
-def metrics(summary: pd.DataFrame, key: str, prefix: str = "") -> dict[str, float]:
-    """The mean of ``key`` per method x backbone, keyed ``[prefix]method/backbone`` (4
-    decimals, as in the CSV): what `dvc metrics show` / `dvc metrics diff` list."""
+def metrics(summary: pd.DataFrame, key: str) -> Nested:
+    """The mean of ``key`` per method x backbone as ``{method: {backbone: {leaf: mean}}}`` (4
+    decimals, as in the CSV; ``leaf``: :func:`metric_key` of ``key``): what `dvc metrics show`
+    / `dvc metrics diff` list, as ``method.backbone.leaf``."""
     column = f"{key}_mean"
     if column not in summary:
         raise KeyError(f"no metric '{key}' in the table (columns: {', '.join(summary.columns)})")
     seeded = summary[summary["seeds"] > 0]
-    return {
-        f"{prefix}{method}/{backbone}": round(float(value), 4)
+    leaf = metric_key(key)
+    return nest(
+        (method, backbone, {leaf: round(float(value), 4)})
         for method, backbone, value in zip(
             seeded["method"], seeded["backbone"], seeded[column], strict=True
         )
         if not math.isnan(value)  # none computed: no metric (a metrics file holds no NaN)
-    }
+    )

@@ -6,15 +6,21 @@ The workflow (``rules/tables.smk``) makes one job per spec: it expands ``inputs`
 ``negcse table NAME``, which writes ``results/tables/NAME.{tex,csv,md}`` and the DVC metrics
 ``results/metrics/NAME.json`` (the mean of ``metric`` per method/backbone). Specs with
 ``per_backbone`` (the case study) have their own rule, one job per backbone.
+
+An installed package adds tables through the ``negcse.tables`` entry-point group
+(:mod:`negcse.plugins`): a ``TableSpec`` (or a list of them), or a module that calls
+:func:`register`; loaded when this module is imported, after the built-in tables.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.tables import build, verdicts
+from negcse.plugins import load_plugins
+from negcse.tables import build, published_view, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
@@ -41,8 +47,10 @@ class TableSpec:
     column's ``source`` is its key in the evaluation JSON, times ``scale``. ``paper`` gives
     the published headline of a method x backbone (columns ``paper``, ``diff``: our mean of the
     last mean column minus it); ``published`` the per-metric published columns. ``baseline``
-    adds each method's paper baseline and our difference to it. ``caption`` is LaTeX; a
-    builder may add to it. ``when`` names a boolean ``evaluation`` setting the table needs.
+    adds each method's paper baseline and our difference to it. ``also``: more trained
+    models' evaluation files the table reads, each with the boolean ``evaluation`` setting it
+    needs (None: always). ``caption`` is LaTeX; a builder may add to it. ``when`` names a
+    boolean ``evaluation`` setting the table needs.
     """
 
     name: str
@@ -57,6 +65,7 @@ class TableSpec:
     paper: Callable[[str, str], float | None] | None = None
     published: tuple[PaperColumn, ...] = ()
     baseline: bool = False
+    also: tuple[tuple[str, str | None], ...] = ()
     metric: str | None = "avg"
     fmt: str = "{:.2f}"
     subcategory: str | None = None
@@ -151,12 +160,22 @@ def _tables() -> dict[str, TableSpec]:
             inputs=analysis,
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
-                Column("Soft-neg. peak", "Soft-neg. peak", bold=None, source="soft_negative_peak",
-                       scale=100),
+                Column(
+                    "Soft-neg. peak",
+                    "Soft-neg. peak",
+                    bold=None,
+                    source="soft_negative_peak",
+                    scale=100,
+                ),
                 Column("Random peak", "Random peak", bold=None, source="random_peak", scale=100),
                 Column("Hard-pos. mean", "Hard-pos. mean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos. std", bold=None, source="hard_positive_std",
-                       scale=100),
+                Column(
+                    "Hard-pos. std",
+                    "Hard-pos. std",
+                    bold=None,
+                    source="hard_positive_std",
+                    scale=100,
+                ),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
@@ -262,26 +281,59 @@ def _tables() -> dict[str, TableSpec]:
             build=build.summary_table,
         ),
         TableSpec(
-            name="verdicts",
+            name="published",
             **_eval("sts"),
-            columns=verdicts.VERDICT_COLUMNS,
-            metric=None,  # verdicts.verdict_table: Δ base per method/backbone
+            columns=published_view.COLUMNS,
             caption=(
-                "Does each claim reproduce? 7-task STS average (Spearman $\\times$100, SentEval "
-                "``all''): $\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared "
-                "with (params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
-                "({resamples} resamples of the test pairs of each task, within each subset, the "
-                "same pairs for both models; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: "
-                "the paper's own difference (from another backbone, named, where it prints none "
-                "on this one: its sign is the claim). Verdict: reproduced (interval excludes 0 on "
-                "the claim's side), not significant (contains 0), reversed (excludes 0 on the "
-                "other side). $\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average, with "
-                "its interval."
+                "Our runs among the papers' published STS rows of the same backbones: "
+                "Spearman $\\times$100 of cosine similarity (SentEval ``all'' setting); ours: "
+                "mean $\\pm$ std over seeds; published: every row the five papers print for "
+                "the backbone (baselines they quote included; Source: paper and table), best "
+                "average first."
             ),
             summary=(
-                "Verdicts: each method's STS-average difference to its paper's baseline with a "
-                "95% paired-bootstrap interval, the paper's own difference, and whether the claim "
-                "reproduced."
+                "Our STS rows among every published row of the same backbones (the five "
+                "papers' tables), ordered by the 7-task average."
+            ),
+            category="STS",
+            subcategory="Beside the published rows",
+            build=published_view.published_table,
+        ),
+        TableSpec(
+            name="verdicts",
+            **_eval("sts"),
+            also=(
+                (_eval("transfer")["inputs"], None),
+                (_eval("splits")["inputs"], None),
+                *((f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
+                  for g in GROUPS),
+            ),
+            columns=verdicts.VERDICT_COLUMNS,
+            metric=None,  # verdicts.verdict_table: Δ base per claim
+            caption=(
+                "Do the papers' claims hold? One row per claim (resources/claims.csv: the "
+                "paper's table and rows) whose two methods the grid ran: $\\Delta_{\\mathrm{base}}$ "
+                "= our method $-$ the paper's baseline (mean over seeds) on the claim's measure, "
+                "with a 95\\% interval over seeds and test set: a $t$-interval over the seeds "
+                "with the test set's share from {resamples} paired resamples of the test items "
+                "(STS: the sentence pairs, a pair several tasks hold drawn once; transfer: the "
+                "examples of each fold; the split and MTEB averages: seeds only; "
+                "docs/statistics.md). No interval and no verdict below {min_seeds} seeds a side. "
+                "Verdict, in the claim's direction: reproduced (the interval past 0 and reaching "
+                "the paper's difference), smaller than claimed (past 0, short of it), not "
+                "reproduced (holding 0, short of it), reversed (past 0 the other way), "
+                "inconclusive (holding 0 and the paper's difference); on a backbone, LLM, "
+                "protocol or scale the paper did not use, a direction check only. $p$: "
+                "of no difference; Holm: the verdict after Holm's correction over every "
+                "hypothesis of the table (no difference, and the paper's difference). "
+                "$\\Delta_{\\mathrm{paper}}$ = our mean $-$ the paper's number for the method, "
+                "with the interval of one run (the paper's single run as one more seed of ours)."
+            ),
+            summary=(
+                "Verdicts: each claim of the papers (their table and rows) with our difference, "
+                "a 95% interval over seeds and test set, the paper's difference, and the "
+                "verdict before and after Holm's correction; direction checks only where the "
+                "backbone, LLM, protocol or scale is not the paper's."
             ),
             category="STS",
             subcategory="Verdicts",
@@ -296,44 +348,19 @@ def _tables() -> dict[str, TableSpec]:
                 "The authors' released checkpoints (params.yaml released) through our evaluator: "
                 "7-task STS average (Spearman $\\times$100); Paper: the published number the "
                 "checkpoint reproduces; Ours: our training of the same method (mean over seeds); "
-                "evaluation gap = released $-$ paper, training gap = ours $-$ released, each with "
-                "its 95\\% paired-bootstrap interval ({resamples} resamples; docs/statistics.md)."
+                "evaluation gap = released $-$ paper (one model on the test set the paper's number "
+                "is from: no interval), training gap = ours $-$ released with the 95\\% interval "
+                "of one run (the released model as one more seed of ours; from {min_seeds} seeds; "
+                "docs/statistics.md)."
             ),
             summary=(
                 "Released checkpoints: the paper's number, the checkpoint through our evaluator, "
-                "our training, and the evaluation and training gaps with 95% intervals."
+                "our training, the evaluation gap and the training gap with the interval of one "
+                "run."
             ),
             category="STS",
             subcategory="Released checkpoints",
             build=verdicts.checkpoint_table,
-        ),
-        TableSpec(
-            name="transfer_verdicts",
-            **_eval("transfer"),
-            columns=verdicts.VERDICT_COLUMNS,
-            metric=None,  # verdicts.transfer_verdict_table: Δ base per method/backbone
-            caption=(
-                "Does each claim hold on the transfer tasks? Transfer average (mean accuracy "
-                "$\\times$100 over {tasks}, logistic regression on frozen embeddings): "
-                "$\\Delta_{\\mathrm{base}}$ = ours $-$ the baseline the paper compared with "
-                "(params.yaml), mean over seeds, with its 95\\% paired-bootstrap interval "
-                "({resamples} resamples of each task's test examples, within each "
-                "cross-validation fold, the same examples for both models; the classifiers are "
-                "not refit; docs/statistics.md). Paper $\\Delta_{\\mathrm{base}}$: the paper's "
-                "own difference over the same tasks (from another backbone, named, where it "
-                "prints none on this one; only OssCSE Table 5 prints a method and its baseline: "
-                "GCSE Table 7's baselines are STS numbers). Verdict as in the STS verdicts. "
-                "$\\Delta_{\\mathrm{paper}}$ = ours $-$ the published average over the same "
-                "tasks, with its interval."
-            ),
-            summary=(
-                "Transfer verdicts: each method's transfer-average difference to its paper's "
-                "baseline with a 95% paired-bootstrap interval over the test examples, the "
-                "paper's own difference where it prints one, and whether the claim held."
-            ),
-            category="Transfer",
-            subcategory="Verdicts",
-            build=verdicts.transfer_verdict_table,
         ),
     ]
     return {spec.name: spec for spec in specs}
@@ -341,6 +368,26 @@ def _tables() -> dict[str, TableSpec]:
 
 #: Every table, by name (rules/tables.smk makes one job per grid-wide table).
 TABLES: dict[str, TableSpec] = _tables()
+#: a table's name: part of its files' names and a wildcard value
+TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
+
+
+def register(spec: TableSpec) -> TableSpec:
+    """Add a table (a plug-in's); a name another table holds is an error."""
+    if not isinstance(spec, TableSpec):
+        raise TypeError(f"{spec!r} is not a TableSpec")
+    if not TABLE_NAME.fullmatch(spec.name):
+        raise ValueError(
+            f"table name {spec.name!r}: letters, digits and _ . + -, a letter or digit first"
+        )
+    old = TABLES.get(spec.name)
+    if old is not None and old is not spec:
+        raise ValueError(f"table '{spec.name}' registered twice")
+    TABLES[spec.name] = spec
+    return spec
+
+
+load_plugins("tables", register)
 
 
 def table_spec(name: str) -> TableSpec:

@@ -1,108 +1,113 @@
-"""Does each claim reproduce? Paired-bootstrap intervals on the STS and transfer averages.
+"""Do the papers' claims hold? Seed-level intervals and verdicts, and the released checkpoints.
 
-Three table builders, over the STS evaluation files (their per-pair cosines,
-``details.<task>.pairs``) or the transfer ones (each tested example's correctness,
-``details.<task>.test``); a :class:`Measure` says how each is read, resampled and published:
+Two table builders over the evaluation files:
 
-- :func:`verdict_table`: every method with a paper baseline (``baseline:``) or a printed
-  number: our difference to the baseline with its 95% interval, the paper's own difference,
-  the verdict (``reproduced``, ``not significant``, ``reversed``) and whether the paper's
-  difference lies in our interval; our difference to the paper's number with its interval.
-- :func:`transfer_verdict_table`: the same for the transfer average (mean task accuracy).
+- :func:`verdict_table`: one row per claim of the papers (:mod:`negcse.tables.claims`) whose
+  two methods the grid ran on a backbone, on its measure (the STS average from the STS files'
+  per-pair cosines, ``details.<task>.pairs``; the transfer average from each tested example's
+  correctness, ``details.<task>.test``; OssCSE's Oppn./Cont. split averages; the MTEB
+  averages): our difference (mean over seeds) with a 95% interval over seeds and test set
+  (:mod:`negcse.analysis.verdict_rules`), the paper's difference, the verdict before and after
+  Holm's correction over every verdict of the grid, and our mean against the paper's number
+  with the interval of one run. A comparison the paper did not make (another backbone, LLM,
+  protocol, or a reduced-scale grid) is a *direction check*, never "reproduced"; fewer than
+  ``min_seeds`` seeds a side give the estimate and no verdict.
 - :func:`checkpoint_table`: every released checkpoint (params.yaml ``released``): the paper's
   number, the checkpoint through our evaluator, our training, the evaluation gap (released -
-  paper) and the training gap (ours - released), each with its interval.
+  paper) and the training gap (ours - released, with the interval of one run).
 
-The procedures are :mod:`negcse.analysis.bootstrap`'s and
-:mod:`negcse.analysis.transfer_bootstrap`'s; ``docs/statistics.md`` states them.
+``docs/statistics.md`` states the procedures.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from negcse.analysis import bootstrap, transfer_bootstrap
-from negcse.analysis.bootstrap import Draws, Interval, TaskPairs
+from negcse.analysis import bootstrap, transfer_bootstrap, verdict_rules
+from negcse.analysis.bootstrap import Draws, TaskPairs
 from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
-from negcse.tables.build import (
-    Options,
-    Table,
-    TableInputError,
-    check_evaluations,
-    transfer_protocol,
+from negcse.analysis.verdict_rules import CHECK_WORDS, LEVEL, WORDS, SeedInterval
+from negcse.data.mteb_tasks import HEADLINE
+from negcse.lazy import LazyModule
+from negcse.tables.build import Options, Table, TableInputError
+from negcse.tables.claims import (
+    DECLARED_MEASURES,
+    MEASURES,
+    SHORT_BACKBONES,
+    Claim,
+    declared_claim,
+    load_claims,
+    paper_delta,
+    pick,
+    published_value,
 )
-from negcse.tables.eval_files import number, read_result, sts_pairs, tags, transfer_records
+from negcse.tables.dvc_metrics import DELTA, VERDICT, metric_key
+from negcse.tables.eval_files import (
+    check_comparable,
+    number,
+    read_result,
+    sts_pairs,
+    transfer_records,
+)
 from negcse.tables.html import markdown_html
-from negcse.tables.published import (
-    CHECKPOINT_ROWS,
-    OWN_PAPER,
-    TASKS,
-    TRANSFER_OWN_PAPER,
-    published_avg,
-    published_transfer,
-)
+from negcse.tables.published import CHECKPOINT_ROWS, TASKS, TRANSFER_TASKS, published_avg
 from negcse.tables.render import Column, plain_caption, render_latex, render_markdown
 
 if TYPE_CHECKING:
+    from negcse.evaluation import splits
     from negcse.tables.specs import TableSpec
+else:  # the splits' dataset list; not needed to parse the table specs
+    splits = LazyModule("negcse.evaluation.splits")
 
 logger = logging.getLogger(__name__)
 
-#: Baselines of our grid that the papers print under another method's name (in the compared
-#: method's own paper): UNA's own SimCSE run, SimCSE at SAN's dropout 0.15.
-PRINTED_AS: dict[str, str] = {"una_baseline": "simcse", "simcse_dropout15": "simcse"}
-
-#: Where a paper prints no difference on a backbone, the claim's sign comes from the first of
-#: these on which it does (the smoke grid's backbone is in no paper).
-PAPER_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
-
-LEVEL = 0.95
-THREE_SEEDS = "config/three-seeds.yaml"
+#: the measures whose test items the evaluation files record (resampled for the test set's
+#: share of the interval); the others' intervals hold the seeds' variation only
+RESAMPLED = ("sts", "transfer")
 
 
 @dataclass
 class Model:
-    """One method x backbone: per seed, its per-task predictions (per-pair cosines, per-example
-    correctness) and full-test-set average (sorted by seed)."""
+    """One method x backbone on one measure: per seed (sorted), its full-test-set value and,
+    for a resampled measure, its per-task predictions (per-pair cosines, per-example
+    correctness); the LLM that wrote its data (GCSE)."""
 
     method: str
     backbone: str
+    measure: str
     seeds: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
     preds: list[dict[str, np.ndarray]] = field(default_factory=list)
+    llm: str = ""
     resampled: np.ndarray | None = None  # (seeds, B), filled by :func:`resample`
-    observed: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Measure:
-    """The average a verdict table resamples. ``read``: a file's tags, per-task predictions and
-    per-task test design (what must be equal across a backbone's files to pair them);
-    ``observed``: a file's full-test-set average; ``draw``: one backbone's shared resample;
-    ``resampled``: (B,) one model-seed's average on it; ``published(method, backbone, tasks,
-    paper)``: a paper's number (``paper`` None: the method's own), ``own_paper`` by method."""
+    """How a resampled measure's test items are read and redrawn. ``read``: a file's tags,
+    per-task predictions and per-task test design (what must be equal across a backbone's
+    files to pair them); ``value``: a file's full-test-set average; ``draw``: one backbone's
+    shared resample; ``resampled``: (B,) one model-seed's average on it."""
 
     unit: str  # what is resampled, for the log and errors
     size: Callable[[Any], int]  # how many of them one task's test design holds
-    read: Callable[[str], tuple[dict, dict[str, np.ndarray], dict[str, Any]]]
+    read: Callable[[str, dict], tuple[dict[str, np.ndarray], dict[str, Any]]]
     same: Callable[[dict[str, Any], dict[str, Any]], bool]
-    observed: Callable[[dict, dict[str, np.ndarray], dict[str, Any]], float]
+    value: Callable[[dict, dict[str, np.ndarray], dict[str, Any]], float]
     draw: Callable[[dict[str, Any]], Any]
     resampled: Callable[[dict[str, np.ndarray], Any], np.ndarray]
-    published: Callable[[str, str, Sequence[str], str | None], float | None]
-    own_paper: Mapping[str, str]
 
 
-def read_pairs(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, TaskPairs]]:
-    """An STS evaluation file's tags, per-task cosines and test pairs (gold, subset sizes),
-    checked (:mod:`negcse.tables.eval_files`)."""
-    result = read_result(path)
+def read_pairs(path: str, result: dict) -> tuple[dict[str, np.ndarray], dict[str, TaskPairs]]:
+    """An STS evaluation file's per-task cosines and test pairs (gold, subset sizes, keys),
+    checked (:func:`negcse.tables.eval_files.sts_pairs`)."""
     preds, tasks = {}, {}
     for task in TASKS:
         found = sts_pairs(result, task, path)
@@ -112,26 +117,24 @@ def read_pairs(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, TaskPa
                 "--sts-pairs, as the workflow does; rerun this evaluation)"
             )
         preds[task], tasks[task] = found
-    tags(result, path, "method", "backbone")
-    return result, preds, tasks
+    return preds, tasks
 
 
 def _same_pairs(a: dict[str, TaskPairs], b: dict[str, TaskPairs]) -> bool:
     return all(
         a[t].subset_sizes == b[t].subset_sizes and np.array_equal(a[t].gold, b[t].gold)
+        and a[t].keys == b[t].keys
         for t in TASKS
-    )
+    )  # fmt: skip
 
 
-def read_tested(path: str) -> tuple[dict, dict[str, np.ndarray], dict[str, FoldedExamples]]:
-    """A transfer evaluation file's tags, per-task correctness and tested examples (folds);
-    each task's record gives back its recorded accuracy, the average is theirs
+def read_tested(path: str, result: dict) -> tuple[dict[str, np.ndarray], dict[str, FoldedExamples]]:
+    """A transfer evaluation file's per-task correctness and tested examples (folds); each
+    task's record gives back its recorded accuracy, the average is theirs
     (:mod:`negcse.tables.eval_files`)."""
-    result = read_result(path)
     correct, tested = transfer_records(result, path)
-    tags(result, path, "method", "backbone")
     number(result, "avg", path)
-    return result, correct, tested
+    return correct, tested
 
 
 def _same_tested(a: dict[str, FoldedExamples], b: dict[str, FoldedExamples]) -> bool:
@@ -143,11 +146,9 @@ STS = Measure(
     size=lambda task: len(task.gold),
     read=read_pairs,
     same=_same_pairs,
-    observed=lambda result, preds, tasks: bootstrap.observed_average(preds, tasks),
+    value=lambda result, preds, tasks: bootstrap.observed_average(preds, tasks),
     draw=lambda tasks: Draws.draw(tasks, bootstrap.RESAMPLES, bootstrap.SEED),
     resampled=bootstrap.resampled_average,
-    published=lambda method, backbone, tasks, paper: published_avg(method, backbone, paper),
-    own_paper=OWN_PAPER,
 )
 
 TRANSFER = Measure(
@@ -155,223 +156,391 @@ TRANSFER = Measure(
     size=lambda tested: len(tested.fold),
     read=read_tested,
     same=_same_tested,
-    observed=lambda result, correct, tested: float(result["avg"]),  # the transfer table's
+    value=lambda result, correct, tested: float(result["avg"]),  # the transfer table's
     draw=lambda tested: TransferDraws.draw(tested, bootstrap.RESAMPLES, bootstrap.SEED),
     resampled=transfer_bootstrap.resampled_average,
-    published=published_transfer,
-    own_paper=TRANSFER_OWN_PAPER,
 )
 
+MEASURE_READERS: dict[str, Measure] = {"sts": STS, "transfer": TRANSFER}
 
-def load_models(
-    evals: Sequence[str], measure: Measure = STS
-) -> tuple[dict[tuple[str, str], Model], dict]:
-    """Models by (method, backbone) and each backbone's test design; every file of a backbone
-    must hold the same test pairs or examples (one protocol), or the bootstrap could not pair
-    them."""
-    check_evaluations(evals)  # one file per run; one protocol and classifier in the table
-    models: dict[tuple[str, str], Model] = {}
-    pairs: dict[str, tuple[str, dict[str, Any]]] = {}
-    for path in evals:
-        result, preds, tasks = measure.read(path)
+
+def measure_kinds(result: dict) -> list[str]:
+    """Which evaluations' results a file holds (one each as the workflow writes them):
+    ``sts`` (per-pair records), ``transfer``, ``splits``, ``mteb_<group>``."""
+    if result.get("group") in ("classification", "reranking"):
+        return [f"mteb_{result['group']}"]
+    details = result.get("details")
+    details = details if isinstance(details, dict) else {}
+    kinds = []
+    if any("pairs" in (details.get(t) or {}) for t in TASKS) or (
+        all(t in result for t in TASKS) and not any(t in details for t in TRANSFER_TASKS)
+    ):
+        kinds.append("sts")
+    if any(t in details for t in TRANSFER_TASKS):
+        kinds.append("transfer")
+    if "oppn" in result and "cont" in result:
+        kinds.append("splits")
+    return kinds or ["sts"]  # read as STS: its error names what is missing
+
+
+def protocol_note(kind: str, result: dict) -> str:
+    """What makes a file's protocol other than the paper's ('' where it is the paper's)."""
+    if kind == "sts" and result.get("protocol", "senteval") != "senteval":
+        return f"STS protocol {result['protocol']}, not SentEval's"
+    if kind == "transfer":
+        details = result.get("details") or {}
+        tasks = [t for t in TRANSFER_TASKS if t in details]
+        folds = {d.get("kfold") for d in details.values() if isinstance(d, dict) and d.get("kfold")}
+        if tasks != list(TRANSFER_TASKS) or not folds <= {10}:
+            folding = "/".join(str(k) for k in sorted(folds)) or "--"
+            return f"reduced transfer protocol ({', '.join(tasks)}; {folding}-fold)"
+    if kind == "splits" and not set(splits.TABLE2_DATASETS) <= set(result.get("datasets", ())):
+        return "reduced split protocol (fewer datasets than OssCSE Table 2)"
+    return ""
+
+
+@dataclass
+class Evaluations:
+    """The grid's evaluation files by measure: models keyed (measure, method, backbone), each
+    resampled measure's test design per backbone, and each (measure, backbone)'s protocol
+    notes."""
+
+    models: dict[tuple[str, str, str], Model] = field(default_factory=dict)
+    designs: dict[tuple[str, str], tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    protocols: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    draws: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    def add(self, measure: str, result: dict, path: str, value: float,
+            preds: dict[str, np.ndarray] | None = None) -> None:  # fmt: skip
+        for name in ("method", "backbone"):
+            if name not in result:
+                raise TableInputError(
+                    f"{path}: no '{name}' recorded (evaluate with --tag {name}=...)"
+                )
         method, backbone = str(result["method"]), str(result["backbone"])
-        first = pairs.setdefault(backbone, (path, tasks))
-        if not measure.same(first[1], tasks):
-            raise TableInputError(
-                f"{path}: its {measure.unit} differ from those of {first[0]} (another protocol "
-                f"or data): a paired bootstrap needs the same {measure.unit.split()[-1]}"
-            )
-        model = models.setdefault((method, backbone), Model(method, backbone))
+        model = self.models.setdefault(
+            (measure, method, backbone), Model(method, backbone, measure)
+        )
         model.seeds.append(str(result.get("seed", "")))
-        model.preds.append(preds)
-        model.observed.append(measure.observed(result, preds, tasks))
-    for model in models.values():  # seeds in numeric order: the paired seed draws match them
-        order = sorted(range(len(model.seeds)), key=lambda i: _seed_key(model.seeds[i]))
-        model.seeds = [model.seeds[i] for i in order]
-        model.preds = [model.preds[i] for i in order]
-        model.observed = [model.observed[i] for i in order]
-        if len(set(model.seeds)) != len(model.seeds):
+        model.values.append(float(value))
+        if preds is not None:
+            model.preds.append(preds)
+        model.llm = model.llm or str(result.get("llm") or "")
+
+    def sort(self) -> None:
+        """Seeds in numeric order (paired comparisons match them); a seed listed twice is an
+        error."""
+        for model in self.models.values():
+            order = sorted(range(len(model.seeds)), key=lambda i: _seed_key(model.seeds[i]))
+            model.seeds = [model.seeds[i] for i in order]
+            model.values = [model.values[i] for i in order]
+            model.preds = [model.preds[i] for i in order] if model.preds else []
+            if len(set(model.seeds)) != len(model.seeds):
+                raise TableInputError(
+                    f"{model.method}/{model.backbone}: seed listed twice among {model.seeds}"
+                )
+
+    def test_variance(self, a: Model, b: Model | None) -> float | None:
+        """The test set's share of the variance of A's seed mean minus B's (None: a measure
+        whose files record no test items)."""
+        measure = MEASURE_READERS.get(a.measure)
+        if measure is None:
+            return None
+        key = (a.measure, a.backbone)
+        if key not in self.draws:
+            design = self.designs[key][1]
+            size = sum(map(measure.size, design.values()))
+            logger.info("%s %s: %d resamples of %d %s", a.backbone, a.measure,
+                        bootstrap.RESAMPLES, size, measure.unit)  # fmt: skip
+            self.draws[key] = measure.draw(design)
+        for model in (a, b):
+            if model is not None and model.resampled is None:
+                model.resampled = np.stack(
+                    [measure.resampled(p, self.draws[key]) for p in model.preds]
+                )
+        return bootstrap.resampled_variance(a.resampled, None if b is None else b.resampled)
+
+
+def read_evaluations(evals: Sequence[str]) -> Evaluations:
+    """Every file's measure(s) and values; the files of one resampled measure and backbone must
+    hold the same test items (one protocol), or the bootstrap could not pair them."""
+    out = Evaluations()
+    results = []
+    for path in evals:
+        result = read_result(path)  # checked as a whole: derived numbers agree with records
+        results.append((str(path), result))
+        for kind in measure_kinds(result):
+            _read_kind(out, kind, result, path)
+    check_comparable(results)  # one STS protocol, one transfer classifier in the table
+    out.sort()
+    return out
+
+
+def _read_kind(out: Evaluations, kind: str, result: dict, path: str) -> None:
+    backbone = str(result.get("backbone", ""))
+    measures = ("oppn", "cont") if kind == "splits" else (kind,)
+    for measure in measures:
+        out.protocols.setdefault((measure, backbone), set()).add(protocol_note(kind, result))
+    if kind in MEASURE_READERS:
+        reader = MEASURE_READERS[kind]
+        preds, design = reader.read(path, result)
+        first = out.designs.setdefault((kind, backbone), (path, design))
+        if not reader.same(first[1], design):
             raise TableInputError(
-                f"{model.method}/{model.backbone}: seed listed twice among {model.seeds}"
+                f"{path}: its {reader.unit} differ from those of {first[0]} (another protocol "
+                f"or data): a paired bootstrap needs the same {reader.unit.split()[-1]}"
             )
-    return models, {b: tasks for b, (_, tasks) in pairs.items()}
+        out.add(kind, result, path, reader.value(result, preds, design), preds)
+    elif kind == "splits":
+        for measure in measures:
+            out.add(measure, result, path, _number(result, path, measure))
+    else:
+        group = kind.removeprefix("mteb_")
+        out.add(kind, result, path, _number(result.get("avg", {}), path, HEADLINE[group]))
+
+
+def _number(record: dict, path: str, key: str) -> float:
+    try:
+        return float(record[key])
+    except (KeyError, TypeError, ValueError):
+        raise TableInputError(f"{path}: no number '{key}'") from None
 
 
 def _seed_key(seed: str) -> tuple[int, str]:
     return (int(seed), "") if seed.lstrip("-").isdigit() else (0, seed)
 
 
-def resample(models: Sequence[Model], draws: Any, measure: Measure = STS) -> None:
-    """Fill each model's (seeds, B) resampled averages."""
-    for model in models:
-        if model.resampled is None:
-            model.resampled = np.stack([measure.resampled(p, draws) for p in model.preds])
+# One row per claim and backbone.
 
 
-def difference(a: Model, b: Model) -> Interval:
-    """A - B, seeds paired when both ran the same seeds."""
-    assert a.resampled is not None and b.resampled is not None
-    return bootstrap.paired_difference(
-        a.resampled, b.resampled, a.observed, b.observed, a.seeds == b.seeds, LEVEL
-    )
-
-
-def to_constant(a: Model, value: float) -> Interval:
-    assert a.resampled is not None
-    return bootstrap.against_constant(a.resampled, a.observed, value, LEVEL)
-
-
-# The papers' claims.
-
-
-def paper_delta(
-    method: str, baseline: str, backbone: str, measure: Measure = STS, tasks: Sequence[str] = TASKS
-) -> float | None:
-    """The method's published average minus its baseline's, both from the method's paper."""
-    own = measure.published(method, backbone, tasks, None)
-    if own is None:
-        return None
-    printed = PRINTED_AS.get(baseline, baseline)
-    base = measure.published(printed, backbone, tasks, measure.own_paper.get(method))
-    return None if base is None else own - base
-
-
-def claim(
-    method: str, baseline: str, backbone: str, measure: Measure = STS, tasks: Sequence[str] = TASKS
-) -> tuple[float | None, str | None]:
-    """The paper's difference on this backbone, else on its first backbone that prints one
-    (and which); (None, None) when the paper prints none."""
-    for candidate in (backbone, *PAPER_BACKBONES):
-        delta = paper_delta(method, baseline, candidate, measure, tasks)
-        if delta is not None and delta != 0:
-            return delta, candidate
-    return None, None
-
-
-def verdict(interval: Interval, claimed: float | None) -> str:
-    """``reproduced`` (interval excludes 0 on the claim's side), ``reversed`` (on the other),
-    ``not significant`` (contains 0); empty without a claim."""
-    if claimed is None:
-        return ""
-    if not interval.excludes_zero():
-        return "not significant"
-    return "reproduced" if (interval.estimate > 0) == (claimed > 0) else "reversed"
-
-
-def _ci(interval: Interval | None) -> str:
+def _ci(interval: SeedInterval | None) -> str:
     return "" if interval is None else f"[{interval.low:+.2f}, {interval.high:+.2f}]"
 
 
-# The verdict table.
+def _p(p: float) -> str:
+    return "" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def _draws_for(backbone: str, tasks: dict[str, Any], measure: Measure = STS) -> Any:
-    draws = measure.draw(tasks)
-    size = sum(map(measure.size, tasks.values()))
-    logger.info("%s: %d resamples of %d %s", backbone, draws.resamples, size, measure.unit)
-    return draws
+def _tasks(data: Evaluations, measure: str, backbone: str) -> list[str] | None:
+    design = data.designs.get((measure, backbone))
+    return list(design[1]) if design and measure == "transfer" else None
 
 
-def verdict_frame(evals: Sequence[str], options: Options, measure: Measure = STS) -> pd.DataFrame:
-    models, pairs = load_models(evals, measure)
-    baselines = dict(options.baselines)
+def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
+            min_seeds: int) -> dict[str, object]:  # fmt: skip
+    """One row: A - B with its interval (when both sides ran ``min_seeds`` seeds), the
+    paper's difference and what the comparison is (the paper's, or a direction check and why);
+    the p-values of "no difference" and "the paper's difference" (NaN where not tested)."""
+    n_a, n_b = len(a.seeds), len(b.seeds)
+    paired = a.seeds == b.seeds
+    estimate = float(np.mean(a.values) - np.mean(b.values))
+    tasks = _tasks(data, claim.measure, a.backbone)
+    delta = paper_delta(claim, tasks) if not why else claim.delta
+    interval = None
+    if min(n_a, n_b) >= min_seeds:
+        test_var = data.test_variance(a, b)
+        interval = verdict_rules.seed_interval(a.values, b.values, paired, test_var or 0.0)
+    sized = not why and delta is not None
+    where = "" if not why else f", {SHORT_BACKBONES.get(claim.backbone, claim.backbone)}"
+    llm = f", {claim.llm}" if claim.llm else ""
+    paper_text = f"{delta:+.2f}" if delta is not None else "+" if claim.direction > 0 else "-"
+    row: dict[str, object] = {
+        "method": a.method,
+        "backbone": a.backbone,
+        "measure": claim.measure,
+        "baseline": b.method,
+        "paper_name": claim.paper,
+        "source": claim.source,
+        "claim_backbone": claim.backbone,
+        "llm": claim.llm,
+        "seeds": n_a,
+        "baseline_seeds": n_b,
+        "seeds_text": f"{n_a}/{n_b}",
+        "paired": paired,
+        "vs_baseline": estimate,
+        "vs_baseline_low": interval.low if interval else math.nan,
+        "vs_baseline_high": interval.high if interval else math.nan,
+        "vs_baseline_ci": _ci(interval),
+        "test_set": "" if interval is None else "yes" if claim.measure in RESAMPLED else "no",
+        "paper_delta": delta if delta is not None else math.nan,
+        "direction": claim.direction,
+        "paper_delta_text": f"{paper_text} ({claim.source}{where}{llm})",
+        "p": interval.p_value(0.0) if interval else math.nan,
+        "p_claim": interval.p_value(delta) if interval and sized else math.nan,
+        "comparison": "paper" if not why else "direction check",
+        "note": "; ".join(why) if why else "",
+        "_interval": interval,
+        "_sized": sized,
+    }
+    if interval is None:
+        row["note"] = "; ".join([*why, f"fewer than {min_seeds} seeds a side: no verdict"])
+    paper = published_value(claim, claim.method_row, tasks) if not why else None
+    pi = verdict_rules.one_run_interval(a.values, paper) if paper is not None and n_a >= min_seeds else None  # fmt: skip
+    row.update(
+        paper=paper if paper is not None else math.nan,
+        vs_paper=float(np.mean(a.values)) - paper if paper is not None else math.nan,
+        vs_paper_low=pi.low if pi else math.nan,
+        vs_paper_high=pi.high if pi else math.nan,
+        vs_paper_ci=_ci(pi),
+    )
+    return row
+
+
+def adjust(rows: list[dict[str, object]], alpha: float = 1.0 - LEVEL) -> None:
+    """Holm over every hypothesis of the grid's rows (each interval's "no difference", and
+    "the paper's difference" where the paper prints one), then each row's verdict before
+    (``verdict_raw``, the 95% interval) and after (``verdict``) the correction."""
+    p = np.array([r["p"] for r in rows] + [r["p_claim"] for r in rows], dtype=np.float64)
+    adjusted = verdict_rules.holm(p) if len(p) else p
+    for i, row in enumerate(rows):
+        row["p_adjusted"] = adjusted[i]
+        row["p_claim_adjusted"] = adjusted[len(rows) + i]
+        interval: SeedInterval | None = row.pop("_interval")  # type: ignore[assignment]
+        sized = bool(row.pop("_sized"))
+        if interval is None:
+            row["verdict_raw"] = row["verdict"] = "no verdict"
+            continue
+        delta = float(row["paper_delta"]) if sized else 0.0
+        direction = int(row["direction"])  # type: ignore[call-overload]
+        raw = verdict_rules.decide(interval.side(0.0), interval.side(delta) if sized else 0,
+                                   direction, sized)  # fmt: skip
+        est = interval.estimate
+        zero = verdict_rules.sides(est, row["p_adjusted"], alpha)
+        claim = verdict_rules.sides(est, row["p_claim_adjusted"], alpha, delta) if sized else 0
+        corrected = verdict_rules.decide(zero, claim, direction, sized)
+        words = WORDS if row["comparison"] == "paper" else CHECK_WORDS
+        row["verdict_raw"], row["verdict"] = words[int(raw)], words[int(corrected)]
+
+
+def claim_groups(claims: Iterable[Claim]) -> dict[tuple[str, str, str], list[Claim]]:
+    """The claims by (measure, method, baseline), in file order."""
+    groups: dict[tuple[str, str, str], list[Claim]] = {}
+    for claim in claims:
+        groups.setdefault(claim.pair, []).append(claim)
+    return groups
+
+
+def verdict_frame(evals: Sequence[str], options: Options) -> pd.DataFrame:
+    data = read_evaluations(evals)
+    backbones = list(dict.fromkeys(b for (_, _, b) in data.models))
     rows = []
-    for backbone, tasks in pairs.items():
-        draws: Any = None
-        names = list(tasks)
-        for (method, bb), model in models.items():
-            if bb != backbone:
+    for (measure, method, baseline), claims in claim_groups(load_claims()).items():
+        for backbone in backbones:
+            a = data.models.get((measure, method, backbone))
+            b = data.models.get((measure, baseline, backbone))
+            if a is None or b is None:
                 continue
-            base = models.get((baselines.get(method, ""), backbone))
-            paper = measure.published(method, backbone, names, None)
-            if base is None and paper is None:
-                continue
-            draws = draws or _draws_for(backbone, tasks, measure)
-            resample([model] + ([base] if base else []), draws, measure)
-            row: dict[str, object] = {"method": method, "backbone": backbone,
-                                      "seeds": len(model.seeds)}
-            vs_base = difference(model, base) if base else None
-            claimed, where = (
-                claim(method, base.method, backbone, measure, names) if base else (None, None)
-            )
-            same = where == backbone
-            row.update(
-                baseline=base.method if base else "",
-                vs_baseline=vs_base.estimate if vs_base else math.nan,
-                vs_baseline_low=vs_base.low if vs_base else math.nan,
-                vs_baseline_high=vs_base.high if vs_base else math.nan,
-                vs_baseline_ci=_ci(vs_base),
-                paper_delta=claimed if claimed is not None else math.nan,
-                paper_delta_backbone=where or "",
-                paper_delta_text=(
-                    "" if claimed is None else f"{claimed:+.2f}" + ("" if same else f" ({where})")
-                ),
-                verdict=verdict(vs_base, claimed) if vs_base else "",
-                paper_delta_inside=(
-                    ("yes" if vs_base.contains(claimed) else "no")
-                    if vs_base and same and claimed is not None else ""
-                ),
-            )
-            vs_paper = to_constant(model, paper) if paper is not None else None
-            row.update(
-                paper=paper if paper is not None else math.nan,
-                vs_paper=vs_paper.estimate if vs_paper else math.nan,
-                vs_paper_low=vs_paper.low if vs_paper else math.nan,
-                vs_paper_high=vs_paper.high if vs_paper else math.nan,
-                vs_paper_ci=_ci(vs_paper),
-            )
-            rows.append(row)
+            claim, why = pick(claims, backbone, a.llm or b.llm)
+            why += sorted(n for n in data.protocols.get((measure, backbone), set()) if n)
+            if options.scale_note:
+                why.append("reduced-scale grid")
+            rows.append(compare(claim, why, a, b, data, options.min_seeds))
+    for method, baseline in options.baselines.items():  # the methods of no paper
+        if method in options.papers:
+            continue
+        for measure in DECLARED_MEASURES:
+            for backbone in backbones:
+                a = data.models.get((measure, method, backbone))
+                b = data.models.get((measure, baseline, backbone))
+                if a is None or b is None:
+                    continue
+                why = ["declared baseline: no paper's claim"]
+                if options.scale_note:
+                    why.append("reduced-scale grid")
+                claim = declared_claim(method, baseline, measure, backbone)
+                rows.append(compare(claim, why, a, b, data, options.min_seeds))
+    adjust(rows)
     return pd.DataFrame(rows, columns=list(_VERDICT_FRAME))
 
 
 _VERDICT_FRAME = (
-    "method", "backbone", "seeds", "baseline", "vs_baseline", "vs_baseline_low",
-    "vs_baseline_high", "vs_baseline_ci", "paper_delta", "paper_delta_backbone",
-    "paper_delta_text", "verdict", "paper_delta_inside", "paper", "vs_paper", "vs_paper_low",
-    "vs_paper_high", "vs_paper_ci",
+    "method",
+    "backbone",
+    "measure",
+    "baseline",
+    "paper_name",
+    "source",
+    "claim_backbone",
+    "llm",
+    "seeds",
+    "baseline_seeds",
+    "seeds_text",
+    "paired",
+    "vs_baseline",
+    "vs_baseline_low",
+    "vs_baseline_high",
+    "vs_baseline_ci",
+    "test_set",
+    "paper_delta",
+    "direction",
+    "paper_delta_text",
+    "comparison",
+    "p",
+    "p_adjusted",
+    "p_claim",
+    "p_claim_adjusted",
+    "verdict_raw",
+    "verdict",
+    "note",
+    "paper",
+    "vs_paper",
+    "vs_paper_low",
+    "vs_paper_high",
+    "vs_paper_ci",
 )
+
+
+def _with_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Display columns: the measure's name and the p-values as text."""
+    return frame.assign(
+        measure_text=frame["measure"].map(MEASURES),
+        p_text=frame["p"].map(_p),
+        p_adjusted_text=frame["p_adjusted"].map(_p),
+    )
+
 
 VERDICT_COLUMNS = (
-    Column("seeds", "Seeds", kind="count"),
+    Column("measure_text", "Measure", kind="text", align="l"),
     Column("baseline", "Baseline", kind="text", align="l"),
+    Column("seeds_text", "Seeds", kind="text"),
     Column("vs_baseline", "Δ base", kind="signed", latex=r"$\Delta_{\mathrm{base}}$"),
     Column("vs_baseline_ci", "95% CI", kind="text", latex=r"95\% CI"),
-    Column("paper_delta_text", "Paper Δ base", kind="text",
+    Column("paper_delta_text", "Paper Δ base", kind="text", align="l",
            latex=r"Paper $\Delta_{\mathrm{base}}$"),
-    Column("verdict", "Verdict", kind="text", align="l"),
-    Column("paper_delta_inside", "Paper Δ in CI", kind="text", latex=r"Paper $\Delta$ in CI"),
-    Column("paper", "Paper", kind="number"),
+    Column("p_text", "p", kind="text", latex=r"$p$"),
+    Column("p_adjusted_text", "p (Holm)", kind="text", latex=r"$p$ (Holm)"),
+    Column("verdict_raw", "Verdict (95% CI)", kind="text", align="l",
+           latex=r"Verdict (95\% CI)"),
+    Column("verdict", "Verdict (Holm)", kind="text", align="l"),
     Column("vs_paper", "Δ paper", kind="signed", latex=r"$\Delta_{\mathrm{paper}}$"),
-    Column("vs_paper_ci", "95% CI (paper)", kind="text", latex=r"95\% CI (paper)"),
-)
-
-
-def seeds_note(seeds: pd.Series) -> str:
-    """The caption's sentence on the seed level."""
-    if seeds.empty:
-        return ""
-    if int(seeds.min()) < 2:
-        return (
-            " Rows with one seed: the interval covers test-set sampling only, not seed-to-seed "
-            f"variation (UNA's ten seeds spread about 0.8 points); {THREE_SEEDS} runs three seeds."
-        )
-    return " Seeds are resampled first, then the pairs."
+    Column("vs_paper_ci", "95% PI (one run)", kind="text", latex=r"95\% PI (one run)"),
+    Column("note", "Note", kind="text", align="l"),
+)  # fmt: skip
 
 
 def verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     frame = verdict_frame(evals, options)
-    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES))
-    return _table(frame, VERDICT_COLUMNS, caption + seeds_note(frame["seeds"]), spec,
-                  "vs_baseline", options)  # fmt: skip
+    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES)).replace(
+        "{min_seeds}", str(options.min_seeds)
+    )
+    judged = frame[frame["comparison"] == "paper"]
+    if len(frame) and judged.empty:
+        caption += (
+            " No comparison here is the paper's (its backbone, LLM, protocol and scale): every "
+            "row is a direction check, none a verdict on the paper."
+        )
+    return _table(_with_text(frame), VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
 
 
-def transfer_verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
-    """:func:`verdict_table` on the transfer average, over the tasks the files evaluated."""
-    tasks, _ = transfer_protocol(evals)
-    frame = verdict_frame(evals, options, TRANSFER)
-    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES))
-    caption = caption.replace("{tasks}", ", ".join(tasks)) + seeds_note(frame["seeds"])
-    return _table(frame, VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
+def _metric_leaves(row: Mapping[str, Any], metric: str) -> dict[str, Any]:
+    """A verdict row's DVC metrics, under ``vs_<baseline>``: its Δ (``metric``) and its
+    verdict; a checkpoint row's gap, named after its column."""
+    if metric != "vs_baseline":
+        return {metric_key(metric): round(float(row[metric]), 4)}
+    leaves: dict[str, float | str] = {DELTA: round(float(row[metric]), 4)}
+    if isinstance(row.get("verdict"), str) and row["verdict"]:
+        leaves[VERDICT] = row["verdict"]
+    return {f"vs_{row['baseline']}": leaves}
 
 
 def _table(
@@ -382,11 +551,14 @@ def _table(
     metric: str,
     options: Options,
 ) -> Table:
-    dvc = {
-        f"{m}/{b}": round(float(v), 4)
-        for m, b, v in zip(frame["method"], frame["backbone"], frame[metric], strict=True)
-        if not math.isnan(v)
-    }
+    dvc: dict[str, Any] = {}
+    for row in frame.to_dict("records"):
+        if math.isnan(row[metric]):
+            continue
+        leaves = dvc.setdefault(row["method"], {}).setdefault(row["backbone"], {})
+        if "measure" in row:  # a verdict row: one per measure and baseline
+            leaves = leaves.setdefault(row["measure"], {})
+        leaves.update(_metric_leaves(row, metric))
     md = render_markdown(frame, columns)
     return Table(
         tex=render_latex(frame, columns, caption, spec.label, baselines=options.baselines),
@@ -400,23 +572,24 @@ def _table(
 # Released checkpoints.
 
 
-def checkpoint_frame(evals: Sequence[str]) -> pd.DataFrame:
-    """One row per released checkpoint x backbone: paper, released, ours, the two gaps."""
-    models, pairs = load_models(evals)
-    draws: dict[str, Draws] = {}
+def checkpoint_frame(
+    evals: Sequence[str], min_seeds: int = verdict_rules.MIN_SEEDS
+) -> pd.DataFrame:
+    """One row per released checkpoint x backbone: paper, released, ours, the two gaps. The
+    evaluation gap has no interval (one model, the test set the paper's number is from); the
+    training gap has the interval of one run (the released model as one more seed of ours)."""
+    data = read_evaluations(evals)
     rows = []
-    for (name, backbone), released in models.items():
-        if name not in CHECKPOINT_ROWS:
+    for (measure, name, backbone), released in data.models.items():
+        if measure != "sts" or name not in CHECKPOINT_ROWS:
             continue
         method = CHECKPOINT_ROWS[name][1]
-        ours = models.get((method, backbone))
+        ours = data.models.get(("sts", method, backbone))
         paper = published_avg(name, backbone)
-        tasks = pairs[backbone]
-        if backbone not in draws:
-            draws[backbone] = _draws_for(backbone, tasks)
-        resample([released] + ([ours] if ours else []), draws[backbone])
-        eval_gap = to_constant(released, paper) if paper is not None else None
-        training_gap = difference(ours, released) if ours else None
+        value = float(np.mean(released.values))
+        gap = None
+        if ours is not None and len(ours.seeds) >= min_seeds:
+            gap = verdict_rules.one_run_interval(ours.values, value)
         rows.append(
             {
                 "method": name,
@@ -424,20 +597,27 @@ def checkpoint_frame(evals: Sequence[str]) -> pd.DataFrame:
                 "seeds": len(ours.seeds) if ours else 0,
                 "ours_method": method,
                 "paper": paper if paper is not None else math.nan,
-                "released": float(np.mean(released.observed)),
-                "ours": float(np.mean(ours.observed)) if ours else math.nan,
-                "eval_gap": eval_gap.estimate if eval_gap else math.nan,
-                "eval_gap_ci": _ci(eval_gap),
-                "training_gap": training_gap.estimate if training_gap else math.nan,
-                "training_gap_ci": _ci(training_gap),
+                "released": value,
+                "ours": float(np.mean(ours.values)) if ours else math.nan,
+                "eval_gap": value - paper if paper is not None else math.nan,
+                "training_gap": float(np.mean(ours.values)) - value if ours else math.nan,
+                "training_gap_ci": _ci(gap),
             }
         )
     return pd.DataFrame(rows, columns=list(_CHECKPOINT_FRAME))
 
 
 _CHECKPOINT_FRAME = (
-    "method", "backbone", "seeds", "ours_method", "paper", "released", "ours", "eval_gap",
-    "eval_gap_ci", "training_gap", "training_gap_ci",
+    "method",
+    "backbone",
+    "seeds",
+    "ours_method",
+    "paper",
+    "released",
+    "ours",
+    "eval_gap",
+    "training_gap",
+    "training_gap_ci",
 )
 
 CHECKPOINT_COLUMNS = (
@@ -447,18 +627,26 @@ CHECKPOINT_COLUMNS = (
     Column("released", "Released", kind="number"),
     Column("ours", "Ours avg.", kind="number"),
     Column("eval_gap", "Eval. gap", kind="signed"),
-    Column("eval_gap_ci", "95% CI", kind="text", latex=r"95\% CI"),
     Column("training_gap", "Training gap", kind="signed"),
-    Column("training_gap_ci", "95% CI (training)", kind="text", latex=r"95\% CI (training)"),
+    Column("training_gap_ci", "95% PI (one run)", kind="text", latex=r"95\% PI (one run)"),
 )
 
 
 def checkpoint_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
-    frame = checkpoint_frame(evals)
-    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES))
+    frame = checkpoint_frame(evals, options.min_seeds)
+    caption = spec.caption.replace("{min_seeds}", str(options.min_seeds))
     if frame.empty:
         caption += " No released checkpoint was evaluated (offline, none in the mirror or cache)."
         logger.info("checkpoints table: no released checkpoint among %d file(s)", len(evals))
-    else:
-        caption += seeds_note(frame.loc[frame["seeds"] > 0, "seeds"])
     return _table(frame, CHECKPOINT_COLUMNS, caption, spec, "training_gap", options)
+
+
+def paper_rows(frame: pd.DataFrame, paper: str) -> pd.DataFrame:
+    """The verdict rows of one paper's claims, display columns added."""
+    return _with_text(frame[frame["paper_name"] == paper])
+
+
+def method_rows(frame: pd.DataFrame, method: str) -> pd.DataFrame:
+    """The rows comparing ``method``, a method of no paper, with its declared baseline."""
+    no_paper = frame["paper_name"].isna() | (frame["paper_name"] == "")  # empty read back: NaN
+    return _with_text(frame[(frame["method"] == method) & no_paper])

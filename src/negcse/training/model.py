@@ -12,22 +12,29 @@ import contextlib
 import json
 import logging
 import os
+import shutil
 from collections.abc import Iterator
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
 import torch
+import transformers
 from torch import Tensor, nn
 from transformers import AutoConfig
 
 from negcse.errors import ModelFilesError
-from negcse.poolers import Pooler
+from negcse.io_utils import write_json
+from negcse.poolers import Pooler, PromptPooler
 from negcse.pretrained import EVAL_MAX_LENGTH, load_pretrained, model_inputs
+from negcse.training.model_card import model_card
 
 logger = logging.getLogger(__name__)
 
-#: the sentence-transformers module of a model saved with a prompt pooler, and its config file
-ST_MODULE_TYPE = "negcse.st_module.PooledEncoder"
+#: the sentence-transformers module of a model saved with a prompt pooler (its code is copied into
+#: the folder: negcse.st_prompt and the negcse.prompt_template it imports), and its config file
+ST_MODULE_TYPE = "st_prompt.PromptEncoder"
+ST_MODULE_FILES = ("st_prompt.py", "prompt_template.py")
 ST_CONFIG_FILE = "negcse_sentence_transformers.json"
 
 
@@ -105,6 +112,8 @@ class SentenceEncoder(nn.Module):
         if eval_pooler.name == "cls":
             save_dense_weights(out, self.mlp)
         (out / "negcse.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        if "method" in meta:  # a run's model (its spec in meta): the card (negcse export redoes it)
+            (out / "README.md").write_text(model_card(meta), encoding="utf-8")
 
 
 def write_sentence_transformers_files(out: Path, pooler: Pooler, hidden: int) -> None:
@@ -112,13 +121,24 @@ def write_sentence_transformers_files(out: Path, pooler: Pooler, hidden: int) ->
     evaluation pooler and its token limit (``EVAL_MAX_LENGTH``, not the training one). A prompt
     pooler has no sentence-transformers equivalent: ``negcse.st_module.PooledEncoder`` is the
     one module then (tokenization with the template, pooling at the mask token)."""
+    write_json(out / "config_sentence_transformers.json", st_model_config())
     st_cfg = {"max_seq_length": EVAL_MAX_LENGTH, "do_lower_case": False}
-    if pooler.st_mode is None:  # a prompt pooler: our own module tokenizes and pools
+    if isinstance(pooler, PromptPooler):  # our own module, shipped in the folder
         modules = [{"idx": 0, "name": "0", "path": "", "type": ST_MODULE_TYPE}]
-        st_cfg = {"pooler": pooler.name, "max_seq_length": EVAL_MAX_LENGTH}
+        st_cfg = {
+            "pooler": pooler.name,
+            "template": pooler.template,
+            "punctuate": pooler.punctuate,
+            "truncate": pooler.truncate,
+            "max_seq_length": EVAL_MAX_LENGTH,
+        }
         (out / ST_CONFIG_FILE).write_text(json.dumps(st_cfg, indent=2), encoding="utf-8")
         (out / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
+        for name in ST_MODULE_FILES:
+            shutil.copyfile(str(resources.files("negcse").joinpath(name)), out / name)
         return
+    if pooler.st_mode is None:
+        raise ValueError(f"pooler {pooler.name} has no sentence-transformers form")
     modules = [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
         {
@@ -152,6 +172,22 @@ def write_sentence_transformers_files(out: Path, pooler: Pooler, hidden: int) ->
         (dense_dir / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     (out / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
     (out / "sentence_bert_config.json").write_text(json.dumps(st_cfg), encoding="utf-8")
+
+
+def st_model_config() -> dict[str, Any]:
+    """``config_sentence_transformers.json``: the versions it was saved with, cosine similarity,
+    no prompts (a prompt pooler's template is its module's own)."""
+    return {
+        "__version__": {
+            "sentence_transformers": metadata.version("sentence-transformers"),
+            "transformers": transformers.__version__,
+            "pytorch": torch.__version__,
+        },
+        "model_type": "SentenceTransformer",
+        "prompts": {},
+        "default_prompt_name": None,
+        "similarity_fn_name": "cosine",
+    }
 
 
 def save_dense_weights(out: Path, mlp: MLPHead) -> None:

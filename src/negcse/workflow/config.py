@@ -28,6 +28,7 @@ from negcse.io_utils import read_text
 from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
 from negcse.poolers import POOLERS
+from negcse.tables.published import PAPERS
 from negcse.training.settings import TrainSettings
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
@@ -312,6 +313,11 @@ def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.baseline names '{base}', which is not a configured "
                 "method (misspelt?)"
             )
+        if entry.get("paper") is not None and entry["paper"] not in PAPERS:
+            raise ConfigError(
+                f"{source}: methods.{method}.paper: unknown paper '{entry['paper']}'; known: "
+                f"{', '.join(PAPERS)} (a method of no paper: leave it out)"
+            )
     check_guides(config, source)
 
 
@@ -593,6 +599,11 @@ def _known_backbone(config: dict[str, Any], backbone: str) -> bool:
     return backbone in KNOWN_BACKBONES or backbone in config["grid"]["backbones"]
 
 
+def method_papers(config: dict[str, Any]) -> dict[str, str]:
+    """Method -> the paper whose claims it tests (``methods.<m>.paper``), where set."""
+    return {m: e["paper"] for m, e in config["methods"].items() if e.get("paper") is not None}
+
+
 def method_baselines(config: dict[str, Any]) -> dict[str, str]:
     """Method -> the method its paper compared it with (``methods.<m>.baseline``), where set."""
     return {
@@ -600,6 +611,23 @@ def method_baselines(config: dict[str, Any]) -> dict[str, str]:
         for method, entry in config["methods"].items()
         if entry.get("baseline") is not None
     }
+
+
+def scale_note(config: dict[str, Any]) -> str:
+    """The first line of every table and page of a reduced-scale grid (``train_overrides``, or
+    a capped corpus: not the papers' training), which then gives no verdict on a paper; empty
+    at the papers' scale."""
+    overrides = config.get("train_overrides") or {}
+    reasons = []
+    if overrides:
+        steps = overrides.get("max_steps")
+        reasons.append(f"{steps} training steps a run" if steps else "train_overrides")
+    cap = (config.get("corpus") or {}).get("max_sentences")
+    if cap is not None:
+        reasons.append(f"a corpus of {cap:,} sentences")
+    if not reasons:
+        return ""
+    return f"Reduced-scale run ({', '.join(reasons)}): it checks the plumbing, not the papers."
 
 
 def method_params(config: dict[str, Any], method: str, backbone: str) -> dict[str, Any]:

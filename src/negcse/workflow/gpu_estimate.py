@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,10 @@ from typing import Any
 from negcse.data.sources import registry
 from negcse.generators.registry import producer, settings
 from negcse.generators.specs.gcse import synthesis_id, triplets_id
-from negcse.methods.registry import build_method
+from negcse.methods.registry import build_method, method_class
 from negcse.workflow.config import method_corpus, method_seeds, released_models, resolve_method
 from negcse.workflow.guide_config import guide_entries
-from negcse.workflow.plan import Plan
+from negcse.workflow.plan import SUBJECTS, Plan
 
 #: the unit costs benchmarks/gpu.py writes, relative to the checkout
 COSTS_FILE = "benchmarks/gpu_costs.csv"
@@ -297,6 +297,66 @@ def guide_seconds(
     )
 
 
+def _plugin_step(
+    config: Mapping[str, Any], costs: Costs, spec: Mapping[str, Any], precision: str
+) -> tuple[float | None, str]:
+    """A plug-in method's step (an implementation outside negcse, no measured row): SimCSE's
+    step per trained view times its views (its first step's)."""
+    cls = method_class(spec["implementation"])
+    if cls.__module__.startswith("negcse."):
+        return None, ""
+    simcse = costs.step_seconds("simcse", precision, spec["train"]["batch_size"])
+    if simcse is None:
+        return None, ""
+    views = len(
+        build_method(spec["implementation"], spec.get("params") or {}, spec["backbone"]).views(0)
+    )
+    return simcse * views / 2, f"simcse's step per view x {views} views"
+
+
+def run_seconds(
+    config: Mapping[str, Any],
+    costs: Costs,
+    method: str,
+    backbone: str,
+    row: Row | None = None,
+    share: float = 1.0,
+) -> float:
+    """GPU seconds of one training run of ``method`` on ``backbone`` in BERT-base units (times
+    :func:`backbone_factor` for its backbone): its steps and dev evaluations, a step at the
+    measured rate of its compile setting where measured, else the eager rate over ``share``
+    (runs sharing a GPU). ``row`` is told what was compiled, unpriced or derived."""
+    row = row or Row(method)
+    spec = resolve_method(dict(config), method, backbone)
+    t = spec["train"]
+    precision = "fp16" if t["precision"] == "auto" else t["precision"]
+    precision = "fp32" if precision == "tf32" else precision
+    steps = math.ceil(training_sentences(config, method) / t["batch_size"]) * t["epochs"]
+    if t.get("max_steps"):
+        steps = min(steps, t["max_steps"])
+    implementation = spec["implementation"]
+    step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], run_options(t))
+    row.compiled |= step_s is not None
+    if step_s is None:
+        step_s = costs.step_seconds(implementation, precision, t["batch_size"])
+        if step_s is None and implementation not in SAME_COST:
+            step_s, how = _plugin_step(config, costs, spec, precision)
+            if step_s is not None:
+                row.derived.add(how)
+        step_s = None if step_s is None else step_s / share
+    if step_s is None:
+        row.unpriced = True
+        step_s = 0.0
+    elif not costs.measured_step(implementation):
+        guides_s = guide_seconds(config, method, spec, backbone, step_s)
+        if guides_s:
+            step_s += guides_s
+            if implementation in SAME_COST:
+                row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
+    dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
+    return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
+
+
 def estimate(
     config: Mapping[str, Any],
     costs: Costs,
@@ -315,34 +375,10 @@ def estimate(
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
     rows = []
     for method in grid["methods"]:
-        sentences = training_sentences(config, method)
         row = Row(method)
         for backbone in grid["backbones"]:
-            spec = resolve_method(dict(config), method, backbone)
-            t = spec["train"]
-            precision = "fp16" if t["precision"] == "auto" else t["precision"]
-            precision = "fp32" if precision == "tf32" else precision
-            steps = math.ceil(sentences / t["batch_size"]) * t["epochs"]
-            if t.get("max_steps"):
-                steps = min(steps, t["max_steps"])
-            implementation = spec["implementation"]
-            options = run_options(t)
-            step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], options)
-            row.compiled |= step_s is not None
-            if step_s is None:
-                step_s = costs.step_seconds(implementation, precision, t["batch_size"])
-                step_s = None if step_s is None else step_s / share
+            per_run = run_seconds(config, costs, method, backbone, row, share)
             factor = backbone_factor(backbone)
-            if step_s is None:
-                row.unpriced = True
-                step_s = 0.0
-            elif not costs.measured_step(implementation):
-                guides_s = guide_seconds(config, method, spec, backbone, step_s)
-                if guides_s:
-                    step_s += guides_s
-                    row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
-            dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
-            per_run = steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
             for _ in method_seeds(dict(config), method, backbone):
                 row.jobs += 2
                 row.train_h += per_run * factor / 3600
@@ -515,3 +551,43 @@ def grid_table(
         jobs_per_gpu,
     )
     return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source, jobs_per_gpu)
+
+
+#: the rule of a generator row whose name is its cost's, not its rule's
+ROW_RULES = {"gcse_synthesis": "gcse_synthesize"}
+
+
+def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[Any], float]:
+    """GPU seconds of one workflow job (anything with ``rule`` and ``wildcards``) by the cost
+    model, as :func:`estimate` prices the grid: a training run, an evaluation or MTEB job, a GPU
+    generator's output (its row over its jobs); 0 for a job it does not price (CPU work)."""
+    costs = load_costs(costs_file)
+    plan = Plan(config, log=lambda _note: None)
+    rows = estimate(
+        plan.config,
+        costs,
+        gpu_generators(plan.config, plan.column_paths()),
+        mteb_jobs(plan.mteb_files(), plan.backbones),
+    )
+    per_output = {
+        ROW_RULES.get(name, name): r.total_h * 3600 / r.jobs
+        for r in rows
+        if r.jobs and (name := r.name.removeprefix("generator: ")) != r.name
+    }
+    evaluations = {subject.rule for subject in SUBJECTS}
+    runs: dict[tuple[str, str], float] = {}
+
+    def seconds(job: Any) -> float:
+        rule, wc = job.rule, job.wildcards
+        if rule == "train":
+            key = (wc["method"], wc["backbone"])
+            if key not in runs:
+                runs[key] = run_seconds(config, costs, *key) * backbone_factor(key[1])
+            return runs[key]
+        if rule in evaluations:
+            return (costs.eval_job or 0.0) * backbone_factor(wc["backbone"])
+        if rule == "evaluate_mteb":
+            return costs.mteb_job.get(wc["group"], 0.0) * backbone_factor(wc["backbone"])
+        return per_output.get(rule, 0.0)
+
+    return seconds

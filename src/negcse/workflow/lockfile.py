@@ -33,7 +33,7 @@ RUNTIME_EXTRAS = ("spacy-model", "models")
 # GCSE's LLM rules (envs/llm.yaml): the rules' extras and the LLM clients
 LLM_EXTRAS = (*RUNTIME_EXTRAS, "llm")
 # Run the workflow rather than inside it: not in the rules' environment.
-NOT_IN_RULES = ("snakemake", "dvc")
+NOT_IN_RULES = ("snakemake", "dvc", "dvc-ssh", "dvc-webdav")
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")
 _HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")

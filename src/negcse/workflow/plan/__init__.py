@@ -16,7 +16,7 @@ from negcse.analysis.groups import MethodGroup, method_groups
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
-from negcse.tables.reports import grid_papers, page_methods
+from negcse.tables.reports import grid_papers, own_pages, page_methods
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
     column_readers,
@@ -24,8 +24,10 @@ from negcse.workflow.config import (
     grid_runs,
     method_baselines,
     method_corpus,
+    method_papers,
     released_models,
     resolve_method,
+    scale_note,
 )
 from negcse.workflow.guide_config import (
     config_guide_models,
@@ -91,7 +93,9 @@ class Plan:
         self.figure_groups: dict[str, MethodGroup] = {
             g.name: g for g in method_groups(self.methods, self.baselines)
         }
-        self.paper_pages = grid_papers(self.methods)
+        self.papers = method_papers(dict(config))
+        self.paper_pages = grid_papers(self.methods, self.papers)
+        self.method_pages = own_pages(self.methods, self.papers)
 
     # -- paths and words ------------------------------------------------------------------
 
@@ -281,10 +285,14 @@ class Plan:
         return names
 
     def table_evals(self, spec: TableSpec, backbones: list[str] | None = None) -> list[str]:
-        """The files a table reads: every trained model's, then (evaluation.baseline) each
-        untrained backbone's, then the released checkpoints'."""
+        """The files a table reads: every trained model's (and those of its ``also`` evaluations
+        that are switched on), then (evaluation.baseline) each untrained backbone's, then the
+        released checkpoints'."""
         backbones = backbones or self.backbones
         files = self.run_files(spec.inputs, backbones, **spec.expand)
+        for pattern, setting in spec.also:
+            if setting is None or self.config["evaluation"][setting]:
+                files += self.run_files(pattern, backbones)
         if spec.untrained and self.config["evaluation"]["baseline"]:
             files += expand(spec.untrained, backbone=backbones)
         if spec.released:
@@ -295,6 +303,20 @@ class Plan:
             ]
         return files
 
+    def scale_args(self) -> str:
+        """``--scale-note`` with a reduced-scale grid's first line of every table and page
+        (nothing at the papers' scale)."""
+        note = scale_note(dict(self.config))
+        return f"--scale-note {quoted([note])}" if note else ""
+
+    def table_options(self) -> str:
+        """What every table job is given: the fewest seeds of a verdict (verdicts.min_seeds),
+        each method's paper (a method of no paper is compared with its declared baseline) and
+        :meth:`scale_args`."""
+        min_seeds = (self.config.get("verdicts") or {}).get("min_seeds", 3)
+        papers = quoted(f"{m}={p}" for m, p in self.papers.items())
+        return f"--min-seeds {int(min_seeds)} --papers {papers} {self.scale_args()}".rstrip()
+
     def table_inputs(self, table: str) -> list[str]:
         return self.table_evals(TABLES[table])
 
@@ -303,7 +325,8 @@ class Plan:
 
     def table_targets(self) -> list[str]:
         """Every table: LaTeX, CSV, Markdown, HTML (the report's) and DVC metrics of each
-        grid-wide one, and the case study of each backbone."""
+        grid-wide one, the headline metrics, and the case study of each backbone."""
+        headline = {"sts", "verdicts"} <= set(self.grid_tables)
         return (
             expand(
                 self.grid_path("results/tables/{table}.{ext}"),
@@ -311,6 +334,7 @@ class Plan:
                 ext=TABLE_FORMATS,
             )
             + expand(self.grid_path("results/metrics/{table}.json"), table=self.grid_tables)
+            + ([self.grid_path("results/headline.json")] if headline else [])
             + expand(
                 self.grid_path("results/tables/case_study_{backbone}.{ext}"),
                 backbone=self.backbones,
@@ -320,7 +344,13 @@ class Plan:
 
     def paper_figures(self, paper: str) -> list[str]:
         """The PNG figures of every group drawing one of the paper's methods or baselines."""
-        methods = set(page_methods(paper, self.methods, self.baselines))
+        return self._figures(set(page_methods(paper, self.methods, self.baselines, self.papers)))
+
+    def method_figures(self, method: str) -> list[str]:
+        """The PNG figures of every group drawing the method or its baseline."""
+        return self._figures({method, self.baselines.get(method, method)})
+
+    def _figures(self, methods: set[str]) -> list[str]:
         groups = [g.name for g in self.figure_groups.values() if methods & set(g.methods)]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
@@ -330,9 +360,14 @@ class Plan:
         )
 
     def report_targets(self) -> list[str]:
+        """A page per paper with a method in the grid, one per method of no paper."""
         return expand(
             self.grid_path("results/reports/{paper}.{ext}"),
             paper=self.paper_pages,
+            ext=["md", "html"],
+        ) + expand(
+            self.grid_path("results/reports/methods/{method}.{ext}"),
+            method=self.method_pages,
             ext=["md", "html"],
         )
 
