@@ -67,9 +67,8 @@ def read_nested(path: str | Path, leaf: str | None = None) -> dict[str, Any]:
             ):  # fmt: skip
                 where = f"{method}.{backbone}" if backbone is not None else method
                 what = (
-                    "not a {...} row of numbers and texts"
-                    if leaf is None or not isinstance(leaves, dict)
-                    else f"no {leaf!r}" if leaf not in leaves
+                    "not a {...} row" if leaf is None
+                    else f"no {leaf!r}" if not isinstance(leaves, dict) or leaf not in leaves
                     else f"{leaf!r} is not a number"
                 )  # fmt: skip
                 raise ValueError(f"{path}: {where}: {what} (a {{backbone: {{...}}}} row)")
