@@ -36,8 +36,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "methods and generators": ("methods", "generators"),
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
-        "errors", "lazy", "io_utils", "seed", "device", "poolers", "pretrained", "mer",
-        "lock_record", "vectors", "latex", "display", "plugins", "prompt_template", "st_prompt",
+        "errors", "finite", "lazy", "io_utils", "seed", "device", "poolers", "pretrained",
+        "mer", "lock_record", "vectors", "latex", "display", "plugins", "prompt_template",
+        "st_prompt",
         "resources", "schemas",
     ),
 }  # fmt: skip

@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 import yaml
 
-from fake_evals import evaluation, write_json
+from fake_evals import table_inputs, write_run
 from negcse.workflow.config import method_baselines, method_papers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,16 +139,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = yaml.safe_load((REPO / "params.yaml").read_text())
     baselines = [f"{m}={b}" for m, b in method_baselines(config).items()]
     files = [
-        str(write_json(evals, f"{m}-{s}", **evaluation(m, "splade-tiny", s, i + int(s))))
+        str(write_run(evals, f"{m}-{s}", m, "splade-tiny", s, i + int(s)))
         for i, m in enumerate(methods)
         for s in ("1", "2")
     ]
-    files.append(str(write_json(evals, "u", **evaluation("untrained", "splade-tiny", "", 3))))
+    files.append(str(write_run(evals, "u", "untrained", "splade-tiny", "", 3)))
     tables = root / "results/tables"
     papers = [f"{m}={p}" for m, p in method_papers(config).items()]
     for name in ("sts", "transfer", "splits", "probe", "analysis", "verdicts", "checkpoints",
                  "published"):  # fmt: skip
-        args = ["table", name, "--evals", *files, "--baselines", *baselines, "--papers", *papers]
+        args = ["table", name, "--evals", *table_inputs(name, files), "--baselines", *baselines, "--papers", *papers]
         args += ["--csv", str(tables / f"{name}.csv"), "--html", str(tables / f"{name}.html")]
         assert main(args) == 0, name
     figure = root / "results/figures/splade-tiny/training_curves/sncse+osscse.png"

@@ -317,7 +317,7 @@ def test_pos_lexicon_command_never_writes_a_substitute_for_the_released_table(
                 str(tmp_path / "mirror"),
             ]
         )
-        == 1
+        == 2
     )
     err = capsys.readouterr().err
     assert "data file 'san/vocab_pos_end.txt' not found" in err

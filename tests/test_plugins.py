@@ -304,7 +304,7 @@ def test_a_broken_plugin_is_one_error_naming_its_entry_point(
         text=True,
         env=env,
     )
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith(
         "negcse estimate: error: plug-in entry point 'toy_neg = toy_plugin.method' of group "

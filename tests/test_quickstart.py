@@ -33,7 +33,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_without_cuda_it_stops_with_one_line(workspace: Path) -> None:
     env = {**os.environ, "NEGCSE_DEVICE": "auto"}
     proc = sh([sys.executable, "-m", "negcse", "quickstart"], workspace, check=False, env=env)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(
         "negcse quickstart: error: the GPU quick start needs a CUDA GPU, but torch "

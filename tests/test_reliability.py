@@ -64,7 +64,7 @@ def test_mistyped_model_path_is_not_replaced_by_the_mirror_model(
         ["evaluate", "--only", "sts", "--model", str(typo), "--sts-out", str(out / "sts.json")],
         capsys,
     )
-    assert code == 1
+    assert code == 2
     assert_clean_failure(code, err, str(typo), "does not exist", lines=1)
     assert_nothing_written(out)
 
@@ -123,7 +123,7 @@ def test_three_line_fake_corpus_is_refused(
         ],
         capsys,
     )
-    assert code == 1
+    assert code == 2
     assert_clean_failure(code, err, str(fake), "3 lines", "1000000", lines=1)
     assert_nothing_written(out)
 
@@ -243,7 +243,7 @@ def test_unwritable_output_fails_before_any_work(
     blocked = blocker / "out.txt"
     args = [a.format(blocked=blocked, corpus=corpus, tmp=tmp_path) for a in command]
     code, err = run_cli(args, capsys)
-    assert code == 1
+    assert code == 2
     assert_clean_failure(code, err, str(blocker), lines=1)
     assert "model" not in err.split("error:")[1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt", "results"]
@@ -262,7 +262,7 @@ def test_damaged_model_files_are_named(
         ["evaluate", "--only", "sts", "--model", str(model), "--sts-out", str(out / "o.json")],
         capsys,
     )
-    assert code == 1
+    assert code == 2
     assert_clean_failure(code, err, f"model folder {model}", "fetch the model again", lines=1)
     assert_nothing_written(out)
 
@@ -273,19 +273,19 @@ def test_missing_input_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     code, err = run_cli(
         ["prepare-corpus", "--input", str(missing), "--out", str(out / "c.txt")], capsys
     )
-    assert code == 1
+    assert code == 2
     assert_clean_failure(code, err, f"{missing}: No such file or directory", lines=1)
     assert_nothing_written(out)
 
 
 def test_real_command_line_exit_status_and_debug_traceback(tmp_path: Path) -> None:
-    """The real `python -m negcse`: one line and exit 1; `--debug` adds the traceback."""
+    """The real `python -m negcse`: one line and exit 2; `--debug` adds the traceback."""
     args = ["prepare-corpus", "--input", str(tmp_path / "none.txt"), "--out", str(tmp_path / "o")]
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     plain = subprocess.run(
         [sys.executable, "-m", "negcse", *args], capture_output=True, text=True, env=env
     )
-    assert plain.returncode == 1
+    assert plain.returncode == 2
     assert plain.stderr.strip().splitlines() == [
         f"negcse prepare-corpus: error: {tmp_path / 'none.txt'}: No such file or directory"
     ]
@@ -621,7 +621,7 @@ def test_saved_model_files_follow_the_umask(tmp_path: Path, splade_tiny: Path) -
     for umask in (0o022, 0o027):
         old = os.umask(umask)
         try:
-            trainer.save(tmp_path / f"model{umask:o}", {"method": "simcse"})
+            trainer.save(tmp_path / f"model{umask:o}", {"method": "simcse", "backbone": "splade-tiny", "seed": 1})
         finally:
             os.umask(old)
         files = [f for f in (tmp_path / f"model{umask:o}").rglob("*") if f.is_file()]
@@ -711,6 +711,6 @@ def test_unregistered_corpus_source_is_one_line(
     code, err = run_cli(
         ["prepare-corpus", "--source", "unlabeled/typo.txt", "--out", str(out / "c.txt")], capsys
     )
-    assert code == 1
+    assert code == 2
     assert_clean_failure(code, err, "'unlabeled/typo.txt' is not a registered data file", lines=1)
     assert_nothing_written(out)

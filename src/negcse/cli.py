@@ -23,9 +23,13 @@ from pathlib import Path
 
 import negcse.commands as commands_pkg
 from negcse.errors import UserError
+from negcse.finite import finite_float
 from negcse.io_utils import check_writable
 
 DEBUG_ENV = "NEGCSE_DEBUG"
+#: the exit status of an expected error (as argparse's for a bad argument); a bug's traceback
+#: exits 1
+USER_ERROR = 2
 
 
 def command_names() -> dict[str, str]:
@@ -77,6 +81,9 @@ def build_parser(
     for name, module in modules.items():
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)  # type: ignore[attr-defined]
         module.add_arguments(p)  # type: ignore[attr-defined]
+        for action in p._actions:  # a number option takes no NaN or infinity
+            if action.type is float:
+                action.type = finite_float
     if not chosen:
         for name, module_name in names.items():
             sub.add_parser(name, help=command_help(module_name))
@@ -102,11 +109,15 @@ def check_outputs(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:  # a command's options may read the environment ($NEGCSE_EVALUATIONS)
         args, module = parse(argv)
-    except UserError as exc:  # e.g. a plug-in that cannot load while a command's options are read
+    except Exception as exc:
+        debug = "--debug" in words or os.environ.get(DEBUG_ENV, "0") not in ("", "0")
+        if debug or not expected_error(exc):
+            raise
         print(f"negcse: error: {describe_error(exc)}", file=sys.stderr)
-        return 1
+        return USER_ERROR
     if args.debug:
         os.environ[DEBUG_ENV] = "1"
     logging.basicConfig(
@@ -123,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(DEBUG_ENV, "0") not in ("", "0") or not expected_error(exc):
             raise
         print(f"negcse {args.command}: error: {describe_error(exc)}", file=sys.stderr)
-        return 1
+        return USER_ERROR
 
 
 def expected_error(exc: BaseException) -> bool:
@@ -133,9 +144,12 @@ def expected_error(exc: BaseException) -> bool:
 
 
 def describe_error(exc: BaseException) -> str:
-    """``path: reason`` for an operating-system error, else the exception's own message."""
+    """``path: reason`` for an operating-system error, else the exception's own message, on
+    one line (a multi-line message's lines joined with "; ")."""
     if isinstance(exc, OSError) and not isinstance(exc, UserError) and exc.filename:
-        return f"{exc.filename}: {exc.strerror or exc}"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"invalid JSON: {exc}"
-    return str(exc) or type(exc).__name__
+        text = f"{exc.filename}: {exc.strerror or exc}"
+    elif isinstance(exc, json.JSONDecodeError):
+        text = f"invalid JSON: {exc}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())

@@ -19,12 +19,14 @@ import json
 import os
 import secrets
 import shutil
+import sqlite3
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
 from negcse.errors import UserError
+from negcse.finite import check_tree
 
 _TMP_MARK = ".tmp-"
 
@@ -164,16 +166,75 @@ def atomic_open(
         yield fh
 
 
+@contextlib.contextmanager
+def atomic_set(*paths: str | os.PathLike[str]) -> Iterator[list[Path]]:
+    """Fresh temporaries for several outputs that belong together (a table's formats, aligned
+    columns), in order; on success each is synced, every old file of the set removed, then each
+    temporary renamed into place. A failure before that leaves the old set as it was; one
+    during it (a kill) leaves part of the new set and nothing of the old, so no reader ever
+    sees files of two runs side by side (a missing one makes the job rerun)."""
+    dests = [Path(p) for p in paths]
+    tmps: list[Path] = []
+    try:
+        for dest in dests:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries(dest)
+            tmps.append(_tmp_name(dest))
+            os.close(os.open(tmps[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        yield tmps
+        for tmp in tmps:
+            _fsync_path(tmp)
+        for dest in dests:
+            with contextlib.suppress(FileNotFoundError):
+                dest.unlink()
+        for tmp, dest in zip(tmps, dests, strict=True):
+            os.replace(tmp, dest)
+        for folder in dict.fromkeys(d.parent for d in dests):
+            _fsync_path(folder)
+    except BaseException as exc:
+        for tmp in tmps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):  # named after the output, not its temporary
+            name = str(exc.filename or "")
+            pairs = list(zip(dests, tmps, strict=False))
+            dest, tmp = next(((d, t) for d, t in pairs if name.startswith(str(t))), pairs[0])
+            raise _naming(dest, tmp, exc) from exc
+        raise
+
+
+def write_texts(texts: Mapping[str | os.PathLike[str], str]) -> None:
+    """Several text files written as one set (:func:`atomic_set`): all of them or none."""
+    with atomic_set(*texts) as tmps:
+        for tmp, text in zip(tmps, texts.values(), strict=True):
+            with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+
+
+def json_text(path: str | os.PathLike[str], data: Any) -> str:
+    """``data`` as :func:`write_json` writes it (a NaN or infinite number is an error naming
+    ``path`` and the key)."""
+    check_tree(data, str(path))
+    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+
 def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """``data`` as indented JSON, atomically; a NaN or infinite number in it is an error naming
+    the key, and nothing is written (a NaN read back would pass for a number)."""
+    check_tree(data, str(path))
     with atomic_open(path) as fh:
         json.dump(data, fh, indent=2, sort_keys=False)
         fh.write("\n")
 
 
+def lines_text(lines: Iterable[str]) -> str:
+    """One line per item, a line break inside an item made a space."""
+    return "".join(line.replace("\n", " ") + "\n" for line in lines)
+
+
 def write_lines(path: str | os.PathLike[str], lines: list[str]) -> None:
     with atomic_open(path) as fh:
-        for line in lines:
-            fh.write(line.replace("\n", " ") + "\n")
+        fh.write(lines_text(lines))
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
@@ -184,8 +245,8 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
-    """The values of a JSON-lines file, split on "\\n" only; a bad line raises
-    :class:`~negcse.errors.UserError` naming the file and the line."""
+    """The values of a JSON-lines file, split on "\\n" only; a bad line (invalid JSON, a NaN
+    or infinite number) raises :class:`~negcse.errors.UserError` naming the file and the line."""
     rows = []
     for number, line in enumerate(read_lines(path), 1):
         if not line.strip():
@@ -194,17 +255,61 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}: line {number} is not valid JSON ({exc.msg})") from None
+        check_tree(rows[-1], f"{path}: line {number}")
     return rows
 
 
-def read_lines(path: str | os.PathLike[str]) -> list[str]:
+def read_json(path: str | os.PathLike[str], kind: type = dict) -> Any:
+    """A JSON file's value, which must be a ``kind`` (dict: an object) and hold no NaN or
+    infinite number; every failure (missing, not UTF-8, invalid JSON, another type, a NaN) is a
+    one-line :class:`~negcse.errors.UserError` or OSError naming the file (and the key)."""
+    text = read_text(path)
+    if not text.strip():
+        raise UserError(f"{path}: empty file (expected JSON)")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
+            "(cut off or damaged?)"
+        ) from None
+    except RecursionError:
+        raise UserError(f"{path}: JSON nested too deeply") from None
+    if not isinstance(value, kind):
+        names = {dict: "an object", list: "a list"}
+        raise UserError(
+            f"{path}: expected {names.get(kind, kind.__name__)} at the top level, got "
+            f"{type(value).__name__}"
+        )
+    check_tree(value, str(path))
+    return value
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A UTF-8 text file's content, "\\r" kept; bytes that are not UTF-8 raise a
+    :class:`~negcse.errors.UserError` naming the file, the line and the byte offset."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(
+            f"{path}: not UTF-8 text (line {line}, byte {exc.start}: {exc.reason}); "
+            "convert it to UTF-8"
+        ) from None
+
+
+def read_lines(path: str | os.PathLike[str], *, nonempty: bool = False) -> list[str]:
     """Lines split on "\n" only (not on Unicode line breaks such as U+2028), "\r" dropped,
-    so files written line by line stay aligned with each other."""
-    with open(path, encoding="utf-8", newline="") as fh:
-        text = fh.read()
+    so files written line by line stay aligned with each other. Not UTF-8: a one-line
+    :class:`~negcse.errors.UserError`; with ``nonempty``, so is a file without a line."""
+    text = read_text(path)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if nonempty and not lines:
+        raise UserError(f"{path}: empty file (one sentence per line expected)")
     return [line.removesuffix("\r") for line in lines]
 
 
@@ -237,6 +342,39 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def open_sqlite(
+    path: str | os.PathLike[str], schema: str, wal: bool = False
+) -> sqlite3.Connection:
+    """A SQLite cache file (made with ``schema`` when new), checked whole before use
+    (``PRAGMA quick_check``: a cut or damaged file is found now, not at the page a later
+    query reads); one that is no usable database is a one-line
+    :class:`~negcse.errors.UserError` naming it. A missing or empty file is a new cache.
+    ``wal``: write-ahead logging (several processes writing one cache)."""
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "a folder where a cache file belongs", str(dest))
+    try:
+        db = sqlite3.connect(str(dest))
+        try:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError("; ".join(map(str, problems[:2])))
+            if wal:
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute(schema)
+            db.commit()
+        except BaseException:
+            db.close()
+            raise
+    except sqlite3.DatabaseError as err:
+        raise UserError(
+            f"{dest}: not a usable cache ({err}); move it aside to start an empty one (its "
+            "entries are computed again)"
+        ) from None
+    return db
 
 
 def check_writable(*paths: str | os.PathLike[str] | None, folder: bool = False) -> None:

@@ -4,11 +4,12 @@ and what they resolve to."""
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from negcse.errors import UserError
+from negcse.io_utils import read_json
 from negcse.lazy import LazyModule
 from negcse.methods.registry import _load_all
 from negcse.poolers import POOLERS
@@ -77,15 +78,26 @@ def pooler_name(text: str) -> str:
 
 
 def saved_meta(model: str) -> dict[str, Any]:
-    """The negcse.json a folder trained here saved; {} for any other model."""
+    """The negcse.json a folder trained here saved (checked: a JSON object of finite
+    numbers); {} for any other model."""
     meta = Path(model) / "negcse.json"
-    return json.loads(meta.read_text()) if meta.is_file() else {}
+    return read_json(meta) if meta.is_file() else {}
 
 
 def saved_pooler(model: str) -> str:
-    """The evaluation pooler a trained folder saved (negcse.json); cls_before_pooler otherwise."""
+    """The evaluation pooler a trained folder saved (negcse.json's ``eval_pooler``, a known
+    pooler); cls_before_pooler for any other model."""
     meta = saved_meta(model)
-    return str(meta["eval_pooler"]) if meta else "cls_before_pooler"
+    if not meta:
+        return "cls_before_pooler"
+    where = Path(model) / "negcse.json"
+    pooler = meta.get("eval_pooler")
+    if not isinstance(pooler, str):
+        raise UserError(f"{where}: eval_pooler: expected a pooler's name, got {pooler!r}")
+    try:
+        return pooler_name(pooler)
+    except argparse.ArgumentTypeError as exc:
+        raise UserError(f"{where}: eval_pooler: {exc}") from None
 
 
 def load_embedder(args: argparse.Namespace) -> Embedder:
@@ -103,9 +115,8 @@ UNAVAILABLE = "unavailable"
 
 def unavailable(path: str | Path) -> str | None:
     """Why the model of evaluation file ``path`` was unavailable, or None (a real result)."""
-    with open(path, encoding="utf-8") as fh:
-        result = json.load(fh)
-    reason = result.get(UNAVAILABLE) if isinstance(result, dict) else None
+    result = read_json(path)
+    reason = result.get(UNAVAILABLE)
     return None if reason is None else f"{result.get('model', path)}: {reason}"
 
 

@@ -28,7 +28,21 @@ def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
             f"model folder {path}: cannot load it ({type(exc).__name__}: {reason}); its files "
             "are missing or damaged: fetch the model again"
         ) from exc
+    check_finite_weights(model, path)
     return tokenizer, model
+
+
+def check_finite_weights(model: torch.nn.Module, path: str) -> None:
+    """Every floating weight and buffer of ``model`` (loaded from ``path``) is finite: one NaN
+    weight makes every embedding NaN, and every number computed from them."""
+    with torch.no_grad():
+        for name, tensor in model.state_dict().items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                bad = int((~torch.isfinite(tensor)).sum())
+                raise ModelFilesError(
+                    f"model folder {path}: weight {name} holds {bad} NaN or infinite value(s); "
+                    "the model is damaged (a diverged training?): retrain or fetch it again"
+                )
 
 
 def default_device() -> torch.device:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from negcse.finite import finite_array
+
 #: a function from sentences to one embedding row per sentence, in input order
 EncodeFn = Callable[[Sequence[str]], np.ndarray]
 
@@ -27,15 +29,16 @@ class SentenceCache:
     """Wraps an encode function; every distinct sentence is encoded once over all calls.
 
     Each call encodes, in one call of ``encode``, the sentences it has not seen, in order of
-    first appearance, so the batches are those an uncached run of the same calls would form.
+    first appearance (every vector must be finite: a NaN is an error naming ``name``), so the batches are those an uncached run of the same calls would form.
     ``model`` is the object behind ``encode`` (an :class:`~negcse.evaluation.embedder.Embedder`)
     for an evaluation that drives the model itself (MTEB).
     """
 
-    def __init__(self, encode: EncodeFn, model: Any = None) -> None:
+    def __init__(self, encode: EncodeFn, model: Any = None, name: str = "the model") -> None:
         self._encode = encode
         self._vectors: dict[str, np.ndarray] = {}
         self.model = model
+        self.name = name
 
     def __call__(self, sentences: Sequence[str]) -> np.ndarray:
         new = [s for s in dict.fromkeys(sentences) if s not in self._vectors]
@@ -43,6 +46,8 @@ class SentenceCache:
             emb = np.asarray(self._encode(new), dtype=np.float32)
             if emb.shape[0] != len(new):
                 raise ValueError(f"encode returned {emb.shape[0]} rows for {len(new)} sentences")
+            if emb.size:  # no number from a broken model: every vector finite
+                finite_array(emb, f"{self.name}: its embeddings", unit="sentence")
             if not sentences:
                 return emb  # (0, dim)
             self._vectors.update(zip(new, emb, strict=True))

@@ -91,7 +91,7 @@ def test_training_with_an_unknown_hub_id_fails_naming_it_and_every_place_tried(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, err = _train(config, method, backbone, guides, tmp_path, capsys)
-    assert code == 1, err[-2000:]
+    assert code == 2, err[-2000:]
     assert "Traceback" not in err
     first = next(line for line in err.splitlines() if "error" in line)
     assert f"negcse train: error: model '{NOPE}' not found" in first, (role, err[-2000:])

@@ -195,7 +195,7 @@ def test_a_released_checkpoint_found_nowhere_is_written_unavailable_and_left_out
     out = tmp_path / "eval" / "released" / "x" / "bert.json"
     args = ["evaluate", "--model", "org/not-anywhere", "--pooler", "cls", "--only", "sts",
             "--sts-out", str(out), "--tag", "method=x", "--tag", "backbone=bert"]  # fmt: skip
-    assert cli.main(args) == 1 and not out.exists()  # without the flag: an error
+    assert cli.main(args) == 2 and not out.exists()  # without the flag: an error
     assert cli.main([*args, "--unavailable-ok"]) == 0
     result = json.loads(out.read_text())
     assert result["method"] == "x" and result["model"] == "org/not-anywhere"

@@ -159,7 +159,7 @@ def test_peak_of_a_density() -> None:
 
 
 def test_read_curve_keeps_dev_scores_only(tmp_path: Path) -> None:
-    from negcse.analysis.curves import read_curve
+    from negcse.analysis.curves import CurveError, read_curve
 
     curve = [{"step": 40, "stsb_dev": 61.0}, {"step": 20, "stsb_dev": 60.0}]
     log = {"curve": [*curve, {"step": 40, "seconds": 9.5}], "method": "m", "backbone": "b"}
@@ -167,11 +167,13 @@ def test_read_curve_keeps_dev_scores_only(tmp_path: Path) -> None:
     got = read_curve(tmp_path)
     assert (got.steps, got.stsb_dev, got.seed) == ([20, 40], [60.0, 61.0], 2)
     (tmp_path / "train_log.json").write_text(json.dumps({**log, "curve": [{"step": 1}]}))
-    with pytest.raises(KeyError, match="seed"):
+    with pytest.raises(CurveError, match="key 'seed' missing"):
         read_curve(tmp_path)
 
 
-def test_curves_data_is_one_csv_row_per_dev_evaluation_and_logged_loss(tmp_path: Path) -> None:
+def test_curves_data_is_one_csv_row_per_dev_evaluation_and_logged_loss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from negcse.cli import main
 
     runs = {("sncse", 2): [(20, 55.5), (40, 57.25)], ("simcse", 1): [(20, 60.0), (40, 61.5)]}
@@ -201,8 +203,10 @@ def test_curves_data_is_one_csv_row_per_dev_evaluation_and_logged_loss(tmp_path:
         "sncse,SNCSE,SNCSE,b,2,20,infonce,1.25",
         "sncse,SNCSE,SNCSE,b,2,20,bml,0.25",
     ]
-    with pytest.raises(ValueError, match="two training logs for simcse/b/seed1"):
-        main(["curves-data", "--models", folders[1], folders[1], "--out", str(out)])
+    out.unlink()
+    assert main(["curves-data", "--models", folders[1], folders[1], "--out", str(out)]) == 2
+    assert "two training logs for simcse/b/seed1" in capsys.readouterr().err
+    assert not out.exists()
 
 
 # --- end to end: the analysis evaluation, figures and tables with the mirror's splade-tiny -------------

@@ -126,7 +126,7 @@ def test_a_failing_evaluation_leaves_no_output(
     probe_out, toy_out = tmp_path / "probe.json", tmp_path / "toy.json"
     args = ["evaluate", "--model", str(splade_tiny), *MODEL, "--only", "probe,toy"]
     args += ["--probe-out", str(probe_out), "--toy-out", str(toy_out), "--toy-fail"]
-    assert main(args) == 1  # the probe ran, then the toy failed
+    assert main(args) == 2  # the probe ran, then the toy failed
     assert "toy: asked to fail" in capsys.readouterr().err
     assert not probe_out.exists() and not toy_out.exists()
 
@@ -135,10 +135,10 @@ def test_bad_selection_and_missing_options_name_the_option(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = str(tmp_path / "x.json")
-    assert main(["evaluate", "--model", "m", "--only", "sts,bogus", "--sts-out", out]) == 1
+    assert main(["evaluate", "--model", "m", "--only", "sts,bogus", "--sts-out", out]) == 2
     assert "unknown evaluation bogus; known: analysis" in capsys.readouterr().err
-    assert main(["evaluate", "--model", "m", "--only", "analysis", "--analysis-out", out]) == 1
+    assert main(["evaluate", "--model", "m", "--only", "analysis", "--analysis-out", out]) == 2
     assert "--analysis-sentences is required with --only analysis" in capsys.readouterr().err
-    assert main(["evaluate", "--model", "m", "--only", "sts"]) == 1
+    assert main(["evaluate", "--model", "m", "--only", "sts"]) == 2
     assert "--sts-out is required with --only sts" in capsys.readouterr().err
     assert not Path(out).exists()

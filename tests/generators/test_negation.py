@@ -327,6 +327,6 @@ def test_command_bad_input(tmp_path, caplog):
     caplog.clear()
     with caplog.at_level(logging.ERROR):
         assert cli_main(["negate", "--input", str(bad), "--output", str(out)]) != 0
-    assert f"{bad}: line 2 is not valid UTF-8" in caplog.text
+    assert f"{bad}: not UTF-8 text (line 2, byte 11" in caplog.text
     assert not out.exists()
     assert list(tmp_path.iterdir()) == [bad]

@@ -74,7 +74,7 @@ def test_command_writes_the_headline_and_names_a_bad_file(tmp_path: Path) -> Non
     with pytest.raises(ValueError, match=r"sts\.json: simcse/b: no 'avg'"):
         read_nested(files["sts"], "avg")
     bad = tmp_path / "bad" / "headline.json"
-    assert main([*args, "--out", str(bad)]) == 1
+    assert main([*args, "--out", str(bad)]) == 2
     assert not bad.exists()
     # a verdicts row without its delta: named
     files["sts"].write_text(json.dumps(STS))

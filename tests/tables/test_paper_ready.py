@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fake_evals import evaluation, write_json
+from fake_evals import table_inputs, write_json, write_run
 from negcse.analysis.latex import case_study_table, rank_error_table
 from negcse.analysis.run import GCSE_CASES
 from negcse.tables.build import Options, case_study_frame, case_study_render
@@ -88,10 +88,10 @@ def paper_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
     for backbone in ("bert-base-uncased", "roberta-large"):
         for i, method in enumerate(config["grid"]["methods"]):
             for seed in ("1", "2"):
-                files.append(write_json(tmp, f"{method}-{backbone}-{seed}",
-                                    **evaluation(method, backbone, seed, i + int(seed))))  # fmt: skip
-        files.append(write_json(tmp, f"u-{backbone}", **evaluation("untrained", backbone, "", 3)))
-        files.append(write_json(tmp, f"r-{backbone}", **evaluation("gcse_checkpoint", backbone, "0", 5)))
+                files.append(write_run(tmp, f"{method}-{backbone}-{seed}", method, backbone,
+                                       seed, i + int(seed)))  # fmt: skip
+        files.append(write_run(tmp, f"u-{backbone}", "untrained", backbone, "", 3))
+        files.append(write_run(tmp, f"r-{backbone}", "gcse_checkpoint", backbone, "0", 5))
     options = Options(
         method_baselines(config), tuple(config["released"]), papers=method_papers(config)
     )
@@ -174,6 +174,7 @@ def test_each_table_of_the_paper_grid_compiles_within_the_page(
     name: str, paper_grid: tuple[list[str], Options], tmp_path: Path
 ) -> None:
     evals, options = paper_grid
+    evals = table_inputs(name, evals)
     spec = table_spec(name)
     tex = spec.build(spec, evals, options).tex
     # never scaled: split by backbone, family and columns where it is too wide
@@ -188,11 +189,11 @@ def smoke_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
     config = yaml.safe_load((REPO / "params.yaml").read_text())
     methods = yaml.safe_load((REPO / "tests/smoke/config.yaml").read_text())["grid"]["methods"]
     files = [
-        write_json(tmp, f"{m}-{seed}", **evaluation(m, "splade-tiny", seed, i + int(seed)))
+        write_run(tmp, f"{m}-{seed}", m, "splade-tiny", seed, i + int(seed))
         for i, m in enumerate(methods)
         for seed in ("1", "2")
     ]
-    files.append(write_json(tmp, "u", **evaluation("untrained", "splade-tiny", "", 3)))
+    files.append(write_run(tmp, "u", "untrained", "splade-tiny", "", 3))
     return [str(f) for f in files], Options(
         method_baselines(config), (), papers=method_papers(config)
     )
@@ -204,6 +205,7 @@ def test_a_smoke_size_table_is_one_float(
     name: str, smoke_grid: tuple[list[str], Options], tmp_path: Path
 ) -> None:
     evals, options = smoke_grid
+    evals = table_inputs(name, evals)
     spec = table_spec(name)
     tex = spec.build(spec, evals, options).tex
     assert tex.count("\\begin{table") == 1, tex

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from negcse.latex import latex_escape
+from negcse.tables.eval_files import TableInputError
 from negcse.tables.render import (
     PAPER_DIFF,
     Column,
@@ -122,7 +123,7 @@ def test_an_empty_table_is_said_not_printed() -> None:
 
 def test_missing_tag_is_a_clear_error(tmp_path: Path) -> None:
     bad = _write(tmp_path, "x", STS12=1.0, avg=1.0)
-    with pytest.raises(KeyError, match="no 'method' recorded"):
+    with pytest.raises(TableInputError, match="x.json: no 'method' recorded"):
         collect([bad], KEYS)
 
 

@@ -128,10 +128,10 @@ def test_unknown_paper_and_bad_csv(tables: dict[str, Path], tmp_path: Path,
     common = ["--methods", "simcse", "--sts", str(tables["sts"]), "--checkpoints",
               str(tables["checkpoints"]), "--out", str(tmp_path / "x.md")]  # fmt: skip
     assert main(["paper-report", "--paper", "simcse", "--verdicts", str(tables["sts"]),
-                 *common]) == 1  # fmt: skip
+                 *common]) == 2  # fmt: skip
     assert "--paper 'simcse': known papers sncse, una" in capsys.readouterr().err
     assert main(["paper-report", "--paper", "una", "--verdicts", str(tables["sts"]),
-                 *common]) == 1  # fmt: skip
+                 *common]) == 2  # fmt: skip
     assert "sts.csv: no column paper_name, comparison, verdict, vs_baseline_ci" in (
         capsys.readouterr().err
     )

@@ -135,5 +135,5 @@ def test_a_substituted_resource_names_the_row(toy_table: TableSpec, tmp_path: Pa
 def test_unknown_table_names_the_known_ones(capsys: pytest.CaptureFixture[str]) -> None:
     from negcse.cli import main
 
-    assert main(["table", "nope", "--evals", "x.json"]) == 1
+    assert main(["table", "nope", "--evals", "x.json"]) == 2
     assert "unknown table 'nope'; known: sts, transfer, mteb" in capsys.readouterr().err

@@ -35,7 +35,7 @@ def test_one_run_evaluated_twice_is_refused_naming_both_files(
     copy = _sts(tmp_path, "a_copy", "simcse", "1", "senteval", 70.0)  # would read 65 +- 7.07
     other = _sts(tmp_path, "b", "simcse", "2", "senteval", 62.0)
     code, err = _table(tmp_path, [first, other, copy], capsys)
-    assert code == 1
+    assert code == 2
     assert err.strip().splitlines() == [
         f"negcse table: error: {first} and {copy}: two evaluations of simcse on splade-tiny, "
         "seed 1; a row averages one per seed (remove one)"
@@ -53,7 +53,7 @@ def test_a_row_mixing_sts_protocols_is_refused(
     senteval = _sts(tmp_path, "s1", "simcse", "1", "senteval", 60.0)
     mteb = _sts(tmp_path, "s2", "simcse", "2", "mteb", 64.0)
     code, err = _table(tmp_path, [senteval, mteb], capsys)
-    assert code == 1
+    assert code == 2
     assert err.strip().splitlines() == [
         f"negcse table: error: {senteval} (senteval protocol) and {mteb} (mteb protocol): the "
         "row simcse on splade-tiny mixes STS protocols; evaluate every seed under one "
@@ -69,7 +69,7 @@ def test_distinct_seeds_under_one_protocol_make_the_table(
     evals = [
         _sts(tmp_path, "s1", "simcse", "1", "mteb", 60.0),
         _sts(tmp_path, "s2", "simcse", "2", "mteb", 62.0),
-        _sts(tmp_path, "u", "untrained", None, "senteval", 50.0),  # another row, its own protocol
+        _sts(tmp_path, "u", "untrained", None, "mteb", 50.0),  # another row, the same protocol
     ]
     code, _ = _table(tmp_path, evals, capsys)
     assert code == 0

@@ -159,7 +159,7 @@ def test_command_writes_every_twin(evals: list[str], tmp_path: Path) -> None:
         "delta": 0.0, "verdict": "direction check: inconclusive"
     }  # fmt: skip
     assert {(m, b) for m, by in dvc.items() for b in by} == set(rows)
-    assert main(["table", "verdicts", "--evals", *evals, "--min-seeds", "1"]) == 1
+    assert main(["table", "verdicts", "--evals", *evals, "--min-seeds", "1"]) == 2
 
 
 def test_released_checkpoint_gaps(tmp_path: Path) -> None:

@@ -95,10 +95,10 @@ def _train_args(tmp: Path, corpus: Path) -> list[str]:
 def test_training_under_cuda_stops_before_reading_anything(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A GPU profile's job on a machine without CUDA: exit 1, one error line, no output (the
+    """A GPU profile's job on a machine without CUDA: exit 2, one error line, no output (the
     corpus does not even exist: the device is checked first)."""
     monkeypatch.setenv(DEVICE_ENV, "cuda")
-    assert cli.main(_train_args(tmp_path, tmp_path / "no-such-corpus.txt")) == 1
+    assert cli.main(_train_args(tmp_path, tmp_path / "no-such-corpus.txt")) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("negcse train: error: device 'cuda' is required")
     assert not (tmp_path / "model").exists()

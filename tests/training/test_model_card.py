@@ -149,5 +149,5 @@ def test_training_writes_the_card_and_export_adds_the_results(
     # an evaluation of another run is refused, naming it; nothing is written
     other = root / "eval/sts/sncse/splade-tiny/seed1.json"
     other.write_text(json.dumps({**STS, "backbone": "splade-tiny", "seed": "2"}))
-    assert main(["export", str(model), "--to", str(tmp_path / "again")]) == 1
+    assert main(["export", str(model), "--to", str(tmp_path / "again")]) == 2
     assert not (tmp_path / "again").exists()

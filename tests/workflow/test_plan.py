@@ -159,7 +159,7 @@ def test_negcse_estimate_prints_the_grids_gpu_hours(capsys: pytest.CaptureFixtur
 
 
 def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["estimate", "--costs", "no/such/costs.csv"]) == 1
+    assert main(["estimate", "--costs", "no/such/costs.csv"]) == 2
     assert capsys.readouterr().err.strip() == (
         "negcse estimate: error: no/such/costs.csv: no unit costs (benchmarks/gpu.py writes them)"
     )

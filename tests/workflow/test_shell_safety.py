@@ -416,7 +416,7 @@ def test_dvc_profile_with_shell_characters_is_refused_before_anything_runs(
     value = "profiles/smoke" + PAYLOADS[kind].format(m="PWNED")
     (tmp_path / value).mkdir(parents=True)  # a folder of that name exists: refused all the same
     proc = _dvc_run(tmp_path, value)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert proc.stderr.startswith("negcse.workflow.dvc_run: error: params.yaml: workflow.profile")
     assert repr(value) in proc.stderr and len(proc.stderr.splitlines()) == 1
     assert not (tmp_path / "bin" / "argv.txt").exists()  # snakemake never started
@@ -432,7 +432,7 @@ def test_dvc_profile_reaches_snakemake_as_one_argument(tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     missing = _dvc_run(other, "profiles/nope")
-    assert missing.returncode == 1 and "'profiles/nope' is not a folder" in missing.stderr
+    assert missing.returncode == 2 and "'profiles/nope' is not a folder" in missing.stderr
 
 
 def test_dvc_repro_with_a_hostile_profile_runs_nothing(tmp_path: Path) -> None:

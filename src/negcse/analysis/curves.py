@@ -9,13 +9,19 @@ parts}`` every ``log_steps`` steps (:mod:`negcse.training.loss_log`) and other e
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from negcse.display import family, method_name
+from negcse.errors import UserError
+from negcse.finite import finite
+from negcse.io_utils import read_json
+
+
+class CurveError(UserError, ValueError):
+    """A training log that cannot be drawn; the message names the file and key."""
 
 
 @dataclass(frozen=True)
@@ -33,34 +39,33 @@ class Curve:
 def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
     """The ``curve`` list ({step, stsb_dev}) and run tags of a trained model folder."""
     path = Path(model_dir) / "train_log.json"
-    try:
-        log = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"{path}: no training log (is {model_dir} a trained model?)"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+    if not path.is_file() and not path.parent.is_file():
+        raise CurveError(f"{path}: no training log (is {model_dir} a trained model?)")
+    log = read_json(path)
     for key in ("curve", "method", "backbone", "seed"):
         if key not in log:
-            raise KeyError(f"{path}: key '{key}' missing")
+            raise CurveError(f"{path}: key '{key}' missing")
+    if not isinstance(log["curve"], list) or not isinstance(log["seed"], int):
+        raise CurveError(f"{path}: curve must be a list and seed an integer")
     for i, point in enumerate(log["curve"]):
-        if "step" not in point:
-            raise KeyError(f"{path}: curve[{i}] has no 'step'")
+        if not isinstance(point, dict) or not isinstance(point.get("step"), int):
+            raise CurveError(f"{path}: curve[{i}] has no integer 'step'")
     # the trainer also logs other entries (e.g. {step, seconds} at the end): dev scores only
     points = sorted((p for p in log["curve"] if "stsb_dev" in p), key=lambda p: p["step"])
     if not points:
-        raise ValueError(f"{path}: the curve has no 'stsb_dev' entry")
+        raise CurveError(f"{path}: the curve has no 'stsb_dev' entry")
     losses: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for point in sorted((p for p in log["curve"] if "loss" in p), key=lambda p: p["step"]):
         for name, value in {"loss": point["loss"], **point.get("parts", {})}.items():
-            losses[name].append((int(point["step"]), float(value)))
+            losses[name].append(
+                (int(point["step"]), finite(value, f"{path}: curve, step {point['step']}, {name}"))
+            )
     return Curve(
         method=str(log["method"]),
         backbone=str(log["backbone"]),
-        seed=int(log["seed"]),
-        steps=[int(p["step"]) for p in points],
-        stsb_dev=[float(p["stsb_dev"]) for p in points],
+        seed=log["seed"],
+        steps=[p["step"] for p in points],
+        stsb_dev=[finite(p["stsb_dev"], f"{path}: curve, step {p['step']}") for p in points],
         best_step=log.get("best_step"),
         losses=dict(losses),
     )
@@ -75,7 +80,7 @@ def _runs(curves: list[Curve]) -> list[Curve]:
     runs = sorted(curves, key=lambda c: (c.method, c.backbone, c.seed))
     for a, b in itertools.pairwise(runs):
         if (a.method, a.backbone, a.seed) == (b.method, b.backbone, b.seed):
-            raise ValueError(f"two training logs for {a.method}/{a.backbone}/seed{a.seed}")
+            raise CurveError(f"two training logs for {a.method}/{a.backbone}/seed{a.seed}")
     return runs
 
 

@@ -181,9 +181,10 @@ def analyze_model(
         "soft_negative_mean": float(soft.mean()),
         "random_peak": peak(rand),
         "random_mean": float(rand.mean()),
-        "hard_positive_peak": peak(hp),
-        "hard_positive_mean": float(hp.mean()) if hp.size else float("nan"),
-        "hard_positive_std": float(hp.std(ddof=1)) if hp.size > 1 else float("nan"),
+        # none without such pairs (null, not NaN: no file holds a NaN)
+        "hard_positive_peak": peak(hp) if hp.size else None,
+        "hard_positive_mean": float(hp.mean()) if hp.size else None,
+        "hard_positive_std": float(hp.std(ddof=1)) if hp.size > 1 else None,
     }
     cases = _case_section(case, case_sims, s)
     summary["false_positive_rate"] = cases["false_positive_rate"]

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         logger.error("give --pivot, or both --forward and --backward")
         return 2
     start = time.perf_counter()
-    sentences = read_lines(args.corpus)
+    sentences = read_lines(args.corpus, nonempty=True)
     result, stats = backtranslation.back_translate(
         sentences,
         forward,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from negcse.data.sources import CACHE_ENV, MIRROR_ENV, ResolveError, cache_root, mirror_root
 from negcse.data.sources import offline as is_offline
+from negcse.errors import UserError
 from negcse.lazy import LazyModule
 from negcse.lock_record import installed_lock
 from negcse.workflow.lockfile import file_sha256, parse_lock
@@ -113,11 +114,12 @@ def run(args: argparse.Namespace) -> int:
     installed = installed_lock()
     if lock_file is None and installed is not None:
         lock_file = Path(installed["lock"])
-    want_major = (
-        lock_cuda_major(lock_file)
-        if lock_file is not None and lock_file.is_file()
-        else (int(cuda.split(".")[0]) if cuda else None)
-    )
+    want_major = int(cuda.split(".")[0]) if cuda else None
+    if lock_file is not None and lock_file.is_file():
+        try:
+            want_major = lock_cuda_major(lock_file)
+        except UserError as exc:  # a damaged lock file: one problem among the others
+            problems.append(str(exc))
     driver = driver_version()
     need = MIN_DRIVER.get(want_major) if want_major else None
     if driver is None:

@@ -101,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
                         fh.write(f"{UNAVAILABLE}: {reason}\n")
         return 0
     logger.info("encoding on device %s", embedder.device.type)
-    cache = SentenceCache(lambda s: embedder.encode(s, args.batch_size, progress=True), embedder)
+    cache = SentenceCache(
+        lambda s: embedder.encode(s, args.batch_size, progress=True), embedder, f"model {args.model}"
+    )
     results = []
     for evaluation, settings in plan:
         settings["pooler"] = args.pooler

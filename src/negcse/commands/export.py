@@ -14,25 +14,28 @@ gets the current sentence-transformers files (its prompt pooler's module code in
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from negcse.errors import UserError
-from negcse.io_utils import atomic_dir
+from negcse.io_utils import atomic_dir, read_json
 from negcse.lazy import LazyModule
+from negcse.model_cli import saved_pooler
 from negcse.poolers import get_pooler
+from negcse.tables.eval_files import read_result
 
 if TYPE_CHECKING:
     import huggingface_hub
 
+    from negcse import pretrained
     from negcse.methods import registry
     from negcse.training import model as model_lib
     from negcse.training import model_card
 else:  # torch and the Hub client: imported when the command runs, not for --help
     huggingface_hub = LazyModule("huggingface_hub")
+    pretrained = LazyModule("negcse.pretrained")
     registry = LazyModule("negcse.methods.registry")
     model_lib = LazyModule("negcse.training.model")
     model_card = LazyModule("negcse.training.model_card")
@@ -80,10 +83,7 @@ def read_evals(model: Path, meta: dict[str, Any], args: argparse.Namespace) -> d
         if path is None:
             logger.info("no %s evaluation beside %s: the card leaves it out", name, model)
             continue
-        try:
-            result = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise UserError(f"{path}: cannot read the {name} evaluation ({exc})") from None
+        result = read_result(path)  # checked as a table reads it: else one line
         for key in ("method", "backbone", "seed"):
             if key in result and str(result[key]) != str(meta.get(key)):
                 raise UserError(
@@ -96,21 +96,24 @@ def read_evals(model: Path, meta: dict[str, Any], args: argparse.Namespace) -> d
 
 def export(model: Path, to: Path, args: argparse.Namespace) -> None:
     """Copy ``model`` to ``to`` with current sentence-transformers files and a full card."""
-    try:
-        meta = json.loads((model / "negcse.json").read_text(encoding="utf-8"))
-        hidden = json.loads((model / "config.json").read_text(encoding="utf-8"))["hidden_size"]
-    except (OSError, json.JSONDecodeError, KeyError) as exc:
-        raise UserError(f"{model}: not a trained model folder ({exc})") from None
+    for name in ("negcse.json", "config.json"):
+        if not (model / name).is_file():
+            raise UserError(f"{model}: not a trained model folder (no {name})")
+    meta, config = read_json(model / "negcse.json"), read_json(model / "config.json")
+    hidden = config.get("hidden_size")
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden < 1:
+        raise UserError(f"{model / 'config.json'}: hidden_size: expected a positive integer")
     if "method" not in meta:
         raise UserError(f"{model / 'negcse.json'}: no run spec (method): not a trained run")
     evals = read_evals(model, meta, args)
+    pretrained.load_pretrained(str(model))  # the weights load and are finite: else one line
     if to.exists():
         raise UserError(f"{to}: exists; export writes a new folder")
     try:
         registry.method_class(str(meta.get("implementation", meta["method"])))
     except KeyError:  # a plug-in's model where it is not installed: its pooler may be unknown
         logger.warning("method %s is not installed here", meta.get("implementation"))
-    pooler = get_pooler(str(meta["eval_pooler"]))
+    pooler = get_pooler(saved_pooler(str(model)))  # a known one, else one line
     with atomic_dir(to) as tmp:
         shutil.copytree(model, tmp, dirs_exist_ok=True)
         model_lib.write_sentence_transformers_files(tmp, pooler, int(hidden))

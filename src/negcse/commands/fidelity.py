@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from negcse.io_utils import atomic_open
+from negcse.io_utils import atomic_open, read_text
 from negcse.workflow.fidelity import fmt, load_reference, render, rows, undeclared
 from negcse.workflow.plan.load import workflow_config
 
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         )
     page = render(config, ref, found)
     if args.check is not None:
-        current = args.check.read_text(encoding="utf-8") if args.check.is_file() else ""
+        current = read_text(args.check) if args.check.is_file() else ""
         if current != page:
             logger.error(
                 "%s is not the page the config gives: run negcse fidelity --out %s",

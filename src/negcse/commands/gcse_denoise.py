@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from negcse.errors import UserError
 from negcse.gcse.denoise import (
     Triplet,
     candidate_roles,
@@ -21,7 +22,7 @@ from negcse.gcse.denoise import (
 from negcse.gcse.released import augment_anchor
 from negcse.generators.settings import add_options, as_dict, from_args
 from negcse.generators.specs.gcse import GcseDenoising, thresholds
-from negcse.io_utils import read_jsonl, write_json, write_lines
+from negcse.io_utils import json_text, lines_text, read_jsonl, write_texts
 from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -89,6 +90,26 @@ def unfiltered(
     return out
 
 
+def check_rows(rows: list[Any], path: Path) -> None:
+    """``gcse-synthesize``'s rows: an object each, with its anchor (unless skipped) and a list
+    of candidates, each an object with its text and role; a UserError names the row."""
+    for number, row in enumerate(rows, start=1):
+        where = f"{path}: row {number}"
+        if not isinstance(row, dict):
+            raise UserError(f"{where}: expected an object, got {type(row).__name__}")
+        if row.get("skipped"):
+            continue
+        candidates = row.get("candidates")
+        if not isinstance(row.get("anchor"), str) or not isinstance(candidates, list):
+            raise UserError(f"{where}: expected 'anchor' (text) and 'candidates' (a list)")
+        for c in candidates:
+            if not (isinstance(c, dict) and isinstance(c.get("text"), str)
+                    and isinstance(c.get("role"), str)):  # fmt: skip
+                raise UserError(f"{where}: a candidate without 'text' and 'role' (text)")
+    if not rows:
+        raise UserError(f"{path}: no rows (an empty gcse-synthesize output?)")
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -99,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model.torch_threads(args.threads)
     rows = read_jsonl(args.candidates)
+    check_rows(rows, args.candidates)
     anchors, candidates = denoising_inputs(rows)
     roles = candidate_roles(rows)
     if len(anchors) < 2:
@@ -138,9 +160,11 @@ def run(args: argparse.Namespace) -> int:
             augment_anchor(a, random.Random(f"{args.seed}:augment:{j}"))
             for j, a in enumerate(anchors_out)
         ]
-    write_lines(args.anchors, anchors_out)
-    write_lines(args.positives, [t.positive for t in triplets])
-    write_lines(args.negatives, [t.negative for t in triplets])
+    columns = {
+        args.anchors: anchors_out,
+        args.positives: [t.positive for t in triplets],
+        args.negatives: [t.negative for t in triplets],
+    }
     pos_from = Counter(t.positive_from.split()[0] for t in triplets)
     neg_from = Counter(t.negative_from.split()[0] for t in triplets)
     flat_sims = [s for ss in sims for s in ss]
@@ -165,7 +189,9 @@ def run(args: argparse.Namespace) -> int:
             else None
         ),
     }
-    write_json(args.report, report)
+    texts = {path: lines_text(lines) for path, lines in columns.items()}
+    texts[args.report] = json_text(args.report, report)
+    write_texts(texts)  # the aligned columns and their report together: all or none
     logger.info(
         "%d triplets from %d sources: positives %s, negatives %s -> %s",
         len(triplets),

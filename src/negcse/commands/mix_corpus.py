@@ -9,7 +9,9 @@ import logging
 
 from negcse.data import domain_mix
 from negcse.data.sources import resolve_data
+from negcse.errors import UserError
 from negcse.io_utils import write_json, write_lines
+from negcse.workflow.config import check_corpus_entry
 
 NAME = "mix-corpus"
 HELP = "build a mixed corpus (domain + general sentences) from its params.yaml corpora entry"
@@ -24,7 +26,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec = json.loads(args.spec)
+    try:
+        spec = json.loads(args.spec)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"--spec: invalid JSON ({exc})") from None
+    check_corpus_entry(spec, "--spec")
     lines, stats = domain_mix.build(spec, lambda name: resolve_data(name, args.mirror))
     write_lines(args.out, lines)
     write_json(args.stats, stats)

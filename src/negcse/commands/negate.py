@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from negcse.errors import UserError
 from negcse.generators.settings import add_options
 from negcse.generators.specs.negation import NegationSettings
-from negcse.io_utils import write_lines
+from negcse.io_utils import read_lines, write_lines
 from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -40,26 +40,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_sentences(path: Path) -> list[str]:
-    """Lines of ``path`` split on ``\\n`` only (a trailing ``\\r`` is dropped), decoded as UTF-8.
-
-    Raises :class:`InputError` naming the file, and the line for a line that is not UTF-8.
-    """
+    """Lines of ``path`` (:func:`negcse.io_utils.read_lines`: UTF-8, split on ``\\n`` only);
+    a file that cannot be read, is not UTF-8 or has no line raises :class:`InputError`
+    naming it (and the line)."""
     try:
-        data = path.read_bytes()
+        return read_lines(path, nonempty=True)
+    except UserError as err:
+        raise InputError(str(err)) from None
     except OSError as err:
         raise InputError(f"{path}: cannot read input ({err.strerror or err})") from err
-    raw_lines = data.split(b"\n")
-    if raw_lines[-1] == b"":
-        raw_lines.pop()  # the final newline ends the last line, it does not start a new one
-    sentences = []
-    for number, raw in enumerate(raw_lines, 1):
-        try:
-            sentences.append(raw.removesuffix(b"\r").decode("utf-8"))
-        except UnicodeDecodeError as err:
-            raise InputError(
-                f"{path}: line {number} is not valid UTF-8 (byte {err.start} of the line)"
-            ) from err
-    return sentences
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,16 +8,26 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
-from negcse.io_utils import atomic_open, check_writable
+from negcse.io_utils import check_writable, write_texts
 from negcse.lazy import LazyModule
+from negcse.tables.eval_files import read_csv
 from negcse.tables.html import markdown_html
 from negcse.tables.published import PAPERS
-from negcse.tables.reports import TITLES, forest_label, method_page, paper_page
-from negcse.tables.verdicts import paper_rows
+from negcse.tables.render import Column
+from negcse.tables.reports import (
+    CLAIM_COLUMNS,
+    STS_COLUMNS,
+    TITLES,
+    forest_label,
+    method_page,
+    paper_page,
+)
+from negcse.tables.verdicts import CHECKPOINT_COLUMNS, paper_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,22 +61,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale-note", default="", help="a reduced-scale grid's first line")
 
 
-def _csv(path: str, needed: tuple[str, ...]):
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (OSError, pd.errors.ParserError) as exc:
-        raise UserError(f"{path}: {exc}") from None
-    missing = [c for c in needed if c not in frame.columns]
-    if missing:
-        raise UserError(f"{path}: no column {', '.join(missing)}")
+def _csv(path: str, needed: tuple[str, ...], columns: Sequence[Column] = ()):
+    """A table's CSV twin with the ``needed`` columns, checked
+    (:func:`negcse.tables.eval_files.read_csv`): those of ``columns`` (what the page prints)
+    that it prints as numbers must be numbers."""
+    numeric = []
+    for column in columns:
+        if column.kind not in ("text", "method"):
+            numeric += [f"{column.key}_mean", f"{column.key}_std"] if column.kind == "mean" else [
+                column.key]  # fmt: skip
+    frame = read_csv(path, needed, numeric)
     text = frame.select_dtypes(exclude="number").columns
     return frame.fillna({c: "" for c in text})  # an empty text cell, as the table wrote it
 
 
 def _forest(path: str, claims: pd.DataFrame, paper: str, scale_note: str) -> None:
-    title = f"{TITLES.get(paper, paper).split(':')[0]}: our difference (95% interval) and the paper's"
+    title = (
+        f"{TITLES.get(paper, paper).split(':')[0]}: our difference (95% interval) and the paper's"
+    )
     fig = figures.forest_figure(
         [forest_label(r) for r in claims.to_dict("records")],
         claims["vs_baseline"].to_numpy(float),
@@ -91,9 +103,11 @@ def run(args: argparse.Namespace) -> int:
     if args.forest and args.paper is None:
         raise UserError("--forest: a paper's page only (--paper)")
     check_writable(args.out, args.html, args.forest)
-    sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"))
-    verdicts = _csv(args.verdicts, ("method", "paper_name", "comparison", "verdict", "vs_baseline_ci"))
-    checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"))
+    sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"), STS_COLUMNS)
+    verdicts = _csv(args.verdicts, ("method", "paper_name", "comparison", "verdict",
+                                    "vs_baseline_ci"), CLAIM_COLUMNS)  # fmt: skip
+    checkpoints = _csv(args.checkpoints, ("method", "eval_gap", "training_gap"),
+                       CHECKPOINT_COLUMNS)  # fmt: skip
     out_dir = os.path.dirname(os.path.abspath(args.out))
     baselines = parse_baselines(args.baselines)
     if args.method is not None:
@@ -111,10 +125,9 @@ def run(args: argparse.Namespace) -> int:
             checkpoints, args.figures, out_dir,
             os.path.abspath(args.forest) if args.forest else None, args.scale_note,
         )  # fmt: skip
-    with atomic_open(args.out) as fh:
-        fh.write(page)
+    out = {args.out: page}
     if args.html:
-        with atomic_open(args.html) as fh:
-            fh.write(markdown_html(page, args.paper or args.method))
+        out[args.html] = markdown_html(page, args.paper or args.method)
+    write_texts(out)  # the page and its twin together
     logger.info("%s page: %s", args.paper or args.method, args.out)
     return 0

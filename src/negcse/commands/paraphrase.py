@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         precision=args.precision,
     )
-    sentences = read_lines(args.corpus)
+    sentences = read_lines(args.corpus, nonempty=True)
     with paraphrase.open_cache(args.cache, settings) as cache:
         result, stats = paraphrase.paraphrase_corpus(
             sentences,

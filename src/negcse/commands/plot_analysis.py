@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from negcse.analysis.curves import read_curve
+from negcse.errors import UserError
+from negcse.finite import finite_array
+from negcse.io_utils import read_json
 from negcse.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -39,12 +41,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        result = json.load(fh)
+#: the similarity lists of each figure kind
+LISTS = {"soft_negatives": ("soft_negative", "random"), "hard_positives": ("hard_positive",)}
+
+
+def _load(path: str, kind: str) -> dict[str, Any]:
+    """An analysis file with its method and the kind's similarity lists (finite numbers)."""
+    result = read_json(path)
     for key in ("method", "similarity"):
         if key not in result:
-            raise KeyError(f"{path}: '{key}' missing (an analyze-model output with --tag method=?)")
+            raise UserError(f"{path}: '{key}' missing (an analyze-model output with --tag method=?)")
+    similarity = result["similarity"]
+    if not isinstance(similarity, dict):
+        raise UserError(f"{path}: similarity: expected an object, got {similarity!r:.40}")
+    for key in LISTS[kind]:
+        values = similarity.get(key)
+        if not isinstance(values, list):
+            raise UserError(f"{path}: similarity.{key}: expected a list of numbers")
+        finite_array(values, f"{path}: similarity.{key}")
     return result
 
 
@@ -67,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             curves[curve.method].append(curve)
         fig = figures.curves_figure(curves, args.title, args.baseline)
     else:
-        results = [_load(p) for p in args.inputs]
+        results = [_load(p, args.kind) for p in args.inputs]
         n = results[0]["similarity"]["n_sentences"]
         if args.kind == "soft_negatives":
             panels = [

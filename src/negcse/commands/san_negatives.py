@@ -54,9 +54,9 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
     )
     lexicon = PosLexicon.read_tsv(args.lexicon)
+    sentences = read_lines(args.corpus, nonempty=True)  # the trainer's reader: same line count
     device = device_policy.resolve_device(args.device)
     predictor = san.MaskPredictor.load(args.mlm, lexicon, params.scale, args.mirror, device)
-    sentences = read_lines(args.corpus)  # the trainer's reader: same line count
     logger.info(
         "%d lines, MLM %s on %s, %s",
         len(sentences),

@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from negcse.errors import UserError
 from negcse.generators.settings import add_options
 from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
@@ -39,7 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    sentences = read_lines(args.corpus)
+    sentences = read_lines(args.corpus, nonempty=True)
     candidates = {}
     for item in args.candidates:
         name, sep, path = item.partition("=")
@@ -49,6 +50,11 @@ def run(args: argparse.Namespace) -> int:
             logger.error("candidate name '%s' given twice", name)
             return 2
         candidates[name] = read_lines(path)
+        if len(candidates[name]) != len(sentences):
+            raise UserError(
+                f"{path} (candidates '{name}') has {len(candidates[name])} lines but the corpus "
+                f"{args.corpus} has {len(sentences)}; candidates must be aligned line by line"
+            )
     try:
         chosen, stats = backtranslation.select_paraphrases(
             sentences,

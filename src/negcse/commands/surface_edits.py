@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    sentences = read_lines(args.corpus)
+    sentences = read_lines(args.corpus, nonempty=True)
     write_lines(args.output, backtranslation.surface_edits(sentences, args.edit_rate, args.seed))
     logger.info(
         "wrote %s: %d lines (rate %g, seed %d)",

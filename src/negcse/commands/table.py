@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.errors import UserError
-from negcse.io_utils import atomic_open, check_writable, write_json
+from negcse.io_utils import check_writable, json_text, write_texts
 from negcse.latex import latex_escape
 from negcse.model_cli import unavailable
 from negcse.tables.build import Options
@@ -125,11 +125,9 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"table {spec.name!r} has no {option[2:]} twin")
     if args.metrics and table.metrics is None:
         raise UserError(f"table {spec.name!r} has no metrics (spec.metric is None)")
-    for path, text in texts.values():
-        if path:
-            with atomic_open(path) as fh:
-                fh.write(text)
+    out = {path: text for path, text in texts.values() if path}
     if args.metrics:
-        write_json(args.metrics, table.metrics)
+        out[args.metrics] = json_text(args.metrics, table.metrics)
+    write_texts(out)  # the formats of one build together: all of them or none
     logger.info("%s table from %d file(s)", spec.name, len(evals))
     return 0

@@ -7,11 +7,14 @@ import json
 import logging
 import platform
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from negcse import __version__
 from negcse.data.sources import resolve_model
-from negcse.io_utils import check_writable, read_lines
+from negcse.data.sts import PROTOCOLS
+from negcse.errors import UserError
+from negcse.finite import check_tree
+from negcse.io_utils import check_writable, read_json, read_lines
 from negcse.lazy import LazyModule, torch
 from negcse.lock_record import lock_record
 from negcse.methods.base import Column
@@ -70,7 +73,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-dir", required=True, help="resumable state (kept until success)")
     p.add_argument("--mirror", default=None)
     p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--eval-protocol", default="senteval")
+    p.add_argument(
+        "--eval-protocol",
+        choices=PROTOCOLS,
+        default="senteval",
+        help="STS-B dev data of the model selection (in the run's fingerprint: a resumed run "
+        "keeps its protocol)",
+    )
     p.add_argument("--no-progress", action="store_true")
 
 
@@ -79,28 +88,56 @@ def _pairs(items: list[str], flag: str, form: str) -> dict[str, str]:
     for item in items:
         name, _, value = item.partition("=")
         if not name or not value:
-            raise SystemExit(f"{flag} expects {form}, got '{item}'")
+            raise UserError(f"{flag} expects {form}, got '{item}'")
         if name in out:
-            raise SystemExit(f"{flag} {name} given twice")
+            raise UserError(f"{flag} {name} given twice")
         out[name] = value
     return out
 
 
+#: the run spec's keys and their JSON types (negcse.workflow.config.resolve_method writes it)
+SPEC_KEYS = {"method": str, "implementation": str, "backbone": str, "params": dict, "train": dict}
+
+
+def read_spec(run: str) -> tuple[dict[str, Any], str]:
+    """``--run``: the resolved run as JSON text or a file of it, and where it came from; one
+    line naming the key (and the file) for JSON that is invalid, not finite or lacks a key of
+    :data:`SPEC_KEYS`."""
+    if run.lstrip().startswith("{"):
+        where = "--run"
+        try:
+            spec = json.loads(run)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"--run: invalid JSON ({exc})") from None
+        check_tree(spec, where)
+    else:
+        where, spec = run, read_json(run)
+    if not isinstance(spec, dict):
+        raise UserError(f"{where}: expected a JSON object (the resolved run)")
+    for key, kind in SPEC_KEYS.items():
+        if not isinstance(spec.get(key), kind):
+            got = "missing" if key not in spec else f"a {type(spec[key]).__name__}"
+            raise UserError(f"{where}: key '{key}': expected a {kind.__name__}, {got}")
+    return spec, where
+
+
 def run(args: argparse.Namespace) -> int:
-    text = args.run if args.run.lstrip().startswith("{") else Path(args.run).read_text()
-    spec = json.loads(text)
+    spec, where = read_spec(args.run)
     check_writable(args.out, args.checkpoint_dir, folder=True)
     device = device_policy.choose()  # first: a GPU profile without CUDA stops here, one line
     logger.info("device %s (%s)", device.device.type, device.reason)
     model_lib.torch_threads(args.threads)
-    settings = TrainSettings.from_dict(spec["train"])
-    method = build_method(
-        spec["implementation"],
-        spec["params"],
-        spec["backbone"],
-        where=f"methods.{spec['method']}.params",
-    )
-    columns: dict[str, Column] = {"sentence": read_lines(args.corpus)}
+    try:
+        settings = TrainSettings.from_dict(spec["train"])
+        method = build_method(
+            spec["implementation"],
+            spec["params"],
+            spec["backbone"],
+            where=f"methods.{spec['method']}.params",
+        )
+    except (KeyError, ValueError) as exc:  # unknown method or key, a bad value: named
+        raise UserError(f"{where}: {exc.args[0] if exc.args else exc}") from None
+    columns: dict[str, Column] = {"sentence": read_lines(args.corpus, nonempty=True)}
     sources = {"sentence": args.corpus}
     for name, path in _pairs(args.column, "--column", "NAME=FILE").items():
         columns[name], sources[name] = read_column(path), path
@@ -108,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
     named = _pairs(args.guide, "--guide", "NAME=PATH")
     guides = guides_lib.guide_paths(method.guides(), named, args.mirror)
     backbone_path = None if method.init_guide else resolve_model(spec["backbone"], args.mirror)
-    fingerprint = run_fingerprint(spec, args.seed, sources, guides, backbone_path)
+    fingerprint = run_fingerprint(
+        spec, args.seed, sources, guides, backbone_path, eval_protocol=args.eval_protocol
+    )
     seed_everything(args.seed)  # the MLP head's initialisation draws from the seeded RNG
     if backbone_path is not None:
         model = model_lib.SentenceEncoder.from_pretrained(backbone_path, settings.dropout)

@@ -6,6 +6,7 @@ import argparse
 import logging
 import time
 
+from negcse.errors import UserError
 from negcse.generators.settings import add_options, from_args
 from negcse.generators.specs.una import UnaSettings
 from negcse.generators.tfidf import iter_corpus_lines
@@ -37,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
             lines, args.seed, params, stats=stats, progress=True
         ):
             fh.write(negative + "\n")
+        if not stats.sentences:  # inside the write: nothing is left behind
+            raise UserError(f"{args.corpus}: empty file (one sentence per line expected)")
     logger.info(
         "wrote %s: %d negatives (%d empty lines, %d without known terms), %d of %d tokens "
         "replaced, %d unknown, %.1f s",

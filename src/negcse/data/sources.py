@@ -197,6 +197,16 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def folder_digest(folder: str | Path) -> str:
+    """sha256 over the relative name and the sha256 of every file under ``folder`` (a model:
+    weights, config, tokenizer, ``negcse.json``): its content's identity, whatever its name."""
+    root = Path(folder)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(root).as_posix()}\0{sha256_of(path)}\n".encode())
+    return digest.hexdigest()
+
+
 def sha256_and_lines(path: Path) -> tuple[str, int]:
     """The sha256 and the number of newline characters (as ``wc -l``), in one pass."""
     digest, lines = hashlib.sha256(), 0

@@ -146,8 +146,10 @@ class Analysis(Evaluation):
         return result
 
     def summary(self, result: dict[str, Any]) -> str:
+        mean = result["hard_positive_mean"]
         return (
             f"soft-negative peak {result['soft_negative_peak']:.2f}, random peak "
-            f"{result['random_peak']:.2f}, hard-positive mean {result['hard_positive_mean']:.3f} "
+            f"{result['random_peak']:.2f}, hard-positive mean "
+            f"{'none' if mean is None else f'{mean:.3f}'} "
             f"(n={len(result['similarity']['hard_positive'])}), {result['seconds']:.1f}s"
         )

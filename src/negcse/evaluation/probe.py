@@ -16,7 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, Job, Options, register
+from negcse.io_utils import read_json
 from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
@@ -35,15 +37,18 @@ def load_probe(path: str | Path | None = None) -> Probe:
     """The built-in probe, or another JSON file with ``anchor``, ``paraphrases``, ``negations``."""
     if path is None:
         text = resources.files("negcse.resources").joinpath(RESOURCE).read_text("utf-8")
-        source = RESOURCE
+        data, source = json.loads(text), RESOURCE
     else:
-        text, source = Path(path).read_text("utf-8"), str(path)
-    data = json.loads(text)
+        data, source = read_json(path), str(path)
     for key in ("anchor", "paraphrases", "negations"):
         if key not in data:
-            raise KeyError(f"{source}: key '{key}' missing")
-    if not data["paraphrases"] or not data["negations"]:
-        raise ValueError(f"{source}: 'paraphrases' and 'negations' must not be empty")
+            raise UserError(f"{source}: key '{key}' missing")
+    if not isinstance(data["anchor"], str):
+        raise UserError(f"{source}: anchor: expected a sentence, got {data['anchor']!r}")
+    for key in ("paraphrases", "negations"):
+        found = data[key]
+        if not isinstance(found, list) or not found or not all(isinstance(x, str) for x in found):
+            raise UserError(f"{source}: {key}: expected a non-empty list of sentences")
     return Probe(data["anchor"], tuple(data["paraphrases"]), tuple(data["negations"]))
 
 
@@ -74,6 +79,9 @@ class ProbeEvaluation(Evaluation):
         }
     }
     job = Job(order=3)
+
+    def check(self, settings: dict[str, Any]) -> None:
+        load_probe(settings["file"])  # before the model loads
 
     def run(self, encoder: SentenceCache, settings: dict[str, Any]) -> dict[str, Any]:
         return run_probe(load_probe(settings["file"]), encoder)

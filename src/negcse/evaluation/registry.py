@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from negcse.errors import UserError
 from negcse.plugins import load_plugins
 
 if TYPE_CHECKING:
@@ -177,7 +178,14 @@ def _import_all() -> None:
             importlib.import_module(f"negcse.evaluation.{info.name}")
     for module in os.environ.get(MODULES_ENV, "").split(","):
         if module.strip():
-            importlib.import_module(module.strip())
+            try:
+                importlib.import_module(module.strip())
+            except Exception as exc:  # the user's module: any error of its import
+                first = (str(exc).strip().splitlines() or [""])[0][:200]
+                raise UserError(
+                    f"${MODULES_ENV}: module '{module.strip()}' does not import "
+                    f"({type(exc).__name__}: {first}); fix it or remove it from the variable"
+                ) from exc
     load_plugins("evaluations", register)
 
 

@@ -204,8 +204,8 @@ def split_spearman(sims: np.ndarray, data: SplitDataset) -> tuple[float, float]:
     """Spearman x100 of cosine against gold on the Cont. and on the Oppn. pairs."""
     cont = data.cont
     return (
-        spearman100(sims[cont], data.scores[cont]),
-        spearman100(sims[~cont], data.scores[~cont]),
+        spearman100(sims[cont], data.scores[cont], f"{data.name} Cont."),
+        spearman100(sims[~cont], data.scores[~cont], f"{data.name} Oppn."),
     )
 
 

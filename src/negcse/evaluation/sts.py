@@ -19,6 +19,7 @@ import numpy as np
 from negcse.analysis.bootstrap import pair_key
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
 from negcse.evaluation.registry import Evaluation, Job, Options, register
+from negcse.finite import finite
 from negcse.lazy import LazyModule
 from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
@@ -31,8 +32,13 @@ else:
 logger = logging.getLogger(__name__)
 
 
-def spearman100(pred: np.ndarray, gold: np.ndarray) -> float:
-    return float(stats.spearmanr(pred, gold).statistic * 100.0)
+def spearman100(pred: np.ndarray, gold: np.ndarray, where: str = "STS") -> float:
+    """Spearman x100; undefined (all cosines equal, or NaN ones) is an error naming ``where``."""
+    return finite(
+        float(stats.spearmanr(pred, gold).statistic * 100.0),
+        f"{where}: the Spearman of the model's cosines (all equal or not finite: a collapsed or "
+        "diverged model?)",
+    )
 
 
 def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dict[str, Any]:
@@ -47,11 +53,14 @@ def score_task(data: STSData, encode: EncodeFn, keep_pairs: bool = False) -> dic
     e2 = emb[[index[s] for s in data.sent2]]
     sims = cosine_rows(e1, e2)
     gold = data.gold
-    per_subset = {name: spearman100(sims[sl], gold[sl]) for name, sl in data.subsets.items()}
+    per_subset = {
+        name: spearman100(sims[sl], gold[sl], f"{data.name} {name}")
+        for name, sl in data.subsets.items()
+    }
     sizes = np.array([sl.stop - sl.start for sl in data.subsets.values()], dtype=np.float64)
     values = np.array(list(per_subset.values()))
     scores: dict[str, Any] = {
-        "all": spearman100(sims, gold),
+        "all": spearman100(sims, gold, data.name),
         "mean": float(values.mean()),
         "wmean": float((values * sizes).sum() / sizes.sum()),
         "subsets": per_subset,

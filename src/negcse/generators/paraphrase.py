@@ -13,14 +13,14 @@ import contextlib
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
 from tqdm import tqdm
+
+from negcse.io_utils import open_sqlite
 
 logger = logging.getLogger(__name__)
 
@@ -42,15 +42,13 @@ class ParaphraseCache:
     """sentence -> paraphrase for one :class:`GenerationSettings`, in a SQLite file."""
 
     def __init__(self, path: str | os.PathLike[str], settings: GenerationSettings) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.key = settings.key()
-        self.db = sqlite3.connect(str(path))
-        self.db.execute(
+        self.db = open_sqlite(
+            path,
             "CREATE TABLE IF NOT EXISTS paraphrase ("
             "settings TEXT NOT NULL, sentence TEXT NOT NULL, paraphrase TEXT NOT NULL, "
-            "PRIMARY KEY (settings, sentence))"
+            "PRIMARY KEY (settings, sentence))",
         )
-        self.db.commit()
 
     def get_many(self, sentences: Sequence[str], chunk: int = 500) -> dict[str, str]:
         found: dict[str, str] = {}

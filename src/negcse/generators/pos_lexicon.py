@@ -19,6 +19,7 @@ How each vocabulary entry is tagged (as the released ``corpus-handle/vocab_pos_e
 from __future__ import annotations
 
 import csv
+import io
 import logging
 import re
 from collections import Counter
@@ -31,7 +32,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from negcse.errors import UserError
-from negcse.io_utils import atomic_open
+from negcse.io_utils import atomic_open, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +125,11 @@ class PosLexicon:
         tokens: list[str] = []
         pos: list[str] = []
         scores: list[int] = []
-        with open(path, encoding="utf-8", newline="") as fh:
+        try:
+            text = read_text(path)
+        except UserError as exc:
+            raise LexiconError(str(exc)) from None
+        with io.StringIO(text, newline="") as fh:
             reader = csv.reader(fh, delimiter="\t")
             header = next(reader, None)
             if header is None or tuple(header) != COLUMNS:

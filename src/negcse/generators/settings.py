@@ -32,6 +32,8 @@ from typing import Any, ClassVar, cast
 
 import jsonschema
 
+from negcse.finite import schema_message, schema_validator
+
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 _PY_TYPES = {"integer": int, "number": float, "string": str}
 
@@ -81,7 +83,7 @@ class GeneratorSettings:
     def __post_init__(self) -> None:
         for error in _validator(type(self)).iter_errors(as_dict(self)):
             key = ".".join(str(p) for p in error.absolute_path)
-            raise ValueError(f"{key}: {error.message}")
+            raise ValueError(f"{key}: {schema_message(error)}")
         self.check()
 
     def check(self) -> None:
@@ -90,7 +92,8 @@ class GeneratorSettings:
 
 @cache
 def _validator(cls: type[GeneratorSettings]) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator({"type": "object", "properties": schema(cls)})
+    """The settings' schema; a number must be finite (a NaN passes every bound)."""
+    return schema_validator()({"type": "object", "properties": schema(cls)})
 
 
 def as_dict(settings: GeneratorSettings) -> dict[str, Any]:

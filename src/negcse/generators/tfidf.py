@@ -33,6 +33,7 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm import tqdm
 
+from negcse.errors import UserError
 from negcse.generators.word_tokenize import tokenize_lines
 from negcse.io_utils import atomic_open
 
@@ -79,6 +80,10 @@ class TfidfTable:
         )
 
 
+class TfidfError(UserError, ValueError):
+    """A corpus or TF-IDF table that cannot be used; the message names the file (and line)."""
+
+
 def iter_corpus_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     """Lines of a UTF-8 file split on ``\\n`` only (so the count matches ``wc -l`` plus an
     unterminated last line); a line that is not UTF-8 fails with its file and line number."""
@@ -87,13 +92,17 @@ def iter_corpus_lines(path: str | os.PathLike[str]) -> Iterator[str]:
             try:
                 yield raw.rstrip(b"\n").decode("utf-8")
             except UnicodeDecodeError as err:
-                raise ValueError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})") from None
+                raise TfidfError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})") from None
 
 
 def fit_tfidf(
-    token_lists: Iterable[list[str]], chunk_size: int = 50_000, progress: bool = False
+    token_lists: Iterable[list[str]],
+    chunk_size: int = 50_000,
+    progress: bool = False,
+    source: str = "the corpus",
 ) -> TfidfTable:
-    """TF-IDF statistics of tokenized sentences (one list of terms per line)."""
+    """TF-IDF statistics of tokenized sentences (one list of terms per line); ``source`` names
+    them in the error for a corpus without a term."""
     vocab: dict[str, int] = {}
     df = np.zeros(0, dtype=np.int64)
     max_ratio = np.zeros(0, dtype=np.float64)
@@ -123,7 +132,7 @@ def fit_tfidf(
         bar.update(len(chunk))
     bar.close()
     if not vocab:
-        raise ValueError(f"fit_tfidf: no terms in {n_lines} line(s)")
+        raise TfidfError(f"{source}: no terms in {n_lines} line(s) (an empty corpus?)")
     idf = np.log(n_lines / df)
     score = np.log1p(max_ratio) * idf
     order = np.argsort(-score, kind="stable")  # ties: first seen first
@@ -138,8 +147,11 @@ def fit_tfidf_files(
     paths: Iterable[str | os.PathLike[str]], chunk_size: int = 50_000, progress: bool = True
 ) -> TfidfTable:
     """TF-IDF over the lines of several corpus files taken as one corpus (e.g. + paraphrases)."""
+    paths = list(paths)
     lines = itertools.chain.from_iterable(iter_corpus_lines(p) for p in paths)
-    return fit_tfidf(tokenize_lines(lines), chunk_size=chunk_size, progress=progress)
+    return fit_tfidf(
+        tokenize_lines(lines), chunk_size, progress, source=", ".join(map(str, paths))
+    )
 
 
 def write_tfidf_table(table: TfidfTable, path: str | os.PathLike[str]) -> None:
@@ -173,27 +185,27 @@ def read_tfidf_table(path: str | os.PathLike[str]) -> TfidfTable:
             dtype={"term": str},
             engine="c",
         )
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise ValueError(f"{path}: not a TF-IDF table ({err})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise TfidfError(f"{path}: not a TF-IDF table ({err})") from None
     missing = [c for c in COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(
+        raise TfidfError(
             f"{path}: missing column(s) {', '.join(missing)}; has {list(frame.columns)}"
         )
     if frame.empty:
-        raise ValueError(f"{path}: no terms")
+        raise TfidfError(f"{path}: no terms")
     for col in ("rank", "df", "first_seen"):
         if not pd.api.types.is_integer_dtype(frame[col]):
-            raise ValueError(f"{path}: column {col} must be integers")
+            raise TfidfError(f"{path}: column {col} must be integers")
     for col in ("idf", "max_tfidf"):
         if not pd.api.types.is_float_dtype(frame[col]) and not pd.api.types.is_integer_dtype(
             frame[col]
         ):
-            raise ValueError(f"{path}: column {col} must be numbers")
+            raise TfidfError(f"{path}: column {col} must be numbers")
     expected = np.arange(1, len(frame) + 1)
     bad = np.flatnonzero(frame["rank"].to_numpy() != expected)
     if bad.size:
-        raise ValueError(
+        raise TfidfError(
             f"{path}: data row {bad[0] + 1} has rank {frame['rank'].iat[bad[0]]}, expected {bad[0] + 1}"
         )
     score = frame["max_tfidf"].to_numpy(dtype=np.float64)
@@ -202,22 +214,22 @@ def read_tfidf_table(path: str | os.PathLike[str]) -> TfidfTable:
     for name, values in (("max_tfidf", score), ("idf", idf)):
         bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
         if bad.size:
-            raise ValueError(f"{path}: data row {bad[0] + 1}: {name} must be finite and >= 0")
+            raise TfidfError(f"{path}: data row {bad[0] + 1}: {name} must be finite and >= 0")
     bad = np.flatnonzero(df < 1)
     if bad.size:
-        raise ValueError(f"{path}: data row {bad[0] + 1}: df must be >= 1")
+        raise TfidfError(f"{path}: data row {bad[0] + 1}: df must be >= 1")
     bad = np.flatnonzero(np.diff(score) > 0)
     if bad.size:
-        raise ValueError(
+        raise TfidfError(
             f"{path}: data row {bad[0] + 2}: max_tfidf rises; rows must be in rank order"
         )
     terms = frame["term"].tolist()
     empty = [i for i, t in enumerate(terms) if not t]
     if empty:
-        raise ValueError(f"{path}: data row {empty[0] + 1}: empty term")
+        raise TfidfError(f"{path}: data row {empty[0] + 1}: empty term")
     if frame["term"].duplicated().any():
         dup = int(np.flatnonzero(frame["term"].duplicated().to_numpy())[0])
-        raise ValueError(f"{path}: data row {dup + 1}: term {terms[dup]!r} listed twice")
+        raise TfidfError(f"{path}: data row {dup + 1}: term {terms[dup]!r} listed twice")
     return TfidfTable(
         terms=terms,
         df=df,

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from negcse.errors import UserError
+from negcse.finite import finite
 
 
 class LLMError(UserError, RuntimeError):
@@ -30,6 +31,8 @@ class GenerationSettings:
     min_new_tokens: int = 0  # > 0 only for timing runs that need a fixed length
 
     def __post_init__(self) -> None:
+        for name in ("temperature", "top_p"):  # NaN passes the bounds below
+            finite(getattr(self, name), f"generation setting {name}")
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         if self.temperature < 0:

@@ -1,5 +1,8 @@
 """SQLite cache of completions keyed by backend, model, prompt and generation settings.
 
+The key's ``identity`` is the backend's: a local model by the digest of its files (the
+weights' content, whatever the folder is called), an endpoint by its URL and model name.
+
 Every completion is committed as it arrives, so a killed run resumes without asking again, and
 a rerun with unchanged settings asks only what was not stored (below). The key never holds a secret: backends give an
 ``identity()`` without their API key.
@@ -27,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from negcse.llm.backend import Backend, BadAnswer, GenerationSettings, answer_problem
+from negcse.io_utils import open_sqlite
+from negcse.llm.backend import Backend, BadAnswer, GenerationSettings, LLMError, answer_problem
 
 logger = logging.getLogger(__name__)
 
@@ -77,14 +81,13 @@ class CachedLLM:
         self.stats = CacheStats()
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self._db = sqlite3.connect(self.path)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(_SCHEMA)
-                self._db.commit()
-            except sqlite3.DatabaseError as err:
-                raise ValueError(f"{self.path}: not a usable response cache ({err})") from err
+            self._db = open_sqlite(self.path, _SCHEMA, wal=True)
+
+    def _damaged(self, err: sqlite3.DatabaseError) -> LLMError:
+        return LLMError(
+            f"{self.path}: not a usable response cache ({err}); move it aside to start an "
+            "empty one (its answers are asked again)"
+        )
 
     def close(self) -> None:
         if self._db is not None:
@@ -100,9 +103,12 @@ class CachedLLM:
     def _lookup(self, key: str, settings: GenerationSettings) -> str | None:
         if self._db is None:
             return None
-        row = self._db.execute(
-            "SELECT completion FROM completions WHERE key = ?", (key,)
-        ).fetchone()
+        try:
+            row = self._db.execute(
+                "SELECT completion FROM completions WHERE key = ?", (key,)
+            ).fetchone()
+        except sqlite3.DatabaseError as err:  # a damaged page: found when it is read
+            raise self._damaged(err) from None
         if row is None or answer_problem(str(row[0]), settings) is not None:
             return None
         return str(row[0])
@@ -112,19 +118,22 @@ class CachedLLM:
     ) -> None:
         if self._db is None:
             return
-        self._db.execute(
-            "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                self.backend.name,
-                identity,
-                json.dumps(settings.as_dict()),
-                prompt,
-                text,
-                time.time(),
-            ),
-        )
-        self._db.commit()
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    self.backend.name,
+                    identity,
+                    json.dumps(settings.as_dict()),
+                    prompt,
+                    text,
+                    time.time(),
+                ),
+            )
+            self._db.commit()
+        except sqlite3.DatabaseError as err:
+            raise self._damaged(err) from None
 
     def generate(
         self,

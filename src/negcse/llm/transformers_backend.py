@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from negcse.data.sources import sha256_of
+from negcse.data.sources import folder_digest, sha256_of
 from negcse.io_utils import atomic_dir
 from negcse.lazy import LazyModule
 from negcse.llm.backend import GenerationSettings, LLMError
@@ -55,6 +55,17 @@ def converted_gguf(folder: Path, gguf_file: str, cache: Path, sha256: str | None
     return target
 
 
+def weights_digest(
+    model: str | Path, gguf_file: str | None = None, gguf_sha256: str | None = None
+) -> str:
+    """What a local model's answers are cached under: the sha256 of its GGUF file (a pinned
+    model's, checked when it was located), else the digest of its folder's files, so another
+    model in a folder of the same name never gets this one's answers."""
+    if gguf_file:
+        return gguf_sha256 or sha256_of(Path(model) / gguf_file)
+    return folder_digest(model)
+
+
 # end-of-turn tokens of common chat templates, used as extra stop tokens when present
 _END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>")
 
@@ -86,6 +97,8 @@ class TransformersBackend:
         where = self.model_path / gguf_file if gguf_file else self.model_path
         if not where.exists():
             raise LLMError(f"transformers backend: model {where} not found")
+        #: the weights' identity (the response cache's key)
+        self.content_digest = weights_digest(self.model_path, gguf_file, gguf_sha256)
         kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
         source = self.model_path
         if gguf_file and convert_cache is not None:
@@ -125,7 +138,9 @@ class TransformersBackend:
         )
 
     def identity(self) -> dict[str, Any]:
-        return {"model": self.label}
+        """The label and the content of the weights (the sha256 of the GGUF file, else the
+        digest of the folder's files), so another model behind the same name is another key."""
+        return {"model": self.label, "sha256": self.content_digest}
 
     def chat_prompt(self, prompt: str) -> str:
         messages = [{"role": "user", "content": prompt}]

@@ -7,7 +7,6 @@ lay out another shape (the case study).
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -22,10 +21,16 @@ from negcse.analysis.latex import scaled
 from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.display import task_name
-from negcse.errors import UserError
 from negcse.latex import latex_escape
 from negcse.lazy import LazyModule
 from negcse.tables.dvc_metrics import Nested
+from negcse.tables.eval_files import (
+    TableInputError,
+    check_comparable,
+    number,
+    read_result,
+    tags,
+)
 from negcse.tables.html import markdown_html
 from negcse.tables.published import (
     TRANSFER_TASKS,
@@ -55,10 +60,6 @@ else:  # scipy: only the splits note and the GCSE cases need them, not the parse
     analysis_run = LazyModule("negcse.analysis.run")
 
 logger = logging.getLogger(__name__)
-
-
-class TableInputError(UserError, ValueError):
-    """The evaluation files cannot make the table; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +93,8 @@ class Table:
 
 
 def _read(path: str | os.PathLike[str]) -> dict:
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+    """An evaluation file, checked as a whole (:func:`negcse.tables.eval_files.read_result`)."""
+    return read_result(path)
 
 
 def check_evaluations(paths: Sequence[str | os.PathLike[str]], group: str | None = None) -> None:
@@ -103,10 +104,12 @@ def check_evaluations(paths: Sequence[str | os.PathLike[str]], group: str | None
     that MTEB group."""
     runs: dict[tuple[str, str, str], str] = {}
     protocols: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    results = []
     for path in paths:
         result = _read(path)
         if group is not None and result.get("group") != group:
             continue
+        results.append((str(path), result))
         method, backbone = str(result.get("method")), str(result.get("backbone"))
         seed = str(result.get("seed", ""))
         run = (method, backbone, seed)
@@ -128,6 +131,7 @@ def check_evaluations(paths: Sequence[str | os.PathLike[str]], group: str | None
                     f"{backbone} mixes STS protocols; evaluate every seed under one "
                     "(evaluation.protocol)"
                 )
+    check_comparable(results)  # and across the rows: one protocol, one classifier
 
 
 def _with_published(summary: pd.DataFrame, published: Sequence[PaperColumn]) -> pd.DataFrame:
@@ -196,6 +200,7 @@ def transfer_protocol(paths: Sequence[str]) -> tuple[list[str], set[int]]:
     """Tasks evaluated (in SentEval's order; every file must have them) and the fold counts."""
     tasks: list[str] | None = None
     folds: set[int] = set()
+    check_evaluations(paths)  # one classifier, SentEval seed and fold count
     for path in paths:
         result = _read(path)
         found = [t for t in TRANSFER_TASKS if t in result]
@@ -240,7 +245,10 @@ def transfer_table(spec: TableSpec, evals: Sequence[str], options: Options) -> T
 def splits_protocol_note(evals: Sequence[str]) -> str:
     used: set[str] = set()
     for path in evals:
-        used.update(_read(path)["datasets"])
+        datasets = _read(path).get("datasets")
+        if not isinstance(datasets, list) or not all(isinstance(d, str) for d in datasets):
+            raise TableInputError(f"{path}: datasets: expected a list of names, got {datasets!r}")
+        used.update(datasets)
     if used >= set(splits.TABLE2_DATASETS):
         return ""
     names = ", ".join(d for d in splits.TABLE2_DATASETS if d in used)
@@ -319,14 +327,12 @@ def collect_mteb(paths: Sequence[str | os.PathLike[str]], group: str) -> pd.Data
         result = _read(path)
         if result.get("group") != group:
             continue
-        for name in ("method", "backbone"):
-            if name not in result:
-                raise KeyError(f"{path}: no '{name}' recorded (evaluate with --tag {name}=...)")
+        tags(result, path, "method", "backbone")
         for key, (task, metric) in source.items():
-            try:
-                value = float(result[task][metric])
-            except KeyError:
-                raise KeyError(f"{path}: no {metric!r} for {task!r}") from None
+            scores = result.get(task)
+            if not isinstance(scores, dict):
+                raise TableInputError(f"{path}: no scores for {task!r}")
+            value = number(scores, metric, f"{path}: {task}")
             rows.append(
                 {
                     "method": result["method"],
@@ -423,13 +429,39 @@ def case_study_render(
     return render(shown, columns, f"{caption} Pairs (gold score): {pairs}.", label)
 
 
+def _case_study(result: Mapping, path: str) -> dict:
+    """An analysis file's ``case_study`` record: one entry (or null) per case, the two rates,
+    the label range; a missing or mistyped part is named."""
+    study = result.get("case_study")
+    where = f"{path}: case_study"
+    if not isinstance(study, dict):
+        raise TableInputError(f"{where}: missing or not an object")
+    cases = study.get("gcse_cases")
+    if not isinstance(cases, list) or len(cases) != len(analysis_run.GCSE_CASES):
+        raise TableInputError(
+            f"{where}.gcse_cases: expected {len(analysis_run.GCSE_CASES)} entries"
+        )
+    for i, case in enumerate(cases):
+        if case is not None and not isinstance(case, dict):
+            raise TableInputError(f"{where}.gcse_cases[{i}]: expected an object or null")
+        if case:
+            number(case, "pred_norm", f"{where}.gcse_cases[{i}]")
+    for key in ("false_positive_rate", "false_negative_rate"):
+        number(study, key, where)
+    span = study.get("label_range")
+    if not isinstance(span, list) or len(span) != 2:
+        raise TableInputError(f"{where}.label_range: expected [low, high]")
+    return study
+
+
 def case_study_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     check_evaluations(evals)
     per_method: dict[str, list[dict]] = defaultdict(list)
     backbones = set()
     for path in evals:
         result = _read(path)
-        per_method[result["method"]].append(result["case_study"])
+        tags(result, path, "method")
+        per_method[result["method"]].append(_case_study(result, path))
         backbones.add(result.get("backbone", "?"))
     if len(backbones) != 1:
         raise TableInputError(f"{spec.name} takes one backbone's analyses, got {sorted(backbones)}")

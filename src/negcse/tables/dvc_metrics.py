@@ -13,11 +13,13 @@ has a verdict: ``sts.<method>.<backbone>.avg``,
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from negcse.finite import is_finite_number
+from negcse.io_utils import read_json
 
 #: ``{method: {backbone: {leaf: value}}}``
 Nested = dict[str, dict[str, dict[str, float | str]]]
@@ -50,19 +52,25 @@ def nest(rows: Iterable[tuple[str, str, Mapping[str, float | str]]]) -> Nested:
 
 def read_nested(path: str | Path, leaf: str | None = None) -> dict[str, Any]:
     """A table's metrics file, ``{method: {backbone: {...}}}``, every row holding ``leaf``
-    (when given); ValueError naming the file and row."""
-    with open(path, encoding="utf-8") as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: not a {{method: {{backbone: {{...}}}}}} metrics file")
+    (when given) and numbers, texts or groups of them; a one-line error naming the file (and
+    row)."""
+    data = read_json(path)  # UTF-8 JSON, an object, every number finite: else one line
+    if not data:
+        raise ValueError(f"{path}: no rows (an empty metrics file?)")
     for method, rows in data.items():
         for backbone, leaves in rows.items() if isinstance(rows, dict) else [(None, rows)]:
-            if not isinstance(leaves, dict) or (leaf is not None and leaf not in leaves):
+            if (
+                not isinstance(leaves, dict)
+                or (leaf is not None and not is_finite_number(leaves.get(leaf)))
+                or any(isinstance(v, bool) or not isinstance(v, int | float | str | dict)
+                       for v in leaves.values())
+            ):  # fmt: skip
                 where = f"{method}.{backbone}" if backbone is not None else method
-                what = f"no {leaf!r}" if leaf is not None else "not a {...} row"
+                what = (
+                    "not a {...} row" if leaf is None
+                    else f"no {leaf!r}" if not isinstance(leaves, dict) or leaf not in leaves
+                    else f"{leaf!r} is not a number"
+                )  # fmt: skip
                 raise ValueError(f"{path}: {where}: {what} (a {{backbone: {{...}}}} row)")
     return data
 

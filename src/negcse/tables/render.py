@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import math
 import os
 import re
@@ -31,6 +30,8 @@ from negcse.analysis.groups import method_groups
 from negcse.display import BACKBONE_NAMES, UNTRAINED, backbone_name, family_order, method_name
 from negcse.latex import ESCAPES, PAGE, latex_escape, latex_table
 from negcse.tables.dvc_metrics import Nested, metric_key, nest
+from negcse.tables.eval_files import TableInputError, read_result, tags
+from negcse.tables.eval_files import number as recorded_number
 
 CellKind = Literal["mean", "number", "signed", "text", "method", "count"]
 #: evaluation JSON keys shown as a mark on a row's name, explained in the caption: the LLM that
@@ -137,21 +138,19 @@ def collect(paths: Sequence[str | os.PathLike[str]], keys: Sequence[str]) -> pd.
     """One row per (method, backbone, seed, metric) from evaluation JSON files."""
     rows = []
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
-        for field in ("method", "backbone"):
-            if field not in result:
-                raise KeyError(f"{path}: no '{field}' recorded (evaluate with --tag {field}=...)")
+        result = read_result(path)  # checked as a whole: derived numbers agree with records
+        tags(result, path, "method", "backbone")
         for key in keys:
             if key not in result:
-                raise KeyError(f"{path}: metric '{key}' missing")
+                raise TableInputError(f"{path}: metric '{key}' missing")
             rows.append(
                 {
                     "method": result["method"],
                     "backbone": result["backbone"],
                     "seed": result.get("seed", ""),
                     "metric": key,
-                    "value": float(result[key]),
+                    # null: not computed (an analysis without such pairs), shown as none
+                    "value": math.nan if result[key] is None else recorded_number(result, key, path),
                     **{note: result.get(note, "") for note in ROW_NOTES},
                 }
             )
@@ -631,4 +630,5 @@ def metrics(summary: pd.DataFrame, key: str) -> Nested:
         for method, backbone, value in zip(
             seeded["method"], seeded["backbone"], seeded[column], strict=True
         )
+        if not math.isnan(value)  # none computed: no metric (a metrics file holds no NaN)
     )

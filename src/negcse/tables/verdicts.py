@@ -21,7 +21,6 @@ Two table builders over the evaluation files:
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,6 +49,13 @@ from negcse.tables.claims import (
     published_value,
 )
 from negcse.tables.dvc_metrics import DELTA, VERDICT, metric_key
+from negcse.tables.eval_files import (
+    check_comparable,
+    number,
+    read_result,
+    sts_pairs,
+    transfer_records,
+)
 from negcse.tables.html import markdown_html
 from negcse.tables.published import CHECKPOINT_ROWS, TASKS, TRANSFER_TASKS, published_avg
 from negcse.tables.render import Column, render
@@ -100,24 +106,17 @@ class Measure:
 
 
 def read_pairs(path: str, result: dict) -> tuple[dict[str, np.ndarray], dict[str, TaskPairs]]:
-    """An STS evaluation file's per-task cosines and test pairs (gold, subset sizes, keys)."""
+    """An STS evaluation file's per-task cosines and test pairs (gold, subset sizes, keys),
+    checked (:func:`negcse.tables.eval_files.sts_pairs`)."""
     preds, tasks = {}, {}
     for task in TASKS:
-        pairs = result.get("details", {}).get(task, {}).get("pairs")
-        if pairs is None:
+        found = sts_pairs(result, task, path)
+        if found is None:
             raise TableInputError(
                 f"{path}: no per-pair cosines for {task} (details.{task}.pairs: evaluate with "
                 "--sts-pairs, as the workflow does; rerun this evaluation)"
             )
-        try:
-            preds[task] = np.asarray(pairs["cosine"], dtype=np.float64)
-            gold = np.asarray(pairs["gold"], dtype=np.float64)
-            keys = tuple(bootstrap.split_keys(pairs["key"])) if "key" in pairs else ()
-            tasks[task] = TaskPairs(gold, tuple(pairs["subset_sizes"]), keys)
-            if preds[task].shape != gold.shape:
-                raise ValueError(f"{len(preds[task])} cosines for {len(gold)} gold scores")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TableInputError(f"{path}: details.{task}.pairs: {exc}") from None
+        preds[task], tasks[task] = found
     return preds, tasks
 
 
@@ -131,28 +130,10 @@ def _same_pairs(a: dict[str, TaskPairs], b: dict[str, TaskPairs]) -> bool:
 
 def read_tested(path: str, result: dict) -> tuple[dict[str, np.ndarray], dict[str, FoldedExamples]]:
     """A transfer evaluation file's per-task correctness and tested examples (folds); each
-    task's record must give back its recorded accuracy."""
-    details = result.get("details")
-    tasks = [t for t in TRANSFER_TASKS if t in details] if isinstance(details, dict) else []
-    if not tasks:
-        raise TableInputError(f"{path}: no transfer task in 'details'")
-    correct, tested = {}, {}
-    for task in tasks:
-        detail = details[task]
-        if "test" not in detail:
-            raise TableInputError(
-                f"{path}: no per-example record for {task} (details.{task}.test: written by "
-                "negcse evaluate since the transfer bootstrap; rerun this evaluation)"
-            )
-        try:
-            correct[task], tested[task] = transfer_bootstrap.read_record(detail["test"])
-            acc = transfer_bootstrap.task_accuracy(correct[task], tested[task])
-            if abs(acc - float(detail["acc"])) > 0.0101:  # rounding of folds and mean: 0.01
-                raise ValueError(f"gives accuracy {acc:.4f}, the file says {detail['acc']}")
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TableInputError(f"{path}: details.{task}.test: {exc}") from None
-    if "avg" not in result:
-        raise TableInputError(f"{path}: no 'avg' recorded")
+    task's record gives back its recorded accuracy, the average is theirs
+    (:mod:`negcse.tables.eval_files`)."""
+    correct, tested = transfer_records(result, path)
+    number(result, "avg", path)
     return correct, tested
 
 
@@ -284,11 +265,13 @@ def read_evaluations(evals: Sequence[str]) -> Evaluations:
     """Every file's measure(s) and values; the files of one resampled measure and backbone must
     hold the same test items (one protocol), or the bootstrap could not pair them."""
     out = Evaluations()
+    results = []
     for path in evals:
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh)
+        result = read_result(path)  # checked as a whole: derived numbers agree with records
+        results.append((str(path), result))
         for kind in measure_kinds(result):
             _read_kind(out, kind, result, path)
+    check_comparable(results)  # one STS protocol, one transfer classifier in the table
     out.sort()
     return out
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from negcse.errors import UserError
+from negcse.finite import finite_array
 from negcse.io_utils import read_lines
 from negcse.methods.base import Column
 
@@ -31,11 +32,7 @@ def _check_numeric(values: np.ndarray, source: str) -> np.ndarray:
     if not (np.issubdtype(values.dtype, np.integer) or np.issubdtype(values.dtype, np.floating)):
         raise ColumnError(f"{source}: dtype {values.dtype} is not numeric (int, float or bool)")
     if np.issubdtype(values.dtype, np.floating):
-        bad = np.flatnonzero(~np.isfinite(values).reshape(len(values), -1).all(axis=1))
-        if bad.size:
-            raise ColumnError(
-                f"{source}: line {bad[0] + 1} is NaN or infinite ({bad.size} such line(s))"
-            )
+        finite_array(values, source, unit="line")
         return values.astype(np.float32)
     return values.astype(np.int64)
 
@@ -62,14 +59,19 @@ def read_column(path: str | Path) -> Column:
     else:
         try:
             values = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ColumnError(f"{path}: not a numeric .npy array ({exc})") from exc
+        except (OSError, ValueError, EOFError) as exc:  # EOFError: an empty or cut file
+            if isinstance(exc, FileNotFoundError | IsADirectoryError):
+                raise
+            raise ColumnError(f"{path}: not a numeric .npy array ({exc or 'empty'})") from exc
     return _check_numeric(values, str(path))
 
 
 def check_aligned(columns: dict[str, Column], sources: dict[str, str]) -> None:
-    """Every column has as many lines as the corpus (``columns["sentence"]``)."""
+    """The corpus (``columns["sentence"]``) has a line, and every column as many as it."""
     n = len(columns["sentence"])
+    if n == 0:
+        where = sources.get("sentence", "the corpus")
+        raise ColumnError(f"{where}: the corpus has no sentence; nothing to train on")
     for name, values in columns.items():
         if len(values) != n:
             where = f"{sources[name]} (column '{name}')" if name in sources else f"column '{name}'"

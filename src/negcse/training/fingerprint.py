@@ -3,33 +3,23 @@ resumable state (``last.pt``) so that a killed run never resumes under other set
 
 It holds the resolved run spec (method, implementation, params, train settings, backbone,
 generator settings and provenance), the seed, the sha256 of the corpus and of every column file,
-each guide model (its folder and a digest of its files), the backbone folder's digest and the
-environment's lock. :func:`differences` names what changed between two fingerprints, one
-dotted key each (``params.temperature changed 0.05 -> 0.1``).
+each guide model (its folder and a digest of its files), the backbone folder's digest, the STS
+protocol of the dev evaluation that selects the best step, and the environment's lock
+(``docs/resume.md`` lists them). :func:`differences` names what changed between two
+fingerprints, one dotted key each (``params.temperature changed 0.05 -> 0.1``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from negcse.data.sources import sha256_of
+from negcse.data.sources import folder_digest, sha256_of
 from negcse.lock_record import lock_record
 
 Fingerprint = dict[str, Any]
-
-
-def folder_digest(folder: str | Path) -> str:
-    """sha256 over the relative name and the sha256 of every file under ``folder`` (a model:
-    weights, config, tokenizer, ``negcse.json``)."""
-    root = Path(folder)
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(root).as_posix()}\0{sha256_of(path)}\n".encode())
-    return digest.hexdigest()
 
 
 def _model(path: str) -> dict[str, str | None]:
@@ -43,17 +33,19 @@ def run_fingerprint(
     files: Mapping[str, str],
     guides: Mapping[str, str],
     backbone_path: str | None = None,
+    eval_protocol: str = "senteval",
 ) -> Fingerprint:
     """The fingerprint of a run: ``spec`` (the resolved run, ``negcse train --run``), ``seed``,
-    ``files`` (column -> its file, the corpus as ``sentence``), ``guides`` (name -> model folder)
-    and the folder the backbone was loaded from. Plain JSON data (``last.pt`` loads with
-    ``weights_only``)."""
+    ``files`` (column -> its file, the corpus as ``sentence``), ``guides`` (name -> model folder),
+    the folder the backbone was loaded from and the STS protocol of the dev evaluation (its
+    curve and best step). Plain JSON data (``last.pt`` loads with ``weights_only``)."""
     found = {
         **spec,
         "seed": seed,
         "data": {column: sha256_of(Path(path)) for column, path in sorted(files.items())},
         "guides": {name: _model(path) for name, path in sorted(guides.items())},
         "backbone_files": _model(backbone_path) if backbone_path else None,
+        "eval_protocol": eval_protocol,
         "lock": lock_record(),
     }
     return json.loads(json.dumps(found))

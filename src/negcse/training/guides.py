@@ -7,7 +7,6 @@ embeddings to the loss (``StepContext.guides``).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from torch import Tensor
 
 from negcse.data.sources import resolve_model
 from negcse.errors import UserError
+from negcse.io_utils import read_json
 from negcse.methods.base import Column, Guide
 from negcse.poolers import Pooler, get_pooler
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
@@ -37,14 +37,20 @@ def _saved_weight_names(folder: Path) -> set[str] | None:
     """Tensor names stored in a model folder's safetensors (None: not safetensors)."""
     index = folder / "model.safetensors.index.json"
     if index.is_file():
-        return set(json.loads(index.read_text(encoding="utf-8"))["weight_map"])
+        weight_map = read_json(index).get("weight_map")
+        if not isinstance(weight_map, dict):
+            raise GuideError(f"{index}: no 'weight_map' object (a damaged model folder?)")
+        return set(weight_map)
     single = folder / "model.safetensors"
     if not single.is_file():
         return None
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
 
-    with safe_open(str(single), "pt") as f:
-        return set(f.keys())
+    try:
+        with safe_open(str(single), "pt") as f:
+            return set(f.keys())
+    except (SafetensorError, OSError) as exc:
+        raise GuideError(f"{single}: the weights do not load ({exc}); fetch the model again") from None
 
 
 @dataclass

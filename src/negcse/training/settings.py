@@ -3,8 +3,27 @@ the backbone's overrides by ``negcse.workflow.config.train_settings``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
+from functools import cache
+from importlib import resources
 from typing import Any
+
+import yaml
+
+from negcse.errors import UserError
+from negcse.finite import schema_message, schema_validator
+
+
+class TrainSettingsError(UserError, ValueError):
+    """A train setting of the wrong type or out of its bounds; the message names the key."""
+
+
+@cache
+def _validator() -> Any:
+    """The bounds of config.schema.yaml's ``train`` block (one place for them), with finite
+    numbers (a NaN learning rate passes ``exclusiveMinimum: 0``)."""
+    text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
+    return schema_validator()(yaml.safe_load(text)["$defs"]["train"])
 
 
 @dataclass(frozen=True)
@@ -41,9 +60,18 @@ class TrainSettings:
     #: loaders shuffle once); negcse.training.epoch_data
     data_order: str = "epoch"
 
+    def __post_init__(self) -> None:
+        for error in _validator().iter_errors(self.to_dict()):
+            key = ".".join(str(p) for p in error.absolute_path)
+            raise TrainSettingsError(f"train.{key}: {schema_message(error)}")
+
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
         names = {f.name for f in fields(cls)}
+        required = [f.name for f in fields(cls) if f.default is MISSING]
+        missing = [k for k in required if k not in values]
+        if missing:
+            raise TrainSettingsError(f"train: missing key(s) {', '.join(missing)}")
         return cls(**{k: v for k, v in values.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:

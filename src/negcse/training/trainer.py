@@ -33,9 +33,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
-import pickle
-import re
 import shutil
 import sys
 import time
@@ -58,6 +55,14 @@ from negcse.poolers import Pooler
 from negcse.pretrained import default_device
 from negcse.seed import rng_state, seed_everything, set_rng_state
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
+from negcse.training.checkpoint import (
+    Unloadable,
+    best_weights_usable,
+    load_checkpoint,
+    load_plain,
+    resume_problem,
+    set_aside,
+)
 from negcse.training.columns import check_aligned
 from negcse.training.epoch_data import augment_columns, order_epoch, permutation
 from negcse.training.fingerprint import differences
@@ -94,75 +99,6 @@ class TrainState:
     best_score: float = -math.inf
     best_step: int = -1
     curve: list[dict[str, Any]] = field(default_factory=list)
-
-
-class _Unloadable(Exception):
-    def __init__(self, reason: str, why: str) -> None:
-        super().__init__(reason, why)
-        self.reason, self.why = reason, why
-
-
-_GLOBAL = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
-
-
-def _load_plain(path: Path) -> Any:
-    """``torch.load`` of tensors and plain data only; :class:`_Unloadable` says why not, in
-    one line (never torch's advice to load with ``weights_only=False``)."""
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
-        found = _GLOBAL.search(str(exc))
-        what = f" (it would call {found.group(1)})" if found else ""
-        why = f"it holds objects other than tensors and plain data{what}"
-        raise _Unloadable("refused", why) from None
-    except Exception as exc:  # torch raises several unrelated types for a damaged archive
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise _Unloadable("corrupt", f"{type(exc).__name__}: {first}") from None
-
-
-def _set_aside(path: Path, exc: _Unloadable, tag: str = "") -> None:
-    """Move an unloadable checkpoint file beside its folder (``<folder>.<tag><reason>.pt``)."""
-    aside = path.parent.with_name(f"{path.parent.name}.{tag}{exc.reason}.pt")
-    os.replace(path, aside)
-    logger.error(
-        "checkpoint %s not loaded (%s): %s; moved to %s, training starts from scratch",
-        path,
-        exc.reason,
-        exc.why,
-        aside,
-    )
-
-
-def load_checkpoint(path: Path) -> dict[str, Any] | None:
-    """The resumable state in ``path`` (tensors and plain data only: never unpickles an object,
-    so a checkpoint received through DVC cannot run code). A file that is corrupt, or that holds
-    anything else, is reported and moved aside (``<checkpoint folder>.<reason>.pt``); None is
-    returned and training starts from scratch."""
-    try:
-        payload = _load_plain(path)
-        if not isinstance(payload, dict) or not {"settings", "seed", "rng"} <= payload.keys():
-            raise _Unloadable("corrupt", "ValueError: not a negcse training state")
-        return payload
-    except _Unloadable as exc:
-        _set_aside(path, exc)
-        return None
-
-
-def best_weights_usable(path: Path, expected: set[str]) -> bool:
-    """Whether the best weights ``path`` of a resumed state load as a state dict with the
-    ``expected`` keys. If not (tampered, damaged, missing) the run cannot re-derive them: the
-    file is moved aside (``<checkpoint folder>.best-<reason>.pt``) and training restarts."""
-    if not path.is_file():
-        logger.error("checkpoint %s is missing; training starts from scratch", path)
-        return False
-    try:
-        weights = _load_plain(path)
-        if not isinstance(weights, dict) or set(weights) != expected:
-            raise _Unloadable("corrupt", "not the state dict of this model")
-        return True
-    except _Unloadable as exc:
-        _set_aside(path, exc, "best-")
-        return False
 
 
 def _is_text(data: TrainData, column: str) -> bool:
@@ -465,7 +401,7 @@ class Trainer:
         if not path.is_file():
             return False
         payload = load_checkpoint(path)
-        if payload is None or not self._best_usable(payload):
+        if payload is None:
             return False
         old = payload.get("fingerprint")
         changed = (
@@ -476,12 +412,27 @@ class Trainer:
         if changed:
             logger.warning("not resuming %s: %s; starting from scratch", path, ", ".join(changed))
             return False
+        why = resume_problem(
+            payload, model=self.model.state_dict(), optimizer=optimizer, scheduler=scheduler,
+            scaler=scaler, state_type=TrainState, total_steps=self.total_steps,
+        )  # fmt: skip
+        if why is not None:
+            set_aside(path, Unloadable("invalid", why))
+            return False
+        if not self._best_usable(payload):
+            return False
+        try:  # the one part only the method can check: loaded first, undone on failure
+            self.method.load_state_dict(payload["method"])
+        except Exception as exc:  # any method's own error
+            self.method.attach(self.model)  # its fresh state again
+            why = f"the method's state does not load ({type(exc).__name__}: {exc})"
+            set_aside(path, Unloadable("invalid", why))
+            return False
         self.model.load_state_dict(payload["model"])
         optimizer.load_state_dict(payload["optimizer"])
         scheduler.load_state_dict(payload["scheduler"])
         if scaler is not None and payload["scaler"] is not None:
             scaler.load_state_dict(payload["scaler"])
-        self.method.load_state_dict(payload.get("method", {}))
         self.state = TrainState(**payload["state"])
         set_rng_state(payload["rng"])
         logger.info("resumed from %s at step %d/%d", path, self.state.step, self.total_steps)
@@ -490,7 +441,7 @@ class Trainer:
     def _best_usable(self, payload: dict[str, Any]) -> bool:
         if payload.get("state", {}).get("best_step", -1) < 0:  # no best weights saved yet
             return True
-        return best_weights_usable(self.ckpt_dir / "best.pt", set(self.model.state_dict()))
+        return best_weights_usable(self.ckpt_dir / "best.pt", self.model.state_dict())
 
     # -- loop ---------------------------------------------------------------------------------
     def evaluate(self) -> float:
@@ -606,8 +557,8 @@ class Trainer:
         self.state.curve.append({"step": self.state.step, "seconds": elapsed})
         best = self.ckpt_dir / "best.pt"
         try:
-            self.model.load_state_dict(_load_plain(best))
-        except _Unloadable as exc:  # changed under the running training
+            self.model.load_state_dict(load_plain(best))
+        except Unloadable as exc:  # changed under the running training
             raise ModelFilesError(f"{best}: the best weights do not load ({exc.why})") from None
         return self.state
 

@@ -21,8 +21,10 @@ import yaml
 from negcse.data.sources import ResolveError, is_local_path, registry, resolve_model
 from negcse.errors import UserError
 from negcse.evaluation.registry import workflow_evaluations
+from negcse.finite import first_non_finite, schema_message, schema_validator
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
+from negcse.io_utils import read_text
 from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
 from negcse.poolers import POOLERS
@@ -96,9 +98,60 @@ def _closest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     return error
 
 
+#: The most values (mappings, lists and scalars) a config may hold with its YAML aliases
+#: expanded; params.yaml holds about 3,000. An alias bomb (nine aliases of nine aliases...)
+#: holds billions in a few lines, which validation would walk one by one.
+MAX_CONFIG_VALUES = 500_000
+
+
+def expanded_size(data: Any, source: str = "params.yaml") -> int:
+    """How many values ``data`` holds once every shared (aliased) part is counted where it is
+    used; a :class:`ConfigError` above :data:`MAX_CONFIG_VALUES`, for a part that holds itself
+    (a recursive alias) or nesting too deep to walk. Counted without expanding anything."""
+    sizes: dict[int, int] = {}
+    open_parts: set[int] = set()
+
+    def size(value: Any, where: str) -> int:
+        if isinstance(value, dict):  # a key counts one, its value what it holds
+            children = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            total = 1 + len(value)
+        elif isinstance(value, list | tuple):
+            children = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+            total = 1
+        else:
+            return 1
+        key = id(value)
+        if key in sizes:
+            return sizes[key]
+        if key in open_parts:
+            raise ConfigError(f"{source}: key '{where}' holds itself (a recursive YAML alias)")
+        open_parts.add(key)
+        for child_where, child in children:
+            total += size(child, child_where)
+            if total > MAX_CONFIG_VALUES:
+                raise ConfigError(
+                    f"{source}: key '{where or '<top level>'}' holds over {MAX_CONFIG_VALUES:,} "
+                    "values once its YAML aliases are expanded (an alias bomb?); not validated"
+                )
+        open_parts.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        return size(data, "")
+    except RecursionError:
+        raise ConfigError(f"{source}: the config is nested too deeply to check") from None
+
+
 def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
-    """JSON-schema validation with messages that name the offending key."""
-    validator = jsonschema.Draft202012Validator(schema())
+    """JSON-schema validation with messages that name the offending key; first the config's
+    size with its aliases expanded (:func:`expanded_size`) and its numbers (finite)."""
+    expanded_size(config, source)
+    found_nan = first_non_finite(config)
+    if found_nan is not None:  # anywhere, typed by the schema or not
+        key, value = found_nan
+        raise ConfigError(f"{source}: key '{key}': {value!r} is not a finite number")
+    validator = schema_validator()(schema())
     found = (_closest(e) for e in validator.iter_errors(config))
     errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
     if errors:
@@ -119,7 +172,7 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
                     f"allowed ({rule})"
                 )
             else:
-                lines.append(f"key '{where}': {err.message}")
+                lines.append(f"key '{where}': {schema_message(err)}")
         raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
 
 
@@ -128,11 +181,30 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
     check_unique_keys((path, *more))
     merged: dict[str, Any] = {}
     for p in (path, *more):
-        with open(p, encoding="utf-8") as fh:
-            merged = deep_merge(merged, yaml.safe_load(fh) or {})
+        own = load_yaml(p)
+        if not isinstance(own, dict):
+            raise ConfigError(f"{p}: expected a mapping of keys at the top level, got {own!r:.40}")
+        merged = deep_merge(merged, own)
     check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
     check_config_files(merged, (path, *more))
     return merged
+
+
+def load_yaml(path: str | os.PathLike[str], compose: bool = False) -> Any:
+    """A YAML file's value ({} when empty), or its node tree with ``compose``; text that is not
+    UTF-8 or not YAML is a :class:`ConfigError` naming the file and the line."""
+    try:
+        text = read_text(path)
+        if compose:
+            return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.safe_load(text) or {}
+    except UserError as exc:
+        raise ConfigError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
 
 
 def _repeated_keys(node: yaml.Node, where: str, seen: set[int]) -> tuple[str, int, int] | None:
@@ -165,8 +237,7 @@ def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
     """No config file writes a key twice in one mapping (YAML loaders, Snakemake's too, keep the
     last value without a word)."""
     for p in paths:
-        with open(p, encoding="utf-8") as fh:
-            root = yaml.compose(fh, Loader=yaml.SafeLoader)
+        root = load_yaml(p, compose=True)
         found = _repeated_keys(root, "", set()) if root is not None else None
         if found:
             key, first, second = found
@@ -179,8 +250,7 @@ def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike
     """Every method that any one file's grid lists must be configured in the merged config: a
     file whose grid another file replaces (params.yaml under the smoke config) is checked too."""
     for p in paths:
-        with open(p, encoding="utf-8") as fh:
-            own = yaml.safe_load(fh) or {}
+        own = load_yaml(p)
         grid = own.get("grid") if isinstance(own, dict) else None
         methods = grid.get("methods") if isinstance(grid, dict) else None
         for method in methods if isinstance(methods, list) else []:
@@ -406,6 +476,19 @@ def check_corpora(config: dict[str, Any], source: str = "params.yaml") -> None:
                 f"{source}: methods.{method}.corpus: '{corpus}' is neither corpus.name nor a "
                 f"corpora entry (known: {known}; misspelt?)"
             )
+
+
+def check_corpus_entry(entry: Any, source: str) -> None:
+    """One ``corpora.<name>`` entry (what the mixed-corpus job is given) against the schema,
+    numbers finite; a :class:`ConfigError` naming ``source`` and the key."""
+    found = first_non_finite(entry)
+    if found is not None:
+        raise ConfigError(f"{source}: key '{found[0]}': {found[1]!r} is not a finite number")
+    full = schema(generators=False)
+    entry_schema = {"$defs": full["$defs"], **full["properties"]["corpora"]["additionalProperties"]}
+    for error in schema_validator()(entry_schema).iter_errors(entry):
+        error = _closest(error)
+        raise ConfigError(f"{source}: key '{_key_path(error)}': {schema_message(error)}")
 
 
 def check_released(config: dict[str, Any], source: str = "params.yaml") -> None:

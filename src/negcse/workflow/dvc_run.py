@@ -3,7 +3,8 @@
 The profile is read from params.yaml here and handed to Snakemake as one argument, never
 pasted into a shell line (``${workflow.profile}`` in dvc.yaml would run ``$(...)``, backticks
 or ``;`` in it, before Snakemake could check the config). It must match the schema's pattern
-(no spaces, quotes or shell characters) and be a folder.
+(a relative path of names: no spaces, quotes or shell characters, no absolute path, no
+``..``) and be a folder.
 
     python src/negcse/workflow/dvc_run.py [--params params.yaml] [-- SNAKEMAKE ARGS]
 
@@ -60,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         chosen = profile(args.params)
-    except (ProfileError, OSError, yaml.YAMLError) as exc:
+    except (ProfileError, OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         print(f"negcse.workflow.dvc_run: error: {exc}", file=sys.stderr)
-        return 1
+        return 2  # a user error, as negcse's commands
     command = ["snakemake", "--profile", chosen, *args.snakemake_args]
     print(shlex.join(command), file=sys.stderr, flush=True)
     os.execvp(command[0], command)

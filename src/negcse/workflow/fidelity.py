@@ -32,8 +32,11 @@ from typing import Any
 
 import yaml
 
+from negcse.errors import UserError
+from negcse.finite import first_non_finite
 from negcse.generators import registry as generators
 from negcse.generators.specs.gcse import thresholds
+from negcse.io_utils import read_text
 from negcse.methods.registry import method_class
 from negcse.training.settings import TrainSettings
 from negcse.workflow.config import ConfigError, guide_entries, method_corpus, resolve_method
@@ -112,10 +115,31 @@ def load_reference(path: str | Path | None = None) -> dict[str, Any]:
         text = resources.files("negcse.resources").joinpath(RESOURCE).read_text("utf-8")
         where = f"negcse/resources/{RESOURCE}"
     else:
-        text, where = Path(path).read_text(encoding="utf-8"), str(path)
-    data = yaml.safe_load(text) or {}
+        try:
+            text, where = read_text(path), str(path)
+        except UserError as exc:
+            raise FidelityError(str(exc)) from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise FidelityError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise FidelityError(f"{where}: expected a mapping of sources and methods")
+    found = first_non_finite(data)
+    if found is not None:
+        raise FidelityError(f"{where}: {found[0]}: {found[1]!r} is not a finite number")
     sources, methods = data.get("sources") or {}, data.get("methods") or {}
+    if not isinstance(sources, dict) or not isinstance(methods, dict):
+        raise FidelityError(f"{where}: sources and methods must be mappings")
+    if not sources or not methods:
+        raise FidelityError(f"{where}: declares no sources or no methods (an empty file?)")
     for method, entry in methods.items():
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(side) or [], list)
+            and all(isinstance(b, dict) for b in entry.get(side) or [])
+            for side in ("released", "paper")
+        ):
+            raise FidelityError(f"{where}: methods.{method}: expected a mapping of lists of blocks")
         like = entry.get("like")
         if like is not None and like not in methods:
             raise FidelityError(f"{where}: methods.{method}.like: no entry '{like}'")

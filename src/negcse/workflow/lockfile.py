@@ -24,6 +24,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from negcse.errors import UserError
+from negcse.io_utils import read_text
+
 PROJECT = "negcse"
 # Extras that the rules' environment needs (dev tools run outside the rules).
 RUNTIME_EXTRAS = ("spacy-model", "models")
@@ -44,13 +47,18 @@ class Locked:
     via: list[str] = field(default_factory=list)  # canonical names of what requires it
 
 
+class LockError(UserError, ValueError):
+    """A lock file that is not one (not UTF-8, a line that is no pin or hash); the message
+    names the file and the line."""
+
+
 def parse_lock(path: str | Path) -> dict[str, Locked]:
     """The pins of a ``uv pip compile --generate-hashes`` file, keyed by canonical name."""
     path = Path(path)
     pins: dict[str, Locked] = {}
     current: Locked | None = None
     in_via = False
-    for line_no, raw in enumerate(path.read_text("utf-8").splitlines(), start=1):
+    for line_no, raw in enumerate(read_text(path).splitlines(), start=1):
         line = raw.strip()
         if not line:
             continue
@@ -58,13 +66,13 @@ def parse_lock(path: str | Path) -> dict[str, Locked]:
         if pin:
             current = Locked(canonicalize_name(pin.group(1)), pin.group(2))
             if current.name in pins:
-                raise ValueError(f"{path}:{line_no}: '{current.name}' is pinned twice")
+                raise LockError(f"{path}:{line_no}: '{current.name}' is pinned twice")
             pins[current.name] = current
             in_via = False
         elif current is not None and line.startswith("--hash="):
             found = _HASH.search(line)
             if not found:
-                raise ValueError(f"{path}:{line_no}: not a sha256 hash: {line}")
+                raise LockError(f"{path}:{line_no}: not a sha256 hash: {line}")
             current.hashes.append(found.group(1))
         elif current is not None and line.startswith("# via"):
             rest = line[len("# via") :].strip()
@@ -76,10 +84,10 @@ def parse_lock(path: str | Path) -> dict[str, Locked]:
         elif line.startswith("#"):
             in_via = False
         elif not line.startswith("--"):
-            raise ValueError(f"{path}:{line_no}: not a pinned requirement: {line}")
+            raise LockError(f"{path}:{line_no}: not a pinned requirement: {line}")
     for entry in pins.values():
         if not entry.hashes:
-            raise ValueError(f"{path}: '{entry.name}=={entry.version}' has no --hash")
+            raise LockError(f"{path}: '{entry.name}=={entry.version}' has no --hash")
     return pins
 
 

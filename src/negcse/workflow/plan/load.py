@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
 
-from negcse.workflow.config import ConfigError, load_config, schema
+from negcse.workflow.config import ConfigError, load_config, load_yaml, schema
 
 
 def _set_defaults(
@@ -46,9 +45,10 @@ def profile_configfiles(profile: str | os.PathLike[str]) -> list[str]:
     """The ``configfile`` entries of a Snakemake profile (``<profile>/profile.yaml``)."""
     path = Path(profile) / "profile.yaml"
     try:
-        found = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("configfile") or []
+        profile = load_yaml(path)
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the profile ({err.strerror})") from None
+    found = (profile.get("configfile") if isinstance(profile, dict) else None) or []
     return [found] if isinstance(found, str) else list(found)
 
 

@@ -1,0 +1,132 @@
+"""The one check of a number that enters negcse: from a config, a file or a model's output.
+
+A number is finite or refused: NaN passes every comparison a bound makes (``nan > 0`` and
+``nan <= 0`` are both false), so a bounds check alone lets it through, and one NaN makes every
+mean, rank and interval computed from it meaningless. Each check raises
+:class:`NonFiniteError` (a :class:`~negcse.errors.UserError`) whose one line names where the
+number came from (``file: key``, ``config key``, ``model output``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from negcse.errors import UserError
+
+
+class NonFiniteError(UserError, ValueError):
+    """A number that is NaN or infinite; the message names its origin."""
+
+
+def is_number(value: Any) -> bool:
+    """An int or a float (a bool is no number here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def finite(value: Any, where: str) -> float:
+    """``value`` as a float when it is a finite number; else :class:`NonFiniteError` (NaN,
+    infinity) or :class:`~negcse.errors.UserError` (not a number), naming ``where``."""
+    if isinstance(value, np.generic) and np.issubdtype(type(value), np.number):
+        value = value.item()
+    if not is_number(value):
+        raise UserError(f"{where}: expected a number, got {_show(value)}")
+    if not math.isfinite(value):
+        raise NonFiniteError(f"{where}: {value!r} is not a finite number")
+    return float(value)
+
+
+def finite_array(values: Any, where: str, unit: str | None = None) -> np.ndarray:
+    """``values`` as a float64 array when every entry is a finite number; else an error naming
+    ``where`` and the first entry that is not: ``line 2`` (its first axis counted from 1, in
+    ``unit``s) or ``[3]`` (its index), and how many there are."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: expected numbers, got {_show(values)}") from None
+    if array.ndim == 0:
+        finite(float(array), where)
+        return array
+    bad = ~np.isfinite(array.reshape(len(array), -1)) if array.size else np.zeros((0, 0), bool)
+    if bad.any():
+        rows = np.flatnonzero(bad.any(axis=1))
+        if unit is None:
+            first = tuple(int(i) for i in np.argwhere(~np.isfinite(array))[0])
+            at = f"[{first[0] if len(first) == 1 else list(first)}]"
+            count = f"{int(bad.sum())} of {array.size} values"
+        else:
+            at, count = f"{unit} {rows[0] + 1}", f"{rows.size} such {unit}(s)"
+        raise NonFiniteError(f"{where}: {at} is NaN or infinite ({count})")
+    return array
+
+
+def first_non_finite(data: Any, prefix: str = "") -> tuple[str, float] | None:
+    """The dotted key (``details.STS12.pairs.cosine[3]``) and value of the first NaN or infinite
+    float in JSON-like ``data`` (dicts, lists, numbers); None when there is none."""
+    stack: list[tuple[str, Any]] = [(prefix, data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return where or "<top level>", value
+        elif isinstance(value, Mapping):
+            items = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+            stack.extend(reversed(items))
+        elif isinstance(value, list | tuple):
+            stack.extend(reversed([(f"{where}[{i}]", v) for i, v in enumerate(value)]))
+    return None
+
+
+def check_tree(data: Any, source: str) -> None:
+    """Refuse JSON-like ``data`` holding a NaN or infinite number, naming ``source`` and the
+    key."""
+    found = first_non_finite(data)
+    if found is not None:
+        key, value = found
+        raise NonFiniteError(f"{source}: {key}: {value!r} is not a finite number")
+
+
+def finite_float(text: str) -> float:
+    """An argparse type: a finite float (``type=float`` takes "nan" and "inf")."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a finite number")
+    return value
+
+
+def is_finite_number(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
+
+
+@cache
+def schema_validator() -> Any:
+    """JSON Schema's 2020-12 validator whose ``number`` is a finite one: ``{type: number,
+    exclusiveMinimum: 0}`` refuses NaN (the plain validator's bounds let it through) and
+    ``.inf``. Its message for one: "nan is not of type 'number'"; :func:`schema_message`
+    words it."""
+    import jsonschema  # the config checks' and the generator settings' (not every command's)
+
+    base = jsonschema.Draft202012Validator
+    checker = base.TYPE_CHECKER.redefine("number", lambda _, value: is_finite_number(value))
+    return jsonschema.validators.extend(base, type_checker=checker)
+
+
+def schema_message(error: Any) -> str:
+    """A validation error's message, a non-finite number's in this module's words."""
+    value = error.instance
+    if error.validator == "type" and isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    return str(error.message)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
