@@ -142,7 +142,9 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
         ],
         workspace,
     )
-    assert job_counts(out.stdout)["train"] == 4  # one run (seed 42) per backbone
+    grid = yaml.safe_load((workspace / "params.yaml").read_text())["grid"]
+    # one run per backbone and seed of params.yaml's grid
+    assert job_counts(out.stdout)["train"] == len(grid["backbones"]) * len(grid["seeds"])
 
 
 def test_make_smoke_runs_all_six_systems_in_the_jobs_the_readme_says(workspace: Path) -> None:

@@ -437,19 +437,19 @@ def test_dvc_profile_reaches_snakemake_as_one_argument(tmp_path: Path) -> None:
 
 def test_dvc_repro_with_a_hostile_profile_runs_nothing(tmp_path: Path) -> None:
     """The issue's case through DVC itself: ``dvc repro`` on a committed copy whose params.yaml
-    names the profile ``profiles/local;echo>PWNED``."""
+    names the profile ``profiles/smoke;echo>PWNED``."""
     from workflow_copy import committed_copy
 
     def hostile(ws: Path) -> None:
         params = ws / "params.yaml"
         text = params.read_text()
-        assert "  profile: profiles/local\n" in text
-        params.write_text(text.replace("profiles/local\n", '"profiles/local;echo>PWNED"\n', 1))
+        assert "  profile: profiles/smoke\n" in text
+        params.write_text(text.replace("profiles/smoke\n", '"profiles/smoke;echo>PWNED"\n', 1))
 
     ws = committed_copy(tmp_path, hostile)
     proc = subprocess.run(["dvc", "repro"], cwd=ws, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "dvc_run: error: params.yaml: workflow.profile: 'profiles/local;echo>PWNED'" in out
+    assert "dvc_run: error: params.yaml: workflow.profile: 'profiles/smoke;echo>PWNED'" in out
     assert not list(ws.rglob("PWNED"))
     assert not (ws / ".snakemake").exists()  # Snakemake never started

@@ -132,6 +132,7 @@ class Broken(SimCSE):
 OVERLAY = """
 grid: {methods: [simcse, broken], seeds: [1]}
 methods:
+  simcse: {seeds: [1]}  # the smoke grid runs it at three
   broken: {implementation: broken}
 evaluation: {baseline: false}
 train_overrides: {max_steps: 4, eval_steps: 4, checkpoint_steps: 4}
