@@ -33,6 +33,7 @@ from negcse.workflow.plan import (
     quoted,
 )
 
+# The config: config/defaults.yaml, params.yaml over it (Snakefile), then --configfile overlays.
 # The suite's own checks (their messages name the key; Snakemake's `validate` would print the
 # whole config), then the schema's defaults, the evaluations' keys included (negcse.workflow.config.schema).
 _CLI_FILES = [str(f) for f in workflow.overwrite_configfiles or []]
@@ -41,7 +42,12 @@ CONFIG_FILES = [
 ] + _CLI_FILES
 try:
     check_unique_keys(CONFIG_FILES)
-    check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
+    check_config(
+        config,
+        source=" merged with ".join(CONFIG_FILES) or "the config",
+        # a wrong key is named in the file that wrote it (not when --config may have)
+        files=[] if workflow.config_settings.config else CONFIG_FILES,
+    )
     check_config_files(config, CONFIG_FILES)
     with_defaults(config)
 except ConfigError as exc:
