@@ -41,6 +41,11 @@ CONFIG_FILES = [
     str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
 ] + _CLI_FILES
 try:
+    # Snakemake skips a missing configfile when --configfile is given: the defaults are needed
+    if not (Path(workflow.basedir) / "config/defaults.yaml").is_file():
+        raise ConfigError(
+            f"{Path(workflow.basedir) / 'config/defaults.yaml'}: missing (the suite's defaults)"
+        )
     check_unique_keys(CONFIG_FILES)
     check_config(
         config,

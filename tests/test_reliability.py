@@ -305,7 +305,8 @@ def workflow_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("wf") / "negcse"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     ws.mkdir()
-    for name in ("Snakefile", "params.yaml"):
+    for name in ("Snakefile", "params.yaml", "config/defaults.yaml"):
+        (ws / name).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / name, ws / name)
     for folder in ("rules", "src", "profiles", "envs", "tests/smoke"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)

@@ -13,6 +13,7 @@ from negcse.workflow.config import (
     ConfigError,
     check_config,
     check_unique_keys,
+    config_files,
     project_config,
 )
 from test_reliability import test_workflow_config_error_is_the_suites_message as dry_run_fails
@@ -55,7 +56,7 @@ def test_flow_mappings_and_lists_are_searched_and_merges_may_override(tmp_path: 
     merged.write_text("base: &b {sigma: 0.01, form: paper}\nother: {<<: *b, sigma: 0.32}\n")
     check_unique_keys([merged])
     # the committed configs write no key twice (params.yaml merges anchors this way)
-    check_unique_keys([REPO / "params.yaml", *sorted((REPO / "tests/smoke").glob("*.yaml"))])
+    check_unique_keys([*config_files(REPO), *sorted((REPO / "tests/smoke").glob("*.yaml"))])
 
 
 def test_override_of_a_generator_the_method_never_reads_is_an_error() -> None:

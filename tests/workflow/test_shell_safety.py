@@ -249,7 +249,8 @@ def _workspace(root: Path) -> Path:
     ws = root / "negcse"
     ws.mkdir()
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("Snakefile", "params.yaml"):
+    for name in ("Snakefile", "params.yaml", "config/defaults.yaml"):
+        (ws / name).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / name, ws / name)
     for folder in ("rules", "src", "profiles", "envs", "tests/smoke"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
