@@ -134,7 +134,7 @@ def _closest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
 
 
 #: The most values (mappings, lists and scalars) a config may hold with its YAML aliases
-#: expanded; params.yaml holds about 3,000. An alias bomb (nine aliases of nine aliases...)
+#: expanded; the suite's config holds about 3,000. An alias bomb (nine aliases of nine aliases...)
 #: holds billions in a few lines, which validation would walk one by one.
 MAX_CONFIG_VALUES = 500_000
 
