@@ -70,6 +70,8 @@ def project_config(
     (later wins) and, with ``check``, validated (:func:`load_config`); without, as merged."""
     files = [*config_files(root, params), *overlays]
     if check:
+        if not load_yaml(files[1]):  # its grid and profile are what a run is
+            raise ConfigError(f"{files[1]}: empty; it holds the run settings (workflow, grid)")
         return load_config(*files)
     merged: dict[str, Any] = {}
     for path in files:
