@@ -5,6 +5,8 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+# the suite's defaults, then the run settings over them (later wins; --configfile overlays last)
+configfile: "config/defaults.yaml"
 configfile: "params.yaml"
 
 

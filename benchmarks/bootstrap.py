@@ -25,12 +25,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 from scipy.stats import spearmanr
 
 from negcse.analysis.bootstrap import pair_key
 from negcse.data.sts import STS_TASKS, load_sts
-from negcse.workflow.config import method_baselines
+from negcse.workflow.config import method_baselines, project_config
 
 SMOKE_METHODS = (
     "simcse", "una", "una_random_select", "una_random_replace", "una_random_both", "sncse",
@@ -116,8 +115,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     args = parser.parse_args()
-    with open("params.yaml", encoding="utf-8") as fh:
-        baselines = [f"{m}={b}" for m, b in method_baselines(yaml.safe_load(fh)).items()]
+    config = project_config(".", check=False)
+    baselines = [f"{m}={b}" for m, b in method_baselines(config).items()]
     print("| table job | files | MB per file | wall s | CPU s | peak RSS MB |")
     print("|---|---:|---:|---:|---:|---:|")
 

@@ -23,8 +23,8 @@ for stage in "${stages[@]}"; do
     done
   done
   baselines=$(python - <<'PY'
-from negcse.workflow.config import load_config, method_baselines
-c = load_config("params.yaml", "tests/smoke/config.yaml", "benchmarks/fidelity_smoke.yaml")
+from negcse.workflow.config import method_baselines, project_config
+c = project_config(".", "tests/smoke/config.yaml", "benchmarks/fidelity_smoke.yaml")
 print(" ".join(f"{m}={b}" for m, b in method_baselines(c).items()))
 PY
 )

@@ -37,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 from transformers import BertConfig, BertModel
 
 from negcse.data.sources import resolve_data, resolve_model
@@ -46,7 +45,7 @@ from negcse.methods.registry import build_method
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import resolve_method
+from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.gpu_slots import free_memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
@@ -316,7 +315,7 @@ def measure_dev_eval(
     model = random_encoder(tokenizer, tiny, 0.1, device)
     settings = TrainSettings.from_dict(
         {
-            **yaml.safe_load((REPO / "params.yaml").read_text())["train"],
+            **project_config(REPO, check=False)["train"],
             "precision": precision,
         }
     )
@@ -661,7 +660,7 @@ def synthesis_batch() -> int:
     """Prompts per generate call of GCSE's synthesis at the default settings."""
     from negcse.generators.specs.gcse import GcseSynthesis
 
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     gcse = (config.get("generators") or {}).get("gcse") or {}
     return int(gcse.get("batch_size") or GcseSynthesis.__dataclass_fields__["batch_size"].default)
 
@@ -865,7 +864,7 @@ def render(
 def rerender(args: argparse.Namespace) -> None:
     """gpu.md and gpu_costs.csv from the lines a run printed (its JSON rows, dev evaluation and
     evaluation-job lines); a training row's per-epoch steps are recomputed from params.yaml."""
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     res = Results()
     for line in Path(args.render_from).read_text(encoding="utf-8").splitlines():
         if line.startswith("{"):
@@ -1047,7 +1046,7 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(TOKENIZER))
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     corpus_path = resolve_data("unlabeled/wiki1m/wiki1m_random10k.txt")
     corpus = corpus_path.read_text(encoding="utf-8").splitlines()
     if args.tiny:

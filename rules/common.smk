@@ -33,6 +33,7 @@ from negcse.workflow.plan import (
     quoted,
 )
 
+# The config: config/defaults.yaml, params.yaml over it (Snakefile), then --configfile overlays.
 # The suite's own checks (their messages name the key; Snakemake's `validate` would print the
 # whole config), then the schema's defaults, the evaluations' keys included (negcse.workflow.config.schema).
 _CLI_FILES = [str(f) for f in workflow.overwrite_configfiles or []]
@@ -40,8 +41,18 @@ CONFIG_FILES = [
     str(f) for f in workflow.configfiles if str(f) not in _CLI_FILES
 ] + _CLI_FILES
 try:
+    # Snakemake skips a missing configfile when --configfile is given: the defaults are needed
+    if not (Path(workflow.basedir) / "config/defaults.yaml").is_file():
+        raise ConfigError(
+            f"{Path(workflow.basedir) / 'config/defaults.yaml'}: missing (the suite's defaults)"
+        )
     check_unique_keys(CONFIG_FILES)
-    check_config(config, source=" merged with ".join(CONFIG_FILES) or "the config")
+    check_config(
+        config,
+        source=" merged with ".join(CONFIG_FILES) or "the config",
+        # a wrong key is named in the file that wrote it (not when --config may have)
+        files=[] if workflow.config_settings.config else CONFIG_FILES,
+    )
     check_config_files(config, CONFIG_FILES)
     with_defaults(config)
 except ConfigError as exc:

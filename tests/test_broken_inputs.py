@@ -211,6 +211,14 @@ def _lines(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def _params_copy(tmp: Path) -> Path:
+    """params.yaml with an override of a default (train.learning_rate) as a user writes one."""
+    path = tmp / "params.yaml"
+    text = (REPO / "params.yaml").read_text(encoding="utf-8")
+    path.write_text(text + "train:\n  learning_rate: 3.0e-5\n", encoding="utf-8")
+    return path
+
+
 def _json(path: Path, value: Any) -> Path:
     path.write_text(json.dumps(value))
     return path
@@ -436,8 +444,7 @@ CASES: dict[str, Case] = {
     "estimate": Case(
         ("estimate", "--params", "{params}", "--configfile", str(REPO / "tests/smoke/config.yaml"),
          "--costs", str(REPO / "benchmarks/gpu_costs.csv")),
-        {"params": Input("yaml", lambda tmp, mirror: Path(shutil.copy(REPO / "params.yaml",
-                                                                      tmp / "params.yaml")),
+        {"params": Input("yaml", lambda tmp, mirror: _params_copy(tmp),
                          "train.learning_rate")},
     ),
     "export": Case(
@@ -464,8 +471,7 @@ CASES: dict[str, Case] = {
         ("fidelity", "--params", "{params}", "--configfile", str(REPO / "tests/smoke/config.yaml"),
          "--reference", "{reference}", "--out", "{out}/fidelity.md"),
         {
-            "params": Input("yaml", lambda tmp, mirror: Path(shutil.copy(REPO / "params.yaml",
-                                                                         tmp / "params.yaml")),
+            "params": Input("yaml", lambda tmp, mirror: _params_copy(tmp),
                             "train.learning_rate"),
             "reference": Input("yaml", lambda tmp, mirror: Path(shutil.copy(
                 REPO / "src/negcse/resources/fidelity.yaml", tmp / "fidelity.yaml")),

@@ -40,7 +40,7 @@ from negcse.tables.specs import table_spec
 from negcse.tables.verdicts import verdict_frame
 from negcse.training.fingerprint import differences, run_fingerprint
 from negcse.workflow import dvc_run
-from negcse.workflow.config import ConfigError, check_config, load_config
+from negcse.workflow.config import ConfigError, check_config, project_config
 from test_broken_inputs import _sts_file, _transfer_file, _weights_nan, run_cli
 from test_reliability import _tiny_trainer
 
@@ -50,7 +50,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def config() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
+    return project_config(REPO, check=False)
 
 
 def _edit(path: Path, change) -> Path:
@@ -416,7 +416,7 @@ def test_a_yaml_alias_bomb_is_refused_before_validation(tmp_path: Path) -> None:
                     + "corpora:\n  big:\n    domain:\n      - reader: lines\n        files: *a5\n")  # fmt: skip
     with pytest.raises(ConfigError, match=r"holds over 500,000 values once its YAML aliases are "
                        r"expanded"):  # fmt: skip
-        load_config(REPO / "params.yaml", bomb)
+        project_config(REPO, bomb)
 
 
 @pytest.mark.parametrize("value", ["../profiles/local", "/etc", "profiles/../profiles/local"])

@@ -14,10 +14,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-import yaml
 
 from fake_evals import table_inputs, write_run
-from negcse.workflow.config import method_baselines, method_papers
+from negcse.workflow.config import method_baselines, method_papers, project_config
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -136,7 +135,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # a method of every family, and the baselines they are compared with
     methods = ["simcse", "una", "una_baseline", "sncse", "sncse_pl", "osscse", "simcse_san",
                "simcse_dropout15", "rankcse", "gcse"]  # fmt: skip
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     baselines = [f"{m}={b}" for m, b in method_baselines(config).items()]
     files = [
         str(write_run(evals, f"{m}-{s}", m, "splade-tiny", s, i + int(s)))

@@ -27,8 +27,8 @@ from negcse.training.settings import TrainSettings
 from negcse.workflow.config import (
     ConfigError,
     check_config,
-    load_config,
     method_baselines,
+    project_config,
     resolve_method,
     train_settings,
 )
@@ -40,7 +40,7 @@ BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta
 
 @pytest.fixture(scope="module")
 def params() -> dict:
-    return load_config(REPO / "params.yaml")
+    return project_config(REPO)
 
 
 # -- baselines -----------------------------------------------------------------------------------

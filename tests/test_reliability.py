@@ -21,7 +21,7 @@ import yaml
 from negcse import cli, io_utils
 from negcse.data.sources import is_local_path, registry
 from negcse.errors import UserError
-from negcse.workflow.config import ConfigError, check_config, load_config
+from negcse.workflow.config import ConfigError, check_config, load_config, project_config
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[1]
@@ -159,7 +159,7 @@ def test_corrupted_data_file_is_one_line(
 
 @pytest.fixture
 def config() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
+    return project_config(REPO, check=False)
 
 
 def test_misspelt_backbone_override_is_named(config: dict) -> None:
@@ -184,7 +184,7 @@ def test_method_outside_the_grid_is_validated(config: dict) -> None:
 
 
 def test_grid_method_of_a_replaced_grid_is_validated(tmp_path: Path) -> None:
-    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params = project_config(REPO, check=False)
     params["grid"]["methods"] = ["simcse", "simcsee"]
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
@@ -305,7 +305,8 @@ def workflow_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ws = tmp_path_factory.mktemp("wf") / "negcse"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     ws.mkdir()
-    for name in ("Snakefile", "params.yaml"):
+    for name in ("Snakefile", "params.yaml", "config/defaults.yaml"):
+        (ws / name).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / name, ws / name)
     for folder in ("rules", "src", "profiles", "envs", "tests/smoke"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)
@@ -698,7 +699,7 @@ def test_bad_method_value_and_corpus_source_are_named(config: dict) -> None:
     config["methods"]["simcse_san"]["params"]["tau2"] = -1.0
     with pytest.raises(ConfigError, match=r"methods\.simcse_san\.params\.tau2': -1\.0 is less"):
         check_config(config)
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     config["corpus"]["source"] = "unlabeled/wiki1m/wiki1m_for_simcs.txt"
     with pytest.raises(ConfigError, match=r"corpus\.source: 'unlabeled/wiki1m/wiki1m_for_simcs"):
         check_config(config)

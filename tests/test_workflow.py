@@ -21,13 +21,14 @@ import pytest
 import yaml
 
 from negcse.model_cli import load_embedder
-from negcse.workflow.config import deep_merge, load_config, method_seeds
+from negcse.workflow.config import deep_merge, method_seeds, project_config
 from plugin_venv import load_without_negcse
 from workflow_copy import (
     CI_REDUCTIONS,
     SMOKE,
     committed_copy,
     jobs_with_wildcards,
+    set_param,
     sh,
 )
 
@@ -134,11 +135,9 @@ def test_second_run_does_nothing(smoke_run: Path) -> None:
 
 def test_changing_a_simcse_hyperparameter_reruns_only_simcse(smoke_run: Path) -> None:
     params = smoke_run / "params.yaml"
-    original = params.read_text()
-    config = yaml.safe_load(original)
-    config["methods"]["simcse"]["params"]["temperature"] = 0.06
+    assert project_config(smoke_run)["methods"]["simcse"]["params"]["temperature"] != 0.06
+    original = set_param(smoke_run, "methods.simcse.params.temperature", 0.06)
     try:
-        params.write_text(yaml.safe_dump(config, sort_keys=False))
         out = sh([*SMOKE, "-n"], smoke_run).stdout
     finally:
         params.write_text(original)
@@ -333,13 +332,14 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
         sh(["git", "config", key, value], ws)  # dvc exp commits the experiment
     sh(["git", "add", "-A"], ws)
     sh(["git", "commit", "-qm", "baseline", "--allow-empty"], ws)
-    baseline = yaml.safe_load((ws / "params.yaml").read_text())
+    baseline = project_config(ws, check=False)
     before = {
         name: json.loads((ws / f"results/metrics/{name}.json").read_text())
         for name in ("sts", "transfer")
     }
     name = "simcse-t0.1"
-    run = sh(["dvc", "exp", "run", "-n", name, "-S", "methods.simcse.params.temperature=0.1"], ws)
+    # `++`: a key params.yaml does not hold yet (an override of config/defaults.yaml)
+    run = sh(["dvc", "exp", "run", "-n", name, "-S", "++methods.simcse.params.temperature=0.1"], ws)
 
     # Snakemake decided: SimCSE's training and evaluation jobs, and the aggregates, reran
     jobs = jobs_with_wildcards(run.stdout + run.stderr)
@@ -352,7 +352,7 @@ def test_dvc_experiment_reruns_simcse_only_and_diffs_its_metrics(smoke_run: Path
     assert all(r in ("all", "table") or r.endswith(aggregate_kinds) for r in aggregates)
     # DVC rewrote params.yaml (its own YAML style): the one change is the parameter set
     baseline["methods"]["simcse"]["params"]["temperature"] = 0.1
-    assert yaml.safe_load((ws / "params.yaml").read_text()) == baseline
+    assert project_config(ws, check=False) == baseline
 
     after = {
         name: json.loads((ws / f"results/metrics/{name}.json").read_text())
@@ -405,7 +405,7 @@ def test_smoke_gcse_ran_the_real_llm_and_trained_on_its_triplets(gcse_run: Path)
     on as many anchors as the denoising kept (the released rule adds a self-pair row per unused
     candidate), starting from the stage-1 run (gcse_stage1)."""
     ws = gcse_run
-    config = load_config(ws / "params.yaml", ws / "tests/smoke/config.yaml", ws / CI_GCSE)
+    config = project_config(ws, ws / "tests/smoke/config.yaml", ws / CI_GCSE)
     sources = config["generators"]["gcse"]
     (report_path,) = (ws / "results/gcse/candidates/wiki-smoke").glob("*.report.json")
     report = json.loads(report_path.read_text())

@@ -8,6 +8,9 @@ import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE = ["snakemake", "--profile", "profiles/smoke"]
@@ -55,6 +58,21 @@ def jobs_with_wildcards(output: str) -> list[tuple[str, str]]:
         elif rule and line.strip().startswith("wildcards:"):
             jobs[-1] = (rule, line.strip())
     return jobs
+
+
+def set_param(ws: Path, key: str, value: Any) -> str:
+    """Write ``key`` (dotted: ``methods.simcse.params.temperature``) into ``ws``'s params.yaml,
+    an override of config/defaults.yaml as a user writes one; returns the file's old text."""
+    params = ws / "params.yaml"
+    original = params.read_text()
+    config = yaml.safe_load(original)
+    *parents, last = key.split(".")
+    node = config
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = value
+    params.write_text(yaml.safe_dump(config, sort_keys=False))
+    return original
 
 
 def committed_copy(parent: Path, edit: Callable[[Path], None] | None = None) -> Path:

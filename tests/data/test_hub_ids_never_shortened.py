@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from negcse import cli
 from negcse.data.sources import ResolveError, resolve_model
-from negcse.workflow.config import ConfigError, check_config, resolve_method
+from negcse.workflow.config import ConfigError, check_config, project_config, resolve_method
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[2]
@@ -21,7 +20,7 @@ NOPE = "nope/splade-tiny"  # no such hub id; the mirror holds models/splade-tiny
 
 @pytest.fixture
 def config(mirror: Path) -> dict:
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     config["mirror"] = str(mirror)
     return config
 

@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_every_hub_model_the_config_names_is_registered_and_pins_are_commits() -> None:
     """Backbones, generator models, guides and released checkpoints of params.yaml (the
     prefetch rule's list) are each in hub_models.tsv, a packaged model or a pinned LLM."""
-    plan = Plan(workflow_config(REPO / "params.yaml"), log=lambda _: None)
+    plan = Plan(workflow_config(REPO), log=lambda _: None)
     named = set(shlex.split(plan.prefetch_models()))
     assert {"bert-base-uncased", "tuner007/pegasus_paraphrase", "facebook/wmt19-en-de"} <= named
     known = set(hub_models()) | set(packaged_models()) | set(PINNED)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from negcse.cli import main
 from negcse.generators.registry import column_file, settings
@@ -27,7 +26,7 @@ from negcse.generators.specs.gcse import (
 )
 from negcse.generators.specs.gcse import stage1_models as _stage1_models
 from negcse.methods.gcse import GCSE
-from negcse.workflow.config import column_readers, resolve_method
+from negcse.workflow.config import column_readers, project_config, resolve_method
 from negcse.workflow.guide_config import generator_context
 
 
@@ -194,7 +193,7 @@ def test_stage1_neighbour_model_is_one_shared_stage1_run() -> None:
 
 
 def test_params_yaml_gcse_variants() -> None:
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     ids = {m: triplets_id(settings(config, "gcse", m)) for m in config["methods"] if "gcse" in m}
     assert ids["gcse"] == ids["gcse_wo_decay"] == ids["gcse_paper_form"]  # only the loss differs
     assert (

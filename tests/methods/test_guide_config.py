@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from negcse.workflow.config import ConfigError, check_config, load_config
+from negcse.workflow.config import ConfigError, check_config, project_config
 from negcse.workflow.guide_config import guide_args, guide_models, guide_outputs, guide_specs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ RANKCSE = {
 
 @pytest.fixture(scope="module")
 def base() -> dict:
-    return load_config(REPO / "params.yaml")
+    return project_config(REPO)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from typing import ClassVar
 import numpy as np
 import pytest
 import torch
-import yaml
 from torch import Tensor
 from transformers import AutoModel, AutoTokenizer
 
@@ -25,13 +24,14 @@ from negcse.training.guides import guide_paths
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
+from negcse.workflow.config import project_config
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[2]
 
 # the shared training defaults of params.yaml, shortened to 4 steps of 8 rows
 SETTINGS = {
-    **yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))["train"],
+    **project_config(REPO, check=False)["train"],
     **dict(batch_size=8, max_steps=4, eval_steps=2, checkpoint_steps=2, precision="fp32"),
 }
 

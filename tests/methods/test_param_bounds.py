@@ -10,11 +10,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from negcse.methods.params import ParamError, check_value
 from negcse.methods.registry import METHODS, _load_all, build_method
-from negcse.workflow.config import ConfigError, check_config, schema
+from negcse.workflow.config import ConfigError, check_config, project_config, schema
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,7 +47,7 @@ def test_issue_temperatures_fail_the_config_check_naming_the_key(value, reason: 
         build_method("simcse", {"temperature": value}, "b", where="methods.simcse.params")
     assert str(caught.value) == f"methods.simcse.params.temperature: {reason}"
     # the config check (the dry run) stops it first, at the schema, naming the key
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     config["methods"]["simcse"]["params"] = {"temperature": value}
     with pytest.raises(ConfigError, match=r"key 'methods\.simcse\.params\.temperature': "):
         check_config(config)
@@ -94,7 +93,7 @@ def test_bounds_by_hand() -> None:
 
 
 def test_bad_value_in_a_backbone_override_names_the_override() -> None:
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     config["methods"]["una"]["backbones"] = {"bert-base-uncased": {"params": {"alpha": 2.5}}}
     with pytest.raises(ConfigError) as caught:
         check_config(config)

@@ -18,13 +18,13 @@ from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import load_config
+from negcse.workflow.config import project_config
 
 REPO = Path(__file__).resolve().parents[2]
 #: params.yaml's training defaults, cut to 3 steps of 4 sentences in fp32
 SETTINGS = TrainSettings.from_dict(
     {
-        **load_config(REPO / "params.yaml")["train"],
+        **project_config(REPO)["train"],
         **{"batch_size": 4, "max_steps": 3, "eval_steps": 3, "checkpoint_steps": 3},
         **{"learning_rate": 1e-4, "precision": "fp32"},
     }

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from negcse.workflow.config import load_config, method_seeds
+from negcse.workflow.config import method_seeds, project_config
 from negcse.workflow.guide_config import guide_args
+from workflow_copy import set_param
 
 pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[2]
@@ -77,7 +77,7 @@ def dry_run_jobs(output: str) -> list[dict[str, Any]]:
 
 def smoke_config(ws: Path) -> dict[str, Any]:
     """The smoke grid merged over params.yaml, as Snakemake merges them."""
-    return load_config(ws / "params.yaml", ws / "tests/smoke/config.yaml")
+    return project_config(ws, ws / "tests/smoke/config.yaml")
 
 
 def seeds(ws: Path, method: str) -> list[str]:
@@ -162,14 +162,12 @@ def smoke_run(workspace: Path, fresh_dry_run: list[dict[str, Any]], tmp_path_fac
 
 
 def rerun_after_change(ws: Path, method: str, key: str, value: float) -> list[dict[str, Any]]:
-    """The dry run after setting methods.<method>.params.<key> in params.yaml (restored after)."""
+    """The dry run after overriding methods.<method>.params.<key> in params.yaml (restored
+    after)."""
     params = ws / "params.yaml"
-    original = params.read_text()
-    config = yaml.safe_load(original)
-    assert config["methods"][method]["params"][key] != value
-    config["methods"][method]["params"][key] = value
+    assert project_config(ws, check=False)["methods"][method]["params"][key] != value
+    original = set_param(ws, f"methods.{method}.params.{key}", value)
     try:
-        params.write_text(yaml.safe_dump(config, sort_keys=False))
         return dry_run_jobs(sh([*SMOKE, "-n"], ws))
     finally:
         params.write_text(original)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from negcse.training.columns import read_column
 from negcse.training.trainer import TrainData
+from negcse.workflow.config import project_config
 
 
 def test_text_and_numeric_columns(tmp_path: Path) -> None:
@@ -85,8 +85,8 @@ def test_train_command_reports_a_bad_column_once(
     (tmp_path / "corpus.txt").write_text("a\nb\n")
     np.save(tmp_path / "w.npy", np.array([1.0, np.nan]))
     run = {"method": "simcse", "implementation": "simcse", "backbone": "splade-tiny"}
-    params_yaml = Path(__file__).resolve().parents[2] / "params.yaml"
-    run |= {"params": {}, "train": yaml.safe_load(params_yaml.read_text())["train"]}
+    defaults = project_config(Path(__file__).resolve().parents[2], check=False)
+    run |= {"params": {}, "train": defaults["train"]}
     args = [
         "train",
         "--run",

@@ -28,7 +28,7 @@ from negcse.seed import seed_everything
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import check_config, column_readers, deep_merge
+from negcse.workflow.config import check_config, column_readers, deep_merge, project_config
 
 REPO = Path(__file__).resolve().parents[2]
 WIKI = "unlabeled/wiki1m/wiki1m_random10k.txt"
@@ -343,7 +343,7 @@ def test_same_seed_same_negatives_same_loss(
 
 @pytest.fixture(scope="module")
 def params() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
+    return project_config(REPO, check=False)
 
 
 def test_params_entries_select_their_generator_settings(params: dict) -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from negcse.cli import main
 from negcse.tables.dvc_metrics import headline, headline_files, metric_key, nest, read_nested
+from workflow_copy import committed_copy, set_param, sh
 
 STS = {"simcse": {"b": {"avg": 70.0}}, "una": {"b": {"avg": 71.5}, "c": {"avg": 60.0}}}
 VERDICTS = {
@@ -81,3 +85,32 @@ def test_command_writes_the_headline_and_names_a_bad_file(tmp_path: Path) -> Non
     files["verdicts"].write_text(json.dumps({"una": {"b": {"sts": {"vs_x": {"verdict": "y"}}}}}))
     with pytest.raises(ValueError, match=r"verdicts\.json: una\.b\.sts\.vs_x: no 'delta'"):
         headline_files(files["sts"], files["verdicts"])
+
+
+def test_dvc_exp_show_lists_tens_of_columns_and_an_override(tmp_path: Path) -> None:
+    """`dvc exp show` on the committed results: the headline metrics, params.yaml's keys (the
+    experiment's settings, never config/defaults.yaml's hundreds) and the stage's dependencies,
+    at most 60 columns; an override written into params.yaml is a column of its own."""
+    ws = committed_copy(tmp_path)
+    header = next(csv.reader(io.StringIO(sh(["dvc", "exp", "show", "--csv"], ws).stdout)))
+    assert len(header) <= 60, (len(header), header)
+    metrics = json.loads((ws / "results/headline.json").read_text())
+    params = yaml.safe_load((ws / "params.yaml").read_text())
+    assert set(flat(metrics)) | set(flat(params)) <= set(header)
+    assert not {"train.epochs", "methods.simcse.params.temperature"} & set(header)
+    set_param(ws, "methods.simcse.params.temperature", 0.1)
+    rows = list(csv.reader(io.StringIO(sh(["dvc", "exp", "show", "--csv"], ws).stdout)))
+    column = rows[0].index("methods.simcse.params.temperature")
+    workspace = next(r for r in rows[1:] if r[1] == "workspace")
+    assert workspace[column] == "0.1"
+
+
+def flat(tree: dict, prefix: str = "") -> list[str]:
+    """Dotted keys of a nested mapping's leaves (an empty mapping has none)."""
+    out = []
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            out += flat(value, f"{prefix}{key}.")
+        else:
+            out.append(f"{prefix}{key}")
+    return out

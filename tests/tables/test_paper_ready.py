@@ -23,7 +23,7 @@ from negcse.analysis.run import GCSE_CASES
 from negcse.tables.build import Options, case_study_frame, case_study_render
 from negcse.tables.render import MAX_ROWS, Column, collect, render_latex, render_markdown, summarize
 from negcse.tables.specs import TABLES, table_spec
-from negcse.workflow.config import method_baselines, method_papers
+from negcse.workflow.config import method_baselines, method_papers, project_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,7 @@ def paper_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
     """params.yaml's grid (56 methods, the longest names), two backbones, two seeds, the
     untrained backbones and the released checkpoint."""
     tmp = tmp_path_factory.mktemp("evals")
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     files = []
     for backbone in ("bert-base-uncased", "roberta-large"):
         for i, method in enumerate(config["grid"]["methods"]):
@@ -186,7 +186,7 @@ def test_each_table_of_the_paper_grid_compiles_within_the_page(
 def smoke_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Options]:
     """The smoke grid's size: its methods on splade-tiny, two seeds, the untrained backbone."""
     tmp = tmp_path_factory.mktemp("smoke")
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     methods = yaml.safe_load((REPO / "tests/smoke/config.yaml").read_text())["grid"]["methods"]
     files = [
         write_run(tmp, f"{m}-{seed}", m, "splade-tiny", seed, i + int(seed))
@@ -236,7 +236,7 @@ def test_mteb_tables_of_the_paper_grid_compile_within_the_page(
 @needs_pdflatex
 def test_the_analysis_tables_compile_within_the_page(tmp_path: Path) -> None:
     # GCSE Table 8 across the paper grid's methods: split by family like every results table
-    methods = yaml.safe_load((REPO / "params.yaml").read_text())["grid"]["methods"]
+    methods = project_config(REPO, check=False)["grid"]["methods"]
     scores = {m: {"pred_norm": [0.5] * len(GCSE_CASES), "false_positive_rate": 29.0,
                   "false_negative_rate": 14.0} for m in methods}  # fmt: skip
     frame = case_study_frame(GCSE_CASES, scores, 0.0, 5.0, "bert-base-uncased")

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from negcse.cli import main
 from negcse.display import method_name
 from negcse.tables.published import TASKS
-from negcse.workflow.config import method_baselines
+from negcse.workflow.config import method_baselines, project_config
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -42,7 +41,7 @@ def sts_csv(tmp_path: Path) -> pd.DataFrame:
             tags = {"method": method, "backbone": "bert-base-uncased", "seed": str(seed)}
             path.write_text(json.dumps({**tags, **dict.fromkeys(TASKS, avg), "avg": avg}))
             evals.append(str(path))
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     baselines = [f"{m}={b}" for m, b in method_baselines(config).items()]
     out = tmp_path / "sts.csv"
     md = tmp_path / "sts.md"

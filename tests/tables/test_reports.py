@@ -24,7 +24,7 @@ BASELINES = {"una": "una_baseline", "una_random_select": "una", "sncse": "simcse
 
 
 REPO = Path(__file__).resolve().parents[2]
-PAPERS = method_papers(workflow_config(REPO / "params.yaml"))
+PAPERS = method_papers(workflow_config(REPO))
 
 
 def test_methods_map_to_the_papers_their_blocks_declare() -> None:

@@ -22,7 +22,7 @@ from negcse.training.epoch_data import augment_columns, order_epoch
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer
-from negcse.workflow.config import load_config, resolve_method
+from negcse.workflow.config import project_config, resolve_method
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +82,7 @@ def sentences(mirror: Path) -> list[str]:
 
 def _trainer(splade: Path, lines: list[str], tmp: Path, method: str, order: str) -> Trainer:
     """gcse_stage1's resolved settings, shrunk: 2 epochs of batch 16, lr 1e-4, fp32."""
-    spec = resolve_method(load_config(REPO / "params.yaml"), "gcse_stage1", "bert-base-uncased")
+    spec = resolve_method(project_config(REPO), "gcse_stage1", "bert-base-uncased")
     small = {"epochs": 2, "batch_size": 16, "learning_rate": 1e-4, "eval_steps": 4}
     model = SentenceEncoder.from_pretrained(str(splade), 0.1)
     return Trainer(

@@ -12,7 +12,7 @@ import torch
 
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import make_scheduler
-from negcse.workflow.config import load_config, resolve_method
+from negcse.workflow.config import project_config, resolve_method
 
 BASE = dict(
     epochs=2,
@@ -79,7 +79,7 @@ STAGE1 = ("gcse_stage1", "gcse_wo_stage2", "gcse_stage1_wo_general", "gcse_stage
 
 @pytest.fixture(scope="module")
 def params() -> dict:
-    return load_config(Path(__file__).resolve().parents[2] / "params.yaml")
+    return project_config(Path(__file__).resolve().parents[2])
 
 
 @pytest.mark.parametrize("backbone", ["bert-base-uncased", "roberta-large"])

@@ -14,8 +14,8 @@ from negcse.workflow.config import (
     check_config,
     grid_output,
     grid_runs,
-    load_config,
     method_seeds,
+    project_config,
     resolve_method,
     schema,
 )
@@ -26,14 +26,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def config() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
+    return project_config(REPO, check=False)
 
 
 def test_shipped_configs_are_valid() -> None:
-    load_config(REPO / "params.yaml")
-    load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
+    project_config(REPO)
+    project_config(REPO, REPO / "tests" / "smoke" / "config.yaml")
     smoke = REPO / "tests" / "smoke"
-    overlay = load_config(REPO / "params.yaml", smoke / "config.yaml", smoke / "gcse-domain.yaml")
+    overlay = project_config(REPO, smoke / "config.yaml", smoke / "gcse-domain.yaml")
     domain = overlay["corpora"]["gcse-domain"]
     # the overlay replaces the general source only: the domain sources are params.yaml's
     assert domain["general"]["files"] == ["unlabeled/wiki1m/wiki1m_random10k.txt"]
@@ -41,7 +41,7 @@ def test_shipped_configs_are_valid() -> None:
     # a grid of its own: its tables never land on the default smoke grid's
     assert overlay["grid"]["name"] == "gcse-domain"
     for name in ("simcse-only", "main-methods", "one-seed"):
-        assert load_config(REPO / "params.yaml", REPO / "config" / f"{name}.yaml")["grid"][
+        assert project_config(REPO, REPO / "config" / f"{name}.yaml")["grid"][
             "name"
         ] == name
 
@@ -50,7 +50,7 @@ def test_the_smoke_grid_holds_all_six_systems_with_their_teachers_and_stage_1() 
     """`make smoke`'s grid: the 14 methods at two seeds but one claim pair (simcse, sncse) at
     three, UNA's and SNCSE's six ablations at seed 1, RankCSE, RankCSE+SAN, RLRD, RLRD+SAN and
     GCSE at seed 1, each guide a run of the grid at the same seed."""
-    config = load_config(REPO / "params.yaml", REPO / "tests" / "smoke" / "config.yaml")
+    config = project_config(REPO, REPO / "tests" / "smoke" / "config.yaml")
     grid = config["grid"]
     added = ["rankcse", "rankcse_san", "rlrd", "rlrd_san", "gcse"]
     assert grid["methods"][-5:] == added and len(grid["methods"]) == 19
@@ -244,7 +244,7 @@ def test_seeds_are_three_where_a_claim_needs_them_and_a_method_can_have_its_own(
     assert method_seeds(config, "osscse", "bert-base-uncased") == [7, 8]
     assert method_seeds(config, "osscse", "roberta-base") == [9]
     check_config(config)
-    one = load_config(REPO / "params.yaml", REPO / "config" / "one-seed.yaml")
+    one = project_config(REPO, REPO / "config" / "one-seed.yaml")
     assert method_seeds(one, "simcse", "roberta-large") == [42]
     assert method_seeds(one, "una_both", "bert-base-uncased") == list(range(42, 52))
     assert len(grid_runs(one)) == 58 * 4 + 2 * 9
@@ -254,7 +254,43 @@ def test_seeds_are_three_where_a_claim_needs_them_and_a_method_can_have_its_own(
 
 
 def test_dvc_tracks_every_params_yaml_key() -> None:
-    """`dvc repro` / `dvc exp run -S` see a change of any top-level key of params.yaml (a key
-    left out of dvc.yaml's params would change results without DVC noticing)."""
+    """`dvc repro` / `dvc exp run -S` see a change of any key of params.yaml (the whole file is
+    the stage's params, an override of a default written there included) and of any default
+    (config/defaults.yaml is a dependency)."""
     stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["workflow"]
-    assert set(stage["params"]) == set(yaml.safe_load((REPO / "params.yaml").read_text()))
+    assert stage["params"] == [{"params.yaml": None}]
+    assert "config/defaults.yaml" in stage["deps"]
+
+
+def test_an_override_in_params_yaml_wins_over_the_defaults(tmp_path: Path) -> None:
+    defaults = project_config(REPO, check=False)["methods"]["simcse"]
+    assert defaults["params"]["temperature"] == 0.05  # SimCSE's
+    params = tmp_path / "params.yaml"
+    text = (REPO / "params.yaml").read_text(encoding="utf-8")
+    params.write_text(text + "methods:\n  simcse:\n    params:\n      temperature: 0.1\n")
+    merged = project_config(REPO, params=params)
+    simcse = merged["methods"]["simcse"]
+    assert simcse["params"]["temperature"] == 0.1  # the override
+    assert simcse["implementation"] == defaults["implementation"]  # the rest: the defaults'
+    assert resolve_method(merged, "simcse", "bert-base-uncased")["params"]["temperature"] == 0.1
+    # an overlay (--configfile) still wins over both
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("methods: {simcse: {params: {temperature: 0.2}}}\n")
+    assert project_config(REPO, overlay, params=params)["methods"]["simcse"]["params"][
+        "temperature"
+    ] == 0.2
+
+
+def test_an_unknown_key_in_params_yaml_is_named_there(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    text = (REPO / "params.yaml").read_text(encoding="utf-8")
+    params.write_text(text + "methods:\n  simcse:\n    params:\n      temprature: 0.1\n")
+    with pytest.raises(ConfigError) as caught:
+        project_config(REPO, params=params)
+    assert str(caught.value).startswith(f"{params}: ")
+    assert "temprature" in str(caught.value)
+    params.write_text(text + "trian: {epochs: 2}\n")
+    with pytest.raises(ConfigError) as caught:
+        project_config(REPO, params=params)
+    message = str(caught.value)
+    assert message == f"{params}: invalid config:\n  unknown key 'trian' (misspelt?)", message

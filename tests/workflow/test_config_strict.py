@@ -8,9 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from negcse.workflow.config import ConfigError, check_config, check_unique_keys, load_config
+from negcse.workflow.config import (
+    ConfigError,
+    check_config,
+    check_unique_keys,
+    config_files,
+    project_config,
+)
 from test_reliability import test_workflow_config_error_is_the_suites_message as dry_run_fails
 from test_reliability import workflow_copy  # noqa: F401 (a fixture)
 
@@ -37,7 +42,7 @@ def test_key_written_twice_is_named_with_both_lines(tmp_path: Path) -> None:
         check_unique_keys([REPO / "params.yaml", path])
     assert str(caught.value) == message
     with pytest.raises(ConfigError) as caught:
-        load_config(REPO / "params.yaml", path)
+        project_config(REPO, path)
     assert str(caught.value) == message
 
 
@@ -51,11 +56,11 @@ def test_flow_mappings_and_lists_are_searched_and_merges_may_override(tmp_path: 
     merged.write_text("base: &b {sigma: 0.01, form: paper}\nother: {<<: *b, sigma: 0.32}\n")
     check_unique_keys([merged])
     # the committed configs write no key twice (params.yaml merges anchors this way)
-    check_unique_keys([REPO / "params.yaml", *sorted((REPO / "tests/smoke").glob("*.yaml"))])
+    check_unique_keys([*config_files(REPO), *sorted((REPO / "tests/smoke").glob("*.yaml"))])
 
 
 def test_override_of_a_generator_the_method_never_reads_is_an_error() -> None:
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     check_config(config)  # una_random_select's una override: UNA reads una_negative
     config["methods"]["simcse"]["generators"] = {"una": {"select": "random"}}
     with pytest.raises(ConfigError) as caught:

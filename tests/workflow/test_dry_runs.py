@@ -13,9 +13,9 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-import yaml
 
 from negcse.tables.verdicts import read_evaluations
+from negcse.workflow.config import project_config
 from workflow_copy import (
     CI_REDUCTIONS,
     DOMAIN_CONFIGS,
@@ -77,7 +77,7 @@ def test_paper_grid_dry_run_lists_every_train_job(
     run prints the GPU-hours estimate. Run as `make paper-dry-run` runs it: a summary
     (estimate, jobs per rule) without every job's block. Its time is a benchmark figure
     (benchmarks/base.md), not asserted here."""
-    config = yaml.safe_load((workspace / "params.yaml").read_text())
+    config = project_config(workspace, check=False)
     recipe = (workspace / "Makefile").read_text().split("\npaper-dry-run:")[1].splitlines()[1]
     command = recipe.split("&& ", 1)[1].split()
     assert command[:4] == ["snakemake", "-n", "--quiet", "rules"]
@@ -142,7 +142,7 @@ def test_configfile_selects_a_smaller_grid(workspace: Path) -> None:
         ],
         workspace,
     )
-    grid = yaml.safe_load((workspace / "params.yaml").read_text())["grid"]
+    grid = project_config(workspace, check=False)["grid"]
     # one run per backbone and seed of params.yaml's grid
     assert job_counts(out.stdout)["train"] == len(grid["backbones"]) * len(grid["seeds"])
 

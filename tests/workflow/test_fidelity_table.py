@@ -28,7 +28,7 @@ pytestmark = pytest.mark.mirror  # SAN's released POS table is planned from the 
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return workflow_config(REPO / "params.yaml")
+    return workflow_config(REPO)
 
 
 @pytest.fixture(scope="module")

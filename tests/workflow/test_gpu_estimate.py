@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from negcse.workflow.config import load_config, resolve_method
+from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.gpu_estimate import (
     AUTO_OPTIONS,
     LARGE_FACTOR,
@@ -46,7 +46,7 @@ def costs(tmp_path: Path):
 
 
 def _config(methods: list[str], sentences: int = 6400) -> dict:
-    config = load_config(REPO / "params.yaml")
+    config = project_config(REPO)
     config["grid"] = {
         "methods": methods,
         "backbones": ["bert-base-uncased", "bert-large-uncased"],
@@ -111,7 +111,7 @@ def test_generator_outputs_are_counted_once_per_distinct_file() -> None:
 
 
 def test_default_grid_is_every_configured_method_and_configfiles_select() -> None:
-    config = load_config(REPO / "params.yaml")
+    config = project_config(REPO)
     grid = config["grid"]["methods"]
     # every configured method is in the grid, but a stage-1 run that is only another's guide
     guided = {
@@ -128,7 +128,7 @@ def test_default_grid_is_every_configured_method_and_configfiles_select() -> Non
     }
     assert len(config["grid"]["backbones"]) == 4
     for name in ("simcse-only", "main-methods"):
-        small = load_config(REPO / "params.yaml", REPO / "config" / f"{name}.yaml")
+        small = project_config(REPO, REPO / "config" / f"{name}.yaml")
         assert set(small["grid"]["methods"]) < set(config["methods"])
 
 
@@ -164,7 +164,7 @@ def test_corpus_sizes_come_from_the_config_and_registered_line_counts() -> None:
     """The mixed corpora before they exist: STS12 train 750 + 750 + 734 pairs, PAWS 3,500
     (max_pairs), SICK train 4,501 lines: 2 sentences per pair = 20,470 domain lines, plus 3
     general lines each (an upper bound: the built mix drops repeats)."""
-    config = load_config(REPO / "params.yaml")
+    config = project_config(REPO)
     domain = 2 * (750 + 750 + 734 + 3500 + 4501)
     assert corpus_size(config, "wiki1m") == 1_000_000
     assert corpus_size(config, "gcse-domain") == domain * 4
@@ -211,7 +211,7 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
 
 
 def test_shipped_costs_price_every_job_of_the_default_grid() -> None:
-    config = load_config(REPO / "params.yaml")
+    config = project_config(REPO)
     costs = load_costs(REPO / "benchmarks" / "gpu_costs.csv")
     files = [
         f"results/eval/mteb/{g}/{m}/{b}/seed42.json"

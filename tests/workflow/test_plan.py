@@ -26,7 +26,7 @@ SPLITS = (
 
 @pytest.fixture(scope="module")
 def plan() -> Plan:
-    config = workflow_config(REPO / "params.yaml", [REPO / "tests/smoke/config.yaml"])
+    config = workflow_config(REPO, [REPO / "tests/smoke/config.yaml"])
     return Plan(config, log=lambda message: None)
 
 

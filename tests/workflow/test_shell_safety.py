@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 import yaml
 
-from negcse.workflow.config import ConfigError, check_config, deep_merge, schema
+from negcse.workflow.config import ConfigError, check_config, deep_merge, project_config, schema
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ analysis: {rank_tasks: [STS14]}
 
 
 def base_config(mirror: Path) -> dict[str, Any]:
-    config = yaml.safe_load((REPO / "params.yaml").read_text())
+    config = project_config(REPO, check=False)
     config = deep_merge(config, yaml.safe_load((REPO / "tests/smoke/config.yaml").read_text()))
     config = deep_merge(config, yaml.safe_load(OVERLAY))
     # the overlay's guides replace the smoke grid's (a merge would give teacher1 both keys)
@@ -249,7 +249,8 @@ def _workspace(root: Path) -> Path:
     ws = root / "negcse"
     ws.mkdir()
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("Snakefile", "params.yaml"):
+    for name in ("Snakefile", "params.yaml", "config/defaults.yaml"):
+        (ws / name).parent.mkdir(exist_ok=True)
         shutil.copy(REPO / name, ws / name)
     for folder in ("rules", "src", "profiles", "envs", "tests/smoke"):
         shutil.copytree(REPO / folder, ws / folder, ignore=ignore)

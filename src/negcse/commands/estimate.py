@@ -20,7 +20,11 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="the config (default: params.yaml)")
+    p.add_argument(
+        "--params",
+        default="params.yaml",
+        help="the run settings, merged over config/defaults.yaml (default: params.yaml)",
+    )
     p.add_argument(
         "--configfile",
         nargs="+",
@@ -56,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.costs:
         if not Path(path).is_file():
             raise UserError(f"{path}: no unit costs (benchmarks/gpu.py writes them)")
-    plan = Plan(workflow_config(args.params, overlays), log=logger.info)
+    plan = Plan(workflow_config(".", overlays, params=args.params), log=logger.info)
     try:
         print(grid_table(plan, args.costs, " + ".join(args.costs), args.jobs_per_gpu))
     except ValueError as err:  # a bad row, or no jobs_per_gpu rows for K

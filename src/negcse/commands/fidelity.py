@@ -22,7 +22,11 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="params.yaml", help="the config (default: params.yaml)")
+    p.add_argument(
+        "--params",
+        default="params.yaml",
+        help="the run settings, merged over config/defaults.yaml (default: params.yaml)",
+    )
     p.add_argument(
         "--configfile", nargs="+", default=[], metavar="FILE", help="configs merged over it"
     )
@@ -42,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = workflow_config(args.params, args.configfile)
+    config = workflow_config(".", args.configfile, params=args.params)
     ref = load_reference(args.reference)
     unknown = sorted(set(args.method or ()) - set(config["methods"]))
     if unknown:

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 "`make gpu-quickstart ARGS=--tiny` runs it at smoke size on the CPU"
             ) from None
         logger.info("GPU: %s", torch.cuda.get_device_name(gpu.device))
-    config = workflow_config("params.yaml", [CONFIG, *([TINY_CONFIG] if args.tiny else [])])
+    config = workflow_config(".", [CONFIG, *([TINY_CONFIG] if args.tiny else [])])
     backbone = config["grid"]["backbones"][0]
     seed = config["grid"]["seeds"][0]
     spec = resolve_method(config, "simcse", backbone)

@@ -53,7 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="+",
         default=[],
         metavar="FILE",
-        help="configs merged over params.yaml, as snakemake's --configfile (replaces the profile's)",
+        help="configs merged over config/defaults.yaml and params.yaml, as snakemake's "
+        "--configfile (replaces the profile's)",
     )
     p.add_argument("--directory", default=".", help="the workflow's folder (default: here)")
     p.add_argument(
@@ -183,7 +184,7 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     start = run.start.timestamp() if run.start else None
     estimate = status_lib.eta(statuses, seconds, start, now)
     where = f"profile {args.profile}" if args.profile else "no profile"
-    configs = ", ".join(configfiles) or "params.yaml"
+    configs = ", ".join(configfiles) or "config/defaults.yaml + params.yaml"
     if active and start is not None:
         elapsed = status_lib.duration(time.time() - start)
         state = f"Snakemake running since {run.start:%H:%M} ({elapsed})"

@@ -1,4 +1,8 @@
-"""The experiment config (params.yaml): validation and per-run resolution.
+"""The experiment config: validation and per-run resolution.
+
+The config is config/defaults.yaml (the methods and the papers' settings) with params.yaml (the
+run settings DVC tracks: profile, device, grid, seeds, and any override of a default) merged over
+it, then any overlay (``--configfile``), key by key, later wins (:func:`config_files`).
 
 Precedence for a run of method m on backbone b (later wins): ``train`` < ``methods.m.train``
 < ``methods.m.backbones.b.train`` < ``train_overrides``. Method parameters: ``methods.m.params``
@@ -9,7 +13,8 @@ from __future__ import annotations
 
 import copy
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
@@ -38,8 +43,40 @@ from negcse.training.settings import TrainSettings
 KNOWN_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
 
 
+#: The suite's defaults and the run settings merged over them, relative to the checkout.
+DEFAULTS = Path("config/defaults.yaml")
+PARAMS = Path("params.yaml")
+
+
 class ConfigError(UserError, ValueError):
     """The config is invalid; the message names the file and the key."""
+
+
+def config_files(
+    root: str | os.PathLike[str] = ".", params: str | os.PathLike[str] | None = None
+) -> list[Path]:
+    """The files every config starts from, in merge order: ``root``'s config/defaults.yaml,
+    then its params.yaml (or ``params``); overlays go after them."""
+    return [Path(root) / DEFAULTS, Path(params) if params is not None else Path(root) / PARAMS]
+
+
+def project_config(
+    root: str | os.PathLike[str] = ".",
+    *overlays: str | os.PathLike[str],
+    params: str | os.PathLike[str] | None = None,
+    check: bool = True,
+) -> dict[str, Any]:
+    """The config of the checkout at ``root``: :func:`config_files` then ``overlays`` merged
+    (later wins) and, with ``check``, validated (:func:`load_config`); without, as merged."""
+    files = [*config_files(root, params), *overlays]
+    if check:
+        if not load_yaml(files[1]):  # its grid and profile are what a run is
+            raise ConfigError(f"{files[1]}: empty; it holds the run settings (workflow, grid)")
+        return load_config(*files)
+    merged: dict[str, Any] = {}
+    for path in files:
+        merged = deep_merge(merged, load_yaml(path))
+    return merged
 
 
 def schema(generators: bool = True) -> dict[str, Any]:
@@ -99,7 +136,7 @@ def _closest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
 
 
 #: The most values (mappings, lists and scalars) a config may hold with its YAML aliases
-#: expanded; params.yaml holds about 3,000. An alias bomb (nine aliases of nine aliases...)
+#: expanded; the suite's config holds about 3,000. An alias bomb (nine aliases of nine aliases...)
 #: holds billions in a few lines, which validation would walk one by one.
 MAX_CONFIG_VALUES = 500_000
 
@@ -143,9 +180,14 @@ def expanded_size(data: Any, source: str = "params.yaml") -> int:
         raise ConfigError(f"{source}: the config is nested too deeply to check") from None
 
 
-def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None:
+def validate_schema(
+    config: dict[str, Any],
+    source: str = "params.yaml",
+    files: Sequence[str | os.PathLike[str]] = (),
+) -> None:
     """JSON-schema validation with messages that name the offending key; first the config's
-    size with its aliases expanded (:func:`expanded_size`) and its numbers (finite)."""
+    size with its aliases expanded (:func:`expanded_size`) and its numbers (finite). With the
+    ``files`` merged into ``config``, the message names the one that wrote every wrong key."""
     expanded_size(config, source)
     found_nan = first_non_finite(config)
     if found_nan is not None:  # anywhere, typed by the schema or not
@@ -154,26 +196,60 @@ def validate_schema(config: dict[str, Any], source: str = "params.yaml") -> None
     validator = schema_validator()(schema())
     found = (_closest(e) for e in validator.iter_errors(config))
     errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
-    if errors:
-        lines = []
-        for err in errors:
-            where = _key_path(err)
-            if err.validator == "additionalProperties":
-                extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
-                for key in extra:
-                    full = f"{where}.{key}" if where != "<top level>" else key
-                    lines.append(f"unknown key '{full}' (misspelt?)")
-            elif err.validator == "pattern":  # a name or value that reaches paths and commands
-                is_name = "propertyNames" in err.schema_path
-                full = f"{where}.{err.instance}" if is_name and where != "<top level>" else where
-                rule = err.schema.get("description") or f"must match {err.validator_value}"
-                lines.append(
-                    f"key '{full}': {'name' if is_name else 'value'} {err.instance!r} is not "
-                    f"allowed ({rule})"
-                )
-            else:
-                lines.append(f"key '{where}': {schema_message(err)}")
-        raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
+    if not errors:
+        return
+    lines: list[str] = []
+    keys: list[list[str]] = []
+    for err in errors:
+        where = _key_path(err)
+        at = [str(p) for p in err.absolute_path]
+        if err.validator == "additionalProperties":
+            extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+            for key in extra:
+                full = f"{where}.{key}" if where != "<top level>" else key
+                lines.append(f"unknown key '{full}' (misspelt?)")
+                keys.append([*at, str(key)])
+            continue
+        keys.append(at)
+        if err.validator == "pattern":  # a name or value that reaches paths and commands
+            is_name = "propertyNames" in err.schema_path
+            full = f"{where}.{err.instance}" if is_name and where != "<top level>" else where
+            rule = err.schema.get("description") or f"must match {err.validator_value}"
+            lines.append(
+                f"key '{full}': {'name' if is_name else 'value'} {err.instance!r} is not "
+                f"allowed ({rule})"
+            )
+        else:
+            lines.append(f"key '{where}': {schema_message(err)}")
+    source = _writer(keys, files) or source
+    raise ConfigError(f"{source}: invalid config:\n  " + "\n  ".join(lines))
+
+
+def _writer(keys: list[list[str]], files: Sequence[str | os.PathLike[str]]) -> str | None:
+    """The last of ``files`` that writes each of ``keys`` (the value the merge kept), when one
+    file holds them all; else None. A key's parts may hold dots (``simcse_san_tau0.05_p0.1``)."""
+    if not keys or not files:
+        return None
+    raw = [(str(f), load_yaml(f)) for f in files]
+    writers = set()
+    for key in keys:
+        found = next((name for name, data in reversed(raw) if _holds(data, key)), None)
+        if found is None:
+            return None
+        writers.add(found)
+    return writers.pop() if len(writers) == 1 else None
+
+
+def _holds(node: Any, parts: list[str]) -> bool:
+    if not parts:
+        return True
+    if not isinstance(node, dict):
+        return False
+    names = {str(k): v for k, v in node.items()}
+    return any(
+        ".".join(parts[:n]) in names and _holds(names[".".join(parts[:n])], parts[n:])
+        for n in range(len(parts), 0, -1)
+    )
 
 
 def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> dict[str, Any]:
@@ -185,7 +261,7 @@ def load_config(path: str | os.PathLike[str], *more: str | os.PathLike[str]) -> 
         if not isinstance(own, dict):
             raise ConfigError(f"{p}: expected a mapping of keys at the top level, got {own!r:.40}")
         merged = deep_merge(merged, own)
-    check_config(merged, source=" + ".join(str(p) for p in (path, *more)))
+    check_config(merged, source=" + ".join(str(p) for p in (path, *more)), files=(path, *more))
     check_config_files(merged, (path, *more))
     return merged
 
@@ -271,10 +347,29 @@ def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_config(config: dict[str, Any], source: str = "params.yaml") -> None:
+def check_config(
+    config: dict[str, Any],
+    source: str = "params.yaml",
+    files: Sequence[str | os.PathLike[str]] = (),
+) -> None:
     """Schema, then cross-checks: grid methods are configured, backbones are known, and every
-    configured method (in the grid or not) has a known implementation and valid parameters."""
-    validate_schema(config, source)
+    configured method (in the grid or not) has a known implementation and valid parameters.
+    ``files``: those merged into ``config``, for an error to name the one that wrote the key."""
+    try:
+        _check_config(config, source, files)
+    except ConfigError as exc:
+        message = str(exc)
+        key = re.match(r"(?:key ')?([\w.+-]+)", message.removeprefix(f"{source}: "))
+        writer = _writer([key.group(1).split(".")], files) if key else None
+        if not message.startswith(f"{source}: ") or writer is None:
+            raise
+        raise ConfigError(f"{writer}: {message.removeprefix(f'{source}: ')}") from None
+
+
+def _check_config(
+    config: dict[str, Any], source: str, files: Sequence[str | os.PathLike[str]]
+) -> None:
+    validate_schema(config, source, files)
     methods = config["methods"]
     for method, entry in methods.items():  # before anything builds the methods
         try:

@@ -1,5 +1,6 @@
-"""The config a plan is built from outside Snakemake (``negcse estimate``, tests): params.yaml
-and its overlays merged and checked as the workflow checks them, with the schema's defaults
+"""The config a plan is built from outside Snakemake (``negcse estimate``, tests): config/
+defaults.yaml, params.yaml and the overlays merged and checked as the workflow checks them, with
+the schema's defaults
 filled in (:func:`with_defaults`, which rules/common.smk calls too: Snakemake's ``validate(...,
 set_default=True)`` fills them the same way but reads a schema file, not the derived schema)."""
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import jsonschema
 
-from negcse.workflow.config import ConfigError, load_config, load_yaml, schema
+from negcse.workflow.config import ConfigError, load_yaml, project_config, schema
 
 
 def _set_defaults(
@@ -53,7 +54,10 @@ def profile_configfiles(profile: str | os.PathLike[str]) -> list[str]:
 
 
 def workflow_config(
-    params: str | os.PathLike[str], overlays: Sequence[str | os.PathLike[str]] = ()
+    root: str | os.PathLike[str] = ".",
+    overlays: Sequence[str | os.PathLike[str]] = (),
+    params: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """``params`` with ``overlays`` merged over it (later wins), checked, defaults filled."""
-    return with_defaults(load_config(params, *overlays))
+    """The config of the checkout at ``root`` (config/defaults.yaml, then its params.yaml or
+    ``params``) with ``overlays`` merged over it (later wins), checked, defaults filled."""
+    return with_defaults(project_config(root, *overlays, params=params))
