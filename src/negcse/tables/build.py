@@ -65,9 +65,9 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Options:
     """Settings from the workflow: ``baselines`` maps a method to the one its paper compared
-    it with (params.yaml ``methods.<m>.baseline``); ``released`` names the released
-    checkpoints' rows (params.yaml ``released``), reference rows like the untrained one;
-    ``min_seeds`` the fewest seeds a side that give a verdict (params.yaml
+    it with (config/defaults.yaml ``methods.<m>.baseline``); ``released`` names the released
+    checkpoints' rows (config/defaults.yaml ``released``), reference rows like the untrained one;
+    ``min_seeds`` the fewest seeds a side that give a verdict (config/defaults.yaml
     ``verdicts.min_seeds``); ``scale_note`` the first line of every table of a reduced-scale
     grid (empty at the papers' scale: :func:`negcse.workflow.config.scale_note`); ``papers``
     maps a method to its paper (``methods.<m>.paper``; a method of no paper is compared with

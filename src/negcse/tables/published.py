@@ -120,7 +120,7 @@ def load_published(path: str | Path | None = None) -> pd.DataFrame:
     return _STS.load(path)
 
 
-# A released checkpoint's row (params.yaml `released`) -> the printed row it reproduces
+# A released checkpoint's row (config/defaults.yaml `released`) -> the printed row it reproduces
 # (paper, method, label; None: the method's headline row in that paper), the method being the
 # one of our grid it is a checkpoint of. GCSE's aleversn/GCSE-* model cards match Table 2's
 # Deepseek-V3 rows; SimCSE's princeton-nlp/unsup-simcse-* are SimCSE's own numbers (quoted in

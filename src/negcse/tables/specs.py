@@ -43,7 +43,7 @@ class TableSpec:
 
     ``inputs`` is one trained model's evaluation file ({method}, {backbone}, {seed}, and any
     wildcard of ``expand``); ``untrained`` the untrained backbone's ({backbone}), or None;
-    ``released`` a released checkpoint's ({released}, {backbone}: params.yaml ``released``).
+    ``released`` a released checkpoint's ({released}, {backbone}: config/defaults.yaml ``released``).
     ``columns`` are shown after Method and Backbone, in order (see :class:`Column`): a ``mean``
     column's ``source`` is its key in the evaluation JSON, times ``scale``. ``paper`` gives
     the published headline of a method x backbone (columns ``paper``, ``diff``: our mean of the
@@ -338,7 +338,7 @@ def _tables() -> dict[str, TableSpec]:
             columns=verdicts.CHECKPOINT_COLUMNS,
             metric=None,  # verdicts.checkpoint_table: the training gap
             caption=(
-                "The authors' released checkpoints (params.yaml released) through our evaluator: "
+                "The authors' released checkpoints (config/defaults.yaml released) through our evaluator: "
                 "7-task STS average (Spearman $\\times$100); Paper: the published number the "
                 "checkpoint reproduces; Ours: our training of the same method (mean over seeds); "
                 "evaluation gap = released $-$ paper (one model on the test set the paper's number "

@@ -12,7 +12,7 @@ Two table builders over the evaluation files:
   with the interval of one run. A comparison the paper did not make (another backbone, LLM,
   protocol, or a reduced-scale grid) is a *direction check*, never "reproduced"; fewer than
   ``min_seeds`` seeds a side give the estimate and no verdict.
-- :func:`checkpoint_table`: every released checkpoint (params.yaml ``released``): the paper's
+- :func:`checkpoint_table`: every released checkpoint (config/defaults.yaml ``released``): the paper's
   number, the checkpoint through our evaluator, our training, the evaluation gap (released -
   paper) and the training gap (ours - released, with the interval of one run).
 
