@@ -284,7 +284,9 @@ def test_a_plugin_method_trains_evaluates_and_tables_through_snakemake(
     norm = json.loads((ws / "results/eval/toy_norm/toy_neg/splade-tiny/seed1.json").read_text())
     assert norm["scale"] == 2.0 and norm["method"] == "toy_neg" and norm["norm"] > 0
     table = (ws / "results/tables/toy_norm.md").read_text()
-    assert re.search(rf"\| toy_neg \| splade-tiny \| \**{norm['norm']:.2f}\** \|", table), table
+    # one backbone: named in the caption, not in a column
+    assert re.search(rf"\| toy_neg \| \**{norm['norm']:.2f}\** \|", table), table
+    assert "Backbone: splade-tiny." in table
     assert "| toy_neg | splade-tiny |" in (ws / "results/tables/sts.md").read_text()
 
 

@@ -256,7 +256,7 @@ def test_fresh_clone_shows_the_results_and_pulls_one_model_only(
     plots = json.loads(sh(["dvc", "plots", "show", "--json"], clone).stdout)
     (plot,) = plots["data"]["results/plots/training_curves.csv"]
     assert len(plot["content"]["data"]["values"]) == len(expected)
-    assert plot["content"]["spec"]["encoding"]["color"]["field"] == "method"
+    assert plot["content"]["spec"]["encoding"]["color"]["field"] == "name"  # display names
 
     model = "results/models/simcse/splade-tiny/seed1"
     sh(["dvc", "pull", model], clone)

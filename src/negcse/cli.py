@@ -108,6 +108,15 @@ def check_outputs(args: argparse.Namespace) -> None:
     check_writable(*(v for v in values if isinstance(v, str | os.PathLike)), folder=True)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes each record to ``sys.stderr`` as it is then: a caller that ran :func:`main`
+    before (a test, a notebook) may have replaced and closed the stream of its first call."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     try:  # a command's options may read the environment ($NEGCSE_EVALUATIONS)
@@ -120,11 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USER_ERROR
     if args.debug:
         os.environ[DEBUG_ENV] = "1"
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, handlers=[handler])
     for noisy in ("urllib3", "filelock", "httpx", "huggingface_hub"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:

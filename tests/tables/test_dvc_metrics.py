@@ -114,3 +114,15 @@ def flat(tree: dict, prefix: str = "") -> list[str]:
         else:
             out.append(f"{prefix}{key}")
     return out
+
+
+def test_a_grid_without_a_claim_has_a_headline_of_its_sts_rows(tmp_path: Path) -> None:
+    files = {name: tmp_path / f"{name}.json" for name in ("sts", "verdicts")}
+    files["sts"].write_text(json.dumps(STS))
+    # a grid without a claim writes an empty verdicts file: the headline holds the STS rows;
+    # an empty STS file is still refused, naming it
+    files["verdicts"].write_text("{}")
+    assert headline_files(files["sts"], files["verdicts"]) == {"sts": STS}
+    files["sts"].write_text("{}")
+    with pytest.raises(ValueError, match=r"sts\.json: no rows"):
+        headline_files(files["sts"], files["verdicts"])

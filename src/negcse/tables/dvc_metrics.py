@@ -50,12 +50,14 @@ def nest(rows: Iterable[tuple[str, str, Mapping[str, float | str]]]) -> Nested:
     return out
 
 
-def read_nested(path: str | Path, leaf: str | None = None) -> dict[str, Any]:
+def read_nested(
+    path: str | Path, leaf: str | None = None, empty: bool = False
+) -> dict[str, Any]:
     """A table's metrics file, ``{method: {backbone: {...}}}``, every row holding ``leaf``
     (when given) and numbers, texts or groups of them; a one-line error naming the file (and
-    row)."""
+    row). ``empty``: no rows is a valid file (the verdicts of a grid without a claim)."""
     data = read_json(path)  # UTF-8 JSON, an object, every number finite: else one line
-    if not data:
+    if not data and not empty:
         raise ValueError(f"{path}: no rows (an empty metrics file?)")
     for method, rows in data.items():
         for backbone, leaves in rows.items() if isinstance(rows, dict) else [(None, rows)]:
@@ -108,7 +110,7 @@ def headline(sts: Nested, verdicts: dict[str, Any]) -> dict[str, Any]:
 
 def headline_files(sts: str | Path, verdicts: str | Path) -> dict[str, Any]:
     """:func:`headline` of the two tables' metrics files."""
-    data = read_nested(verdicts)
+    data = read_nested(verdicts, empty=True)  # a grid may hold no claim
     try:
         return headline(read_nested(sts, "avg"), data)
     except ValueError as exc:

@@ -177,7 +177,7 @@ def _check_progress(
         return f"its best score {best!r} is not a finite number"
     curve = state["curve"]
     if not isinstance(curve, list) or not all(
-        isinstance(p, Mapping) and all(_finite_number(v) for v in p.values()) for p in curve
+        isinstance(p, Mapping) and all(_finite_entry(v) for v in p.values()) for p in curve
     ):
         return "its curve is not a list of finite numbers"
     if step_of_scheduler != step:
@@ -197,6 +197,13 @@ def _check_rng(saved: Any) -> str | None:
     finally:
         set_rng_state(before)
     return None
+
+
+def _finite_entry(value: Any) -> bool:
+    """A curve entry's value: a finite number, or a group of them (a logged loss's parts)."""
+    if isinstance(value, Mapping):
+        return all(_finite_number(v) for v in value.values())
+    return _finite_number(value)
 
 
 def resume_problem(
