@@ -52,6 +52,7 @@ TINY = {
     "analysis": {"sentences": 100},
     # no untrained-backbone rows: one evaluation job less
     "evaluation": {"transfer": {"tasks": ["TREC"], "kfold": 2}, "baseline": False},
+    "methods": {"simcse": {"seeds": [1]}},  # the smoke grid runs it at three
 }
 #: the rules that turn evaluation files into tables, verdicts and paper pages
 REPORTING = ["table", "case_study_table", "headline_metrics", "paper_report", "method_report"]
@@ -385,7 +386,7 @@ def test_refused_key_is_one_clear_line(person_a: Path, homes: dict[str, Path]) -
     stranger = as_person(homes["stranger"])
     assert sh(["dvc", "push"], person_a, check=False, env=stranger).returncode != 0
     check = sh(["python", "-m", "negcse", "remote-check"], person_a, check=False, env=stranger)
-    assert check.returncode == 1 and check.stdout == ""
+    assert check.returncode == 2 and check.stdout == ""  # a user error
     (line,) = check.stderr.strip().splitlines()
     assert line.startswith("negcse remote-check: error: remote 'lab' (ssh://127.0.0.1:")
     assert "refused the login" in line and "keyfile" in line
@@ -490,7 +491,7 @@ def test_webdav_remote_push_and_pull_one_model(person_a: Path, webdav: tuple[str
     webdav_remote(d, url, "b", "wrong")
     check = sh(["python", "-m", "negcse", "remote-check", "--remote", "dav"], d, check=False)
     (line,) = check.stderr.strip().splitlines()
-    assert check.returncode == 1 and "the server refused the login" in line, check.stderr
+    assert check.returncode == 2 and "the server refused the login" in line, check.stderr
     sh(["dvc", "remote", "modify", "--local", "dav", "password", "pb"], d)
     sh(["dvc", "pull", "-r", "dav", MODEL], d)
     assert files(d / MODEL) == files(person_a / MODEL) != {}
