@@ -67,7 +67,7 @@ def _csv(path: str, needed: tuple[str, ...], columns: Sequence[Column] = ()):
     that it prints as numbers must be numbers."""
     numeric = []
     for column in columns:
-        if column.kind not in ("text", "method"):
+        if column.numeric:
             numeric += [f"{column.key}_mean", f"{column.key}_std"] if column.kind == "mean" else [
                 column.key]  # fmt: skip
     frame = read_csv(path, needed, numeric)

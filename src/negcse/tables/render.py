@@ -113,6 +113,11 @@ class Column:
     scale: float = 1.0
     std: bool = True
 
+    @property
+    def numeric(self) -> bool:
+        """Its cells are numbers (a CSV twin's column holds them as such)."""
+        return self.kind not in ("text", "method")
+
     def header(self, latex: bool) -> str:
         """The label; a line break in it (``"Soft-neg.\\npeak"``) stacks the lines in LaTeX and
         is a space in Markdown."""
