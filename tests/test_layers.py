@@ -37,7 +37,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
         "errors", "finite", "lazy", "io_utils", "seed", "device", "poolers", "pretrained",
-        "mer", "lock_record", "vectors", "latex", "display", "plugins", "prompt_template",
+        "mer", "lock_record", "vectors", "latex", "markup", "names", "display", "plugins",
+        "prompt_template",
         "st_prompt",
         "resources", "schemas",
     ),

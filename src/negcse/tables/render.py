@@ -29,6 +29,7 @@ import pandas as pd
 from negcse.analysis.groups import method_groups
 from negcse.display import BACKBONE_NAMES, UNTRAINED, backbone_name, family_order, method_name
 from negcse.latex import ESCAPES, PAGE, latex_escape, latex_table
+from negcse.markup import markdown_escape
 from negcse.tables.dvc_metrics import Nested, metric_key, nest
 from negcse.tables.eval_files import TableInputError, read_result, tags
 from negcse.tables.eval_files import number as recorded_number
@@ -574,8 +575,9 @@ def render_markdown(
     keep_order: bool = False,
 ) -> str:
     """The table in Markdown, rows as in LaTeX; ``caption`` (LaTeX) first, as plain text, with
-    what the layout adds to it. A table without rows says so."""
-    text = plain_caption(caption)
+    what the layout adds to it. A table without rows says so. Every cell and the caption are
+    escaped (:func:`negcse.markup.markdown_escape`): a tag cannot add a row or a cell."""
+    text = markdown_escape(plain_caption(caption))
     if summary.empty:
         return (f"{text}\n\n" if text else "") + "No rows.\n"
     best = {col.key: _best(summary, col) for col in columns}
@@ -583,11 +585,10 @@ def render_markdown(
     layout = Layout.of(summary, columns, fmt, best, notes, keep_order)
     header = ["Method", "Backbone", *(c.header(latex=False) for c in columns)]
     rule = [":---", ":---", *(":---" if c.align == "l" else "---:" for c in columns)]
-    rows = cells(pd.concat(layout.blocks), columns, fmt, False, best, notes)
-    lines = ["| " + " | ".join(header[j] for j in layout.shown) + " |",
-             "|" + "|".join(rule[j] for j in layout.shown) + "|"]  # fmt: skip
-    lines += ["| " + " | ".join(r[j] for j in layout.shown) + " |" for r in rows]
-    text = " ".join(t for t in (text, layout.note) if t)
+    rows = [header, *cells(pd.concat(layout.blocks), columns, fmt, False, best, notes)]
+    lines = ["| " + " | ".join(markdown_escape(r[j]) for j in layout.shown) + " |" for r in rows]
+    lines.insert(1, "|" + "|".join(rule[j] for j in layout.shown) + "|")
+    text = " ".join(t for t in (text, markdown_escape(layout.note)) if t)
     return (f"{text}\n\n" if text else "") + "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from pathlib import PurePath
 import pandas as pd
 
 from negcse.display import backbone_name, method_name
+from negcse.markup import markdown_escape
 from negcse.tables import published_view
 from negcse.tables.published import CHECKPOINT_ROWS, PAPERS
 from negcse.tables.render import Column, render_markdown
@@ -140,7 +141,7 @@ def paper_page(
     parts = [f"**{scale_note}**", ""] if scale_note else []
     parts += [f"# {TITLES.get(paper, paper)}", ""]
     parts.append(
-        f"Our runs of {', '.join(method_name(m) for m in own)}, each beside the baseline its "
+        f"Our runs of {markdown_escape(', '.join(method_name(m) for m in own))}, each beside the baseline its "
         f"paper compared it with. How the intervals and verdicts are computed: "
         f"{_doc('docs/statistics.md', out_dir)}; every deviation from the paper: "
         f"{_doc('docs/fidelity.md', out_dir)}."
@@ -148,7 +149,7 @@ def paper_page(
     claims = paper_rows(verdicts, paper)
     for column, when in (("verdict", "after Holm's correction"), ("verdict_raw", "from the 95% intervals")):
         held = claims[column].fillna("").value_counts()
-        counts = ", ".join(f"{v} {k}" for k, v in held.items() if k)
+        counts = markdown_escape(", ".join(f"{v} {k}" for k, v in held.items() if k))
         if counts:
             parts += ["", f"Verdicts {when}: {counts}."]
     parts += ["", "## Claims", ""]
@@ -192,10 +193,11 @@ def method_page(
     base = baselines.get(method)
     shown = [m for m in methods if m in {method, base}]
     parts = [f"**{scale_note}**", ""] if scale_note else []
-    parts += [f"# {method_name(method)}", ""]
-    against = f"against its baseline {method_name(base)}" if base else "(no baseline declared)"
+    name = markdown_escape(method_name(method))
+    parts += [f"# {name}", ""]
+    against = f"against its baseline {markdown_escape(method_name(base))}" if base else "(no baseline declared)"
     parts.append(
-        f"Our runs of {method_name(method)} (`{method}`), a method of no paper here, {against}, "
+        f"Our runs of {name} (`{markdown_escape(method)}`), a method of no paper here, {against}, "
         "and beside every row the papers publish for the backbones it ran on. How the "
         f"intervals and verdicts are computed: {_doc('docs/statistics.md', out_dir)}."
     )
@@ -206,18 +208,19 @@ def method_page(
     elif len(rows):
         parts.append(render_markdown(rows, CLAIM_COLUMNS).rstrip())
     else:
-        parts.append(f"No run of {method_name(method)} and {method_name(base)} on one backbone.")
+        parts.append(f"No run of {name} and {markdown_escape(method_name(base))} on one backbone.")
     parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
     backbones = list(dict.fromkeys(_rows(sts, [method])["backbone"]))
     for backbone in backbones:
         rows = published[published["backbone"] == backbone]
         rows = rows[(rows["source"] != "ours") | rows["method"].isin(shown)]
-        parts += ["", f"## Beside the published rows: {backbone_name(backbone)}", ""]
+        shown_name = markdown_escape(backbone_name(backbone))
+        parts += ["", f"## Beside the published rows: {shown_name}", ""]
         if (rows["source"] != "ours").any():
             parts.append(render_markdown(rows, PUBLISHED_COLUMNS, keep_order=True).rstrip())
         else:
             parts.append(
-                f"No paper prints numbers on {backbone_name(backbone)} (the published rows are BERT and "
+                f"No paper prints numbers on {shown_name} (the published rows are BERT and "
                 "RoBERTa's: src/negcse/resources/published_sts.csv)."
             )
     if figures:

@@ -54,6 +54,7 @@ from negcse.tables.eval_files import (
     number,
     read_result,
     sts_pairs,
+    tags,
     transfer_records,
 )
 from negcse.tables.html import markdown_html
@@ -212,11 +213,7 @@ class Evaluations:
 
     def add(self, measure: str, result: dict, path: str, value: float,
             preds: dict[str, np.ndarray] | None = None) -> None:  # fmt: skip
-        for name in ("method", "backbone"):
-            if name not in result:
-                raise TableInputError(
-                    f"{path}: no '{name}' recorded (evaluate with --tag {name}=...)"
-                )
+        tags(result, path, "method", "backbone")
         method, backbone = str(result["method"]), str(result["backbone"])
         model = self.models.setdefault(
             (measure, method, backbone), Model(method, backbone, measure)

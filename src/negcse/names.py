@@ -1,0 +1,41 @@
+"""The one pattern of the names that reach a file name or a table: methods, generators, corpora,
+guides and grids (:data:`NAME`), backbones (:data:`BACKBONE`: a name or ``org/name``).
+
+The config schema's ``$defs.name`` and ``$defs.backbone`` are these patterns (a test holds them
+equal); a name read from a file (an evaluation's tags, a model's ``negcse.json``, ``negcse
+evaluate --tag``) is checked here, so no tag holding ``|``, a quote or a line break reaches a
+table, a card or a path."""
+
+from __future__ import annotations
+
+import re
+
+from negcse.errors import UserError
+
+_PART = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"
+#: letters, digits and ``_ . + -``, a letter or digit first
+NAME = re.compile(_PART)
+#: a name or ``org/name`` (a Hub id)
+BACKBONE = re.compile(rf"{_PART}(/{_PART})?")
+NAME_RULE = "letters, digits and _ . + -, a letter or digit first"
+#: the tags whose values are names (an evaluation's, a model record's), by their pattern
+TAG_PATTERNS = {"method": NAME, "implementation": NAME, "backbone": BACKBONE}
+
+
+def is_name(value: object, pattern: re.Pattern[str] = NAME) -> bool:
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def check_name(value: object, where: str, pattern: re.Pattern[str] = NAME) -> str:
+    """``value`` if it is a name of ``pattern``, else a one-line :class:`UserError` that starts
+    with ``where`` (the file and key, or the argument)."""
+    if is_name(value, pattern):
+        return str(value)
+    rule = NAME_RULE + (" (or org/name)" if pattern is BACKBONE else "")
+    raise UserError(f"{where}: {value!r} is not a name ({rule})")
+
+
+def check_tag(key: str, value: object, where: str) -> object:
+    """A tag's value: checked as a name when ``key`` is one of :data:`TAG_PATTERNS`."""
+    pattern = TAG_PATTERNS.get(key)
+    return value if pattern is None else check_name(value, where, pattern)
