@@ -12,7 +12,9 @@ from negcse.errors import UserError
 from negcse.io_utils import read_json
 from negcse.lazy import LazyModule
 from negcse.methods.registry import _load_all
+from negcse.names import check_tag
 from negcse.poolers import POOLERS
+from negcse.training.model_record import load_model_record
 
 if TYPE_CHECKING:
     from negcse.evaluation import embedder as embedding
@@ -78,10 +80,9 @@ def pooler_name(text: str) -> str:
 
 
 def saved_meta(model: str) -> dict[str, Any]:
-    """The negcse.json a folder trained here saved (checked: a JSON object of finite
-    numbers); {} for any other model."""
-    meta = Path(model) / "negcse.json"
-    return read_json(meta) if meta.is_file() else {}
+    """The negcse.json a folder trained here saved, checked
+    (:func:`negcse.training.model_record.load_model_record`); {} for any other model."""
+    return load_model_record(model)
 
 
 def saved_pooler(model: str) -> str:
@@ -121,7 +122,11 @@ def unavailable(path: str | Path) -> str | None:
 
 
 def tags(args: argparse.Namespace) -> dict[str, str]:
-    return dict(t.partition("=")[::2] for t in args.tag)
+    """The ``--tag KEY=VALUE`` pairs; a method or backbone is a name (:mod:`negcse.names`)."""
+    pairs = dict(t.partition("=")[::2] for t in args.tag)
+    for key, value in pairs.items():
+        check_tag(key, value, f"--tag {key}")
+    return pairs
 
 
 def header(args: argparse.Namespace) -> dict[str, str]:

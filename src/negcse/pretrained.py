@@ -17,8 +17,9 @@ EVAL_MAX_LENGTH = 512
 
 
 def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
-    """Tokenizer and model of a Hugging Face folder; missing or damaged files are a
-    :class:`ModelFilesError` naming the folder (transformers raises several unrelated types)."""
+    """Tokenizer and model of a Hugging Face folder; missing or damaged files, and a config.json
+    whose sizes (``hidden_size``) disagree with the weights, are a :class:`ModelFilesError`
+    naming the folder (transformers and torch raise several unrelated types)."""
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModel.from_pretrained(path, **({"config": config} if config else {}))
@@ -27,6 +28,14 @@ def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
         raise ModelFilesError(
             f"model folder {path}: cannot load it ({type(exc).__name__}: {reason}); its files "
             "are missing or damaged: fetch the model again"
+        ) from exc
+    except RuntimeError as exc:  # torch's load_state_dict: weights of other shapes
+        if "size mismatch" not in str(exc):
+            raise
+        found = next((line.strip() for line in str(exc).splitlines() if "size mismatch" in line), "")
+        raise ModelFilesError(
+            f"model folder {path}: config.json does not match its weights ({found[:200]}); "
+            "a config.json of another model (hidden_size?): fetch the model again"
         ) from exc
     check_finite_weights(model, path)
     return tokenizer, model

@@ -27,6 +27,7 @@ META = {
     "train": {"batch_size": 256, "learning_rate": 1e-5},
     "generators": {},
     "eval_pooler": "prompt_sncse_anchor",
+    "eval_protocol": "senteval",
     "best_stsb_dev": 81.234,
     "best_step": 250,
     "steps": 3907,
@@ -63,15 +64,21 @@ def test_card_metadata_holds_the_run_and_its_results(tmp_path: Path) -> None:
     assert data.base_model == "bert-base-uncased" and data.pipeline_tag == "sentence-similarity"
     assert {"negcse", "sncse"} <= set(data.tags)
     results = {(r.dataset_name, r.metric_type): r.metric_value for r in data.eval_results}
-    assert results[("STS-B (dev)", "spearman")] == 81.23
+    assert results[("STS-B dev (SentEval protocol)", "spearman")] == 81.23
     for task in ("STS12", "STS16", "STSBenchmark", "SICKRelatedness"):
-        assert results[(task, "spearman")] == STS[task]
+        assert results[(f"{task} (SentEval protocol)", "spearman")] == STS[task]
     assert results[("SentEval TREC", "accuracy")] == 84.2
     assert results[("SentEval CR", "accuracy")] == 86.01
     assert len(results) == 1 + 7 + 2
-    assert {r.dataset_type for r in data.eval_results if r.dataset_name == "STS12"} == {
-        "mteb/sts12-sts"
-    }
+    # a SentEval-protocol score is filed under SentEval's data, an MTEB-protocol one under MTEB's
+    datasets = {r.dataset_name: r.dataset_type for r in data.eval_results}
+    assert datasets["STS12 (SentEval protocol)"] == "SentEval/STS12"
+    mteb = {**STS, "protocol": "mteb"}
+    card = parsed(model_card({**META, "eval_protocol": "mteb"}, {"sts": mteb}), tmp_path)
+    datasets = {r.dataset_name: r.dataset_type for r in card.data.eval_results}
+    assert datasets["STS12 (MTEB protocol)"] == "mteb/sts12-sts"
+    assert datasets["STS-B dev (MTEB protocol)"] == "mteb/stsbenchmark-sts"
+    assert not any("SentEval" in name for name in datasets)
     text = card.text
     assert "| 70.10 | 84.20 | 76.30 | 83.40 | 80.50 | 81.60 | 74.70 | 78.69 |" in text
     assert "| temperature | `0.05` |" in text and "| batch_size | `256` |" in text
@@ -86,7 +93,10 @@ def test_untrained_card_and_backbone_outside_the_hub(tmp_path: Path) -> None:
     meta = {**META, "backbone": "splade-tiny", "eval_pooler": "cls", "implementation": "simcse"}
     card = parsed(model_card(meta), tmp_path)
     assert card.data.base_model is None and card.data.license == "apache-2.0"
-    assert [r.dataset_name for r in card.data.eval_results] == ["STS-B (dev)"]
+    assert [r.dataset_name for r in card.data.eval_results] == ["STS-B dev (SentEval protocol)"]
+    unrecorded = {k: v for k, v in meta.items() if k != "eval_protocol"}  # an earlier model's
+    card = parsed(model_card(unrecorded), tmp_path)
+    assert [r.dataset_name for r in card.data.eval_results] == ["STS-B dev (protocol not recorded)"]
     assert "Not evaluated yet: `negcse export`" in card.text
     assert "trust_remote_code" not in card.text
 
@@ -111,7 +121,7 @@ def test_training_writes_the_card_and_export_adds_the_results(
     meta = {**META, "backbone": "splade-tiny", "seed": 1}
     encoder.save(model, get_pooler("prompt_sncse_anchor", tokenizer=encoder.tokenizer), meta)
     trained = ModelCard.load(model / "README.md")
-    assert [r.dataset_name for r in trained.data.eval_results] == ["STS-B (dev)"]
+    assert [r.dataset_name for r in trained.data.eval_results] == ["STS-B dev (SentEval protocol)"]
     for name, result in (("sts", STS), ("transfer", TRANSFER)):
         path = root / f"eval/{name}/sncse/splade-tiny/seed1.json"
         path.parent.mkdir(parents=True)
@@ -137,7 +147,7 @@ def test_training_writes_the_card_and_export_adds_the_results(
     assert main(["export", str(model), "--to", str(out), "--push-to-hub", "me/sncse-tiny"]) == 0
     card = ModelCard.load(out / "README.md")
     results = {r.dataset_name: r.metric_value for r in card.data.eval_results}
-    assert results["STS12"] == 70.1 and results["SentEval TREC"] == 84.2
+    assert results["STS12 (SentEval protocol)"] == 70.1 and results["SentEval TREC"] == 84.2
     modules = json.loads((out / "modules.json").read_text())
     assert modules[0]["type"] == "st_prompt.PromptEncoder"
     assert all((out / name).is_file() for name in ST_MODULE_FILES)

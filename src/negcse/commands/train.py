@@ -184,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         "eval_pooler": method.eval_pooler,
         "best_step": state.best_step,
         "best_stsb_dev": state.best_score,
+        "eval_protocol": args.eval_protocol,  # the STS-B dev data best_stsb_dev is a score on
         "steps": state.step,
         "corpus_sentences": len(data),
         "corpus_file": Path(args.corpus).name,

@@ -6,6 +6,12 @@ results, how to load it, licence, citation).
 Training writes the card with what a run knows (the run spec and seed from ``negcse.json``, the
 STS-B dev score it selected its weights by); ``negcse export`` writes it again with the model's
 STS and transfer results from its evaluation files (``results/eval/{sts,transfer}/...``).
+
+The record is checked first (:mod:`negcse.training.model_record`), and every field of it on the
+page is escaped (:func:`negcse.markup.markdown_escape`): a corpus name cannot add a section or
+raw HTML. Each ``model-index`` entry names the protocol its score comes from: an STS score of the
+SentEval protocol (SentEval's tokenized, lowercased files) is filed under ``SentEval/<task>``,
+one of the MTEB protocol under MTEB's dataset id (``mteb/sts12-sts``).
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCardData
 
 from negcse.data.sts import STS_TASKS
+from negcse.markup import markdown_escape
 from negcse.methods.registry import method_class
+from negcse.training.model_record import RECORD, check_model_record
 
 #: paper id -> its key in resources/papers.bib (a method class's ``papers``)
 PAPER_KEYS: dict[str, str] = {
@@ -44,7 +52,7 @@ LICENCES: dict[str, str] = {
 }
 #: backbones whose name is not a Hub model id (no ``base_model`` in the metadata)
 NOT_ON_HUB = ("splade-tiny",)
-#: the STS test sets on the Hub (MTEB's copies), for the model-index
+#: the STS test sets on the Hub (MTEB's copies): the model-index's datasets of the mteb protocol
 STS_HUB: dict[str, str] = {
     "STS12": "mteb/sts12-sts",
     "STS13": "mteb/sts13-sts",
@@ -79,9 +87,23 @@ def papers(implementation: str) -> tuple[list[str], str | None]:
     return [*dict.fromkeys(keys), SUITE_KEY], cls.citation
 
 
+#: how each STS protocol (``negcse evaluate --sts-protocol``) reads in the model-index
+PROTOCOL_NAMES = {"senteval": "SentEval protocol", "mteb": "MTEB protocol"}
+
+
 def model_name(meta: Mapping[str, Any]) -> str:
     backbone = str(meta["backbone"]).replace("/", "-")
     return f"{meta['method']}-{backbone}-seed{meta['seed']}"
+
+
+def sts_dataset(task: str, protocol: object) -> tuple[str, str]:
+    """The model-index dataset (id, name) of an STS ``task`` scored under ``protocol``: MTEB's
+    copy for the mteb protocol, SentEval's files for the senteval protocol; an unrecorded
+    protocol is named as such, never guessed."""
+    hub = {"senteval": f"SentEval/{task}", "mteb": STS_HUB.get(task, task)}
+    if protocol in hub:
+        return hub[str(protocol)], f"{task} ({PROTOCOL_NAMES[str(protocol)]})"
+    return task, f"{task} (protocol not recorded)"
 
 
 def eval_results(
@@ -91,11 +113,12 @@ def eval_results(
     STS test set and the STS average, each transfer task's accuracy and their average."""
     out = []
     if meta.get("best_stsb_dev") is not None:
+        dataset, name = sts_dataset("STSBenchmark", meta.get("eval_protocol"))
         out.append(
             EvalResult(
                 task_type="sentence-similarity",
-                dataset_type=STS_HUB["STSBenchmark"],
-                dataset_name="STS-B (dev)",
+                dataset_type=dataset,
+                dataset_name=name.replace("STSBenchmark", "STS-B dev", 1),
                 dataset_split="validation",
                 metric_type="spearman",
                 metric_value=round(float(meta["best_stsb_dev"]), 2),
@@ -104,11 +127,12 @@ def eval_results(
         )
     sts = evals.get("sts") or {}
     for task in [t for t in STS_TASKS if t in sts]:
+        dataset, name = sts_dataset(task, sts.get("protocol"))
         out.append(
             EvalResult(
                 task_type="sentence-similarity",
-                dataset_type=STS_HUB[task],
-                dataset_name=task,
+                dataset_type=dataset,
+                dataset_name=name,
                 dataset_split="test",
                 metric_type="spearman",
                 metric_value=round(float(sts[task]), 2),
@@ -147,7 +171,8 @@ def _results_table(meta: Mapping[str, Any], evals: Mapping[str, Mapping[str, Any
     if sts:
         tasks = [t for t in STS_TASKS if t in sts]
         lines += [
-            f"STS test sets, {SPEARMAN} ({sts.get('protocol', 'senteval')} protocol):",
+            f"STS test sets, {SPEARMAN} "
+            f"({markdown_escape(str(sts.get('protocol', 'not recorded')))} protocol):",
             "",
             "| " + " | ".join([*tasks, "Avg."]) + " |",
             "|" + "---|" * (len(tasks) + 1),
@@ -215,8 +240,11 @@ def model_card(
     meta: Mapping[str, Any], evals: Mapping[str, Mapping[str, Any]] | None = None
 ) -> str:
     """The card of the model whose ``negcse.json`` is ``meta``, with the results of ``evals``
-    (evaluation name -> its JSON: ``sts``, ``transfer``; none: the training's STS-B dev only)."""
+    (evaluation name -> its JSON: ``sts``, ``transfer``; none: the training's STS-B dev only).
+    Every field of ``meta`` on the page is escaped; names stay as they are (they are names)."""
     evals = evals or {}
+    meta = check_model_record(meta, RECORD, run=True)
+    md = markdown_escape
     backbone = str(meta["backbone"])
     method = str(meta["method"])
     implementation = str(meta.get("implementation", method))
@@ -242,30 +270,31 @@ def model_card(
         data.to_yaml(),
         "---",
         "",
-        f"# {name}",
+        f"# {md(name)}",
         "",
-        f"An unsupervised sentence encoder: `{backbone}` trained with the method `{method}` "
-        f"(implementation `{implementation}`, seed {meta['seed']}) by negcse, a reproducibility "
-        "suite for sentence embeddings trained with synthetic negatives.",
+        f"An unsupervised sentence encoder: `{md(backbone)}` trained with the method "
+        f"`{md(method)}` (implementation `{md(implementation)}`, seed {meta['seed']}) by negcse, "
+        "a reproducibility suite for sentence embeddings trained with synthetic negatives.",
         "",
         "## Method and training",
         "",
         "- Papers: "
         + "; ".join(f"*{t}*" for t in _titles(keys))
         + (" and the method's own (Citation)" if own else ""),
-        f"- Base model: `{backbone}`",
+        f"- Base model: `{md(backbone)}`",
         f"- Training data: {f'{sentences:,}' if isinstance(sentences, int) else 'the'} unlabelled "
-        f"sentences of `{corpus}`, {meta.get('steps', '?')} steps",
-        f"- Evaluation pooler: `{pooler}`",
+        f"sentences of `{md(str(corpus))}`, {meta.get('steps', '?')} steps",
+        f"- Evaluation pooler: `{md(pooler)}`",
     ]
     if meta.get("generators"):
-        lines.append(f"- Generator settings: `{json.dumps(meta['generators'], sort_keys=True)}`")
+        settings = json.dumps(meta["generators"], sort_keys=True)
+        lines.append(f"- Generator settings: `{md(settings)}`")
     lines += ["", "| hyperparameter | value |", "|---|---|"]
-    lines += [f"| {k} | `{json.dumps(v)}` |" for k, v in hyper.items()]
+    lines += [f"| {md(str(k))} | `{md(json.dumps(v))}` |" for k, v in hyper.items()]
     lines += ["", "## Results", "", *_results_table(meta, evals), "", "## Usage", ""]
     lines += [*_usage(pooler.startswith("prompt")), "", "## Licence", ""]
     lines.append(
-        f"`{data.license}`: the base model's licence ({backbone}). The model also derives from "
+        f"`{data.license}`: the base model's licence ({md(backbone)}). The model also derives from "
         "its training data: check that data's terms before you share it."
     )
     lines += [
