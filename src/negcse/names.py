@@ -1,5 +1,5 @@
-"""The one pattern of the names that reach a file name or a table: methods, generators, corpora,
-guides and grids (:data:`NAME`), backbones (:data:`BACKBONE`: a name or ``org/name``).
+"""The one pattern of the names that reach a file name or a table: methods, corpora, guides and
+grids (:data:`NAME`), backbones (:data:`BACKBONE`: a name or ``org/name``).
 
 The config schema's ``$defs.name`` and ``$defs.backbone`` are these patterns (a test holds them
 equal); a name read from a file (an evaluation's tags, a model's ``negcse.json``, ``negcse
