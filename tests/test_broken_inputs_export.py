@@ -20,8 +20,9 @@ import yaml
 from huggingface_hub import ModelCard
 
 from negcse import names
+from negcse.latex import latex_escape
 from negcse.markup import markdown_escape
-from negcse.tables.render import Column, render_markdown
+from negcse.tables.render import Column, render_latex, render_markdown
 from negcse.workflow.config import ConfigError, check_config, project_config
 from test_broken_inputs import META, SENTENCES, _json, _lines, _model, _sts_file, _transfer_file
 from test_broken_inputs import run_cli as _run_cli
@@ -264,6 +265,10 @@ def test_a_markdown_table_holds_its_rows_whatever_a_cell_holds() -> None:
     table = [line for line in md.splitlines() if line.startswith("|")]
     assert len(table) == 3  # header, rule, the one row
     assert table[2].count(" | ") == 1 and "reproduced" in table[2]
+    tex = render_latex(summary, [Column("note", "Note", kind="text", align="l")], "A caption.", "t")
+    rows = [line for line in tex.splitlines() if line.endswith(r" \\")]
+    assert len(rows) == 2 and "\n\n" not in tex  # header and the one row; no blank line
+    assert latex_escape("a|b\n\nc & d") == r"a|b  c \& d"
 
 
 @pytest.mark.parametrize("table", ["sts", "verdicts"])
