@@ -145,7 +145,7 @@ def test_sts_given_a_transfer_file_is_refused(
 ) -> None:
     transfer = tmp_path / "results/eval/transfer/simcse/tiny/seed1.json"
     line = error_line(*run_cli(export(model, tmp_path / "out/x", "--sts", transfer), capsys))
-    assert str(transfer) in line and "--sts" in line and "transfer evaluation" in line, line
+    assert str(transfer) in line and "--sts" in line and "a transfer evaluation" in line, line
     assert files(tmp_path / "out") == []
 
 
@@ -154,7 +154,7 @@ def test_transfer_given_an_sts_file_is_refused(
 ) -> None:
     sts = tmp_path / "results/eval/sts/simcse/tiny/seed1.json"
     line = error_line(*run_cli(export(model, tmp_path / "out/x", "--transfer", sts), capsys))
-    assert str(sts) in line and "--transfer" in line and "sts evaluation" in line, line
+    assert str(sts) in line and "--transfer" in line and "an STS evaluation" in line, line
     assert files(tmp_path / "out") == []
 
 
@@ -190,10 +190,11 @@ def test_an_untagged_evaluation_of_this_model_folder_is_its_own(
 def test_a_bad_hub_repo_id_is_refused_before_anything_is_written(
     model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = export(model, tmp_path / "out/x", "--push-to-hub", "bad repo id!!")
-    line = error_line(*run_cli(args, capsys))
-    assert "--push-to-hub 'bad repo id!!'" in line, line
-    assert files(tmp_path / "out") == []
+    for repo in ("bad repo id!!", "", "a/b/c"):
+        args = export(model, tmp_path / "out/x", "--push-to-hub", repo)
+        line = error_line(*run_cli(args, capsys))
+        assert f"--push-to-hub {repo!r}" in line, line
+        assert files(tmp_path / "out") == []
 
 
 # -- a config.json that disagrees with the weights ---------------------------------------------

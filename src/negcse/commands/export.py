@@ -86,8 +86,9 @@ def eval_file(model: Path, name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-#: the tasks each evaluation scores at its top level
+#: the tasks each evaluation scores at its top level, and what it is called
 TASKS = {"sts": STS_TASKS, "transfer": TRANSFER_TASKS}
+KINDS = {"sts": "an STS evaluation", "transfer": "a transfer evaluation"}
 
 
 def check_kind(result: dict[str, Any], path: Path, name: str) -> None:
@@ -96,10 +97,10 @@ def check_kind(result: dict[str, Any], path: Path, name: str) -> None:
     own = [t for t in TASKS[name] if t in result]
     foreign = [t for t in TASKS[other] if t in result]
     if foreign or not own:
-        found = f"a {other} evaluation (it scores {', '.join(foreign)})" if foreign else (
-            f"no {name} task scored ({', '.join(TASKS[name])})"
+        found = f"{KINDS[other]} (it scores {', '.join(foreign)})" if foreign else (
+            f"no task of one scored ({', '.join(TASKS[name])})"
         )
-        raise UserError(f"{path}: --{name}: not an {name} evaluation: {found}")
+        raise UserError(f"{path}: --{name}: not {KINDS[name]}: {found}")
     for task in [*own, "avg"]:
         number(result, task, path)
     if name == "sts" and result.get("protocol") not in PROTOCOLS:
@@ -164,7 +165,7 @@ def check_folders(model: Path, to: Path) -> None:
 def export(model: Path, to: Path, args: argparse.Namespace) -> None:
     """Copy ``model`` to ``to`` with current sentence-transformers files and a full card."""
     check_folders(model, to)
-    meta = load_model_record(model, run=True)  # one line naming the file and key, else
+    meta = load_model_record(model, run=True)  # else one line naming the file and key
     if not (model / "config.json").is_file():
         raise UserError(f"{model}: not a trained model folder (no config.json)")
     config = read_json(model / "config.json")
@@ -214,10 +215,10 @@ def push(folder: Path, repo: str, private: bool, revision: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     model, to = Path(args.model), Path(args.to)
-    if args.push_to_hub:
+    if args.push_to_hub is not None:
         check_repo_id(args.push_to_hub)
     export(model, to, args)
-    if args.push_to_hub:
+    if args.push_to_hub is not None:
         url = push(to, args.push_to_hub, args.private, args.revision)
         logger.info("pushed %s to %s: %s", to, args.push_to_hub, url)
     return 0
