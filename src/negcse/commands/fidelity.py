@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from negcse.io_utils import atomic_open, read_text
-from negcse.workflow.fidelity import fmt, load_reference, render, rows, undeclared
+from negcse.workflow.fidelity import fmt, load_reference, render, rows, undeclared, unreferenced
 from negcse.workflow.plan.load import workflow_config
 
 NAME = "fidelity"
@@ -40,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="PAGE",
-        help="exit 1 if PAGE is not the page the config gives, or a deviation has no reason",
+        help="exit 1 if PAGE is not the page the config gives, a deviation has no reason, or a "
+        "setting has no released or paper value (nor a source stating it gives none)",
     )
     p.add_argument("--deviations", action="store_true", help="print only the settings that differ")
 
@@ -53,9 +54,19 @@ def run(args: argparse.Namespace) -> int:
         logger.error("--method: %s not configured in %s", ", ".join(unknown), args.params)
         return 2
     found = rows(config, ref, args.method, args.backbone)
-    missing = undeclared(found)
-    for r in missing:
-        target = r.released or r.paper
+    blind = unreferenced(found)
+    for r in blind:
+        logger.error(
+            "methods.%s (%s) %s: %s, and no released or paper value (nor a source's 'none') in %s",
+            r.method,
+            r.backbone,
+            r.key,
+            fmt(r.ours),
+            ref["where"],
+        )
+    missing = undeclared(found) + blind
+    for r in undeclared(found):
+        target = r.target
         assert target is not None
         logger.error(
             "methods.%s (%s) %s: %s, declared %s [%s], and no reason in %s",
@@ -85,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.deviations:
         for r in found:
             if r.deviates or r.planned:
-                target = r.released or r.paper
+                target = r.target
                 said = "—" if target is None else f"{fmt(target.value)} [{target.source}]"
                 why = r.planned or r.reason or "NO REASON DECLARED"
                 print(f"{r.method}\t{r.backbone}\t{r.key}\t{fmt(r.ours)}\t{said}\t{why}")
