@@ -12,6 +12,8 @@ import pytest
 from negcse.cli import main
 from negcse.generators.registry import SubstituteWarning
 from negcse.workflow.fidelity import (
+    FidelityError,
+    fill_pages,
     load_reference,
     render,
     rows,
@@ -23,6 +25,8 @@ from negcse.workflow.plan.load import workflow_config
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "fidelity-table.md"
+#: the prose pages whose tables are generated blocks
+PROSE = sorted(p for p in (REPO / "docs").glob("fidelity*.md") if p != PAGE)
 
 pytestmark = pytest.mark.mirror  # SAN's released POS table is planned from the mirror
 
@@ -226,3 +230,53 @@ def test_the_evaluation_pooler_is_a_row(config: dict, ref: dict) -> None:
         "rlrd": ("prompt_sncse_anchor", "prompt_sncse_anchor"),
         "gcse": ("cls_before_pooler", "cls_before_pooler"),
     }
+
+
+def test_the_prose_pages_tables_are_generated_from_the_same_rows(config: dict, ref: dict) -> None:
+    """Each prose page holds at least one marked block, and every block is what the table
+    page's rows give for its methods (regenerate with `negcse fidelity --out
+    docs/fidelity-table.md --pages docs/fidelity*.md`)."""
+    found = rows(config, ref)
+    for page in PROSE:
+        text = page.read_text(encoding="utf-8")
+        assert "<!-- fidelity-table: " in text, page.name
+        assert fill_pages(text, config, ref, found, page.name) == text, page.name
+    gcse = (REPO / "docs" / "fidelity-gcse.md").read_text(encoding="utf-8")
+    sigma = "| `params.sigma` | all | **0.01** | 0.0085 [gcse-stage2] | 0.01 [gcse-paper] |"
+    assert "#### gcse_paper\n" in gcse and sigma in gcse
+    # a block is rewritten from the rows, whatever it held
+    stale = "<!-- fidelity-table: una -->\nold rows\n<!-- /fidelity-table -->\n"
+    filled = fill_pages(stale, config, ref, found)
+    assert "old rows" not in filled and "| `params.objective` |" in filled
+    with pytest.raises(FidelityError, match="p.md: fidelity-table block names \\['nope'\\]"):
+        fill_pages(stale.replace(": una", ": nope"), config, ref, found, "p.md")
+
+
+def test_the_command_checks_and_fills_the_prose_pages(tmp_path: Path) -> None:
+    params = str(REPO / "params.yaml")
+    page = tmp_path / "fidelity-una.md"
+    text = (REPO / "docs" / "fidelity-una.md").read_text(encoding="utf-8")
+    page.write_text(text, encoding="utf-8")
+    check = ["fidelity", "--params", params, "--method", "una", "--check"]
+    out = tmp_path / "table.md"
+    assert main(["fidelity", "--params", params, "--method", "una", "--out", str(out)]) == 0
+    assert main([*check, str(out), "--pages", str(page)]) == 0
+    page.write_text(text.replace("| symmetric |", "| infonce |", 1), encoding="utf-8")
+    assert main([*check, str(out), "--pages", str(page)]) == 1
+    assert (
+        main(
+            [
+                "fidelity",
+                "--params",
+                params,
+                "--method",
+                "una",
+                "--out",
+                str(out),
+                "--pages",
+                str(page),
+            ]
+        )
+        == 0
+    )
+    assert page.read_text(encoding="utf-8") == text
