@@ -53,7 +53,7 @@ RELEASED_BUGS = frozenset(
 
 def knowledge(data: dict) -> Knowledge:
     def nodes(items: list[dict]) -> tuple[Node, ...]:
-        return tuple(Node(n["text"], n["type"], n.get("quantity")) for n in items)
+        return tuple(Node(n["text"], n["type"], n.get("quantity"), n.get("raw")) for n in items)
 
     return Knowledge(
         tuple(data["cls"]),
