@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from negcse.gcse.kg import EntityKG, Knowledge, Node
+from negcse.gcse.kg import EntityKG, Knowledge, Node, knowledge_from_json
 from negcse.gcse.neighbours import EncoderNeighbours, last_neighbours, queried
 from negcse.gcse.prompts import load_prompts
 from negcse.gcse.synthesis import plan_synthesis
@@ -86,6 +86,37 @@ def test_encoder_neighbours_pools_and_lookup():
     assert nb(Node("zz", "letter"), False) is None
     # bug 2: every pool here is under 1,024 nodes, so nothing has a neighbour
     assert EncoderNeighbours.build(knowledge, encode, dropped_batches=True).entities == {}
+
+
+def test_released_lookup_first_type_and_unstripped_text():
+    """Step 7's get_related: "x" is first held by "city" (1 node: under 1,024, no neighbours
+    with the batch-count bug), then by "location" (1,024 nodes: one whole batch, queried).
+    The released dict keeps "x" under "city", so the revision keeps "x"; the fixed lookup takes
+    "location"'s neighbour. An entity written " x " is looked up as written: not in the KG."""
+    others = [f"l{i}" for i in range(1023)]
+    vec = {"x": (1.0, 0.0)} | {t: (0.0, 1.0 + i) for i, t in enumerate(others)}
+    knowledge = [
+        Knowledge(entities=(Node("x", "city"),)),
+        Knowledge(entities=(Node("x", "location"), *(Node(t, "location") for t in others))),
+    ]
+
+    def enc(texts: Sequence[str]) -> np.ndarray:
+        return np.array([vec[t] for t in texts], dtype=np.float32)
+
+    # location's pool [x, l0..l1022]: x . x = 1, x . l = 0 -> x first, then l0..l8 in pool
+    # order (ties), so the 10th is l8
+    fixed = EncoderNeighbours.build(knowledge, enc, dropped_batches=True)
+    assert fixed(Node("x", "city"), False) == "l8"
+    released = EncoderNeighbours.build(knowledge, enc, dropped_batches=True, released_lookup=True)
+    assert released(Node("x", "city"), False) is None  # the revision keeps "x"
+    assert released(Node("x", "location"), False) is None  # the first type wins, not the node's
+    assert released(Node("l0", "location"), False) == fixed(Node("l0", "location"), False)
+    # unstripped: the KG holds "l0", the LLM wrote " l0 "
+    spaced = Node("l0", "location", raw=" l0 ")
+    assert released(spaced, False) is None and fixed(spaced, False) is not None
+    # the raw text comes from the extraction as written
+    (node,) = knowledge_from_json({}, [{"entity": " l0 ", "type": "location"}]).entities
+    assert (node.text, node.raw) == ("l0", " l0 ") and node == Node("l0", "location")
 
 
 def test_released_positive_revisions_take_the_encoder_neighbour():

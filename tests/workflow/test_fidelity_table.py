@@ -12,16 +12,21 @@ import pytest
 from negcse.cli import main
 from negcse.generators.registry import SubstituteWarning
 from negcse.workflow.fidelity import (
+    FidelityError,
+    fill_pages,
     load_reference,
     render,
     rows,
     unchecked,
     undeclared,
+    unreferenced,
 )
 from negcse.workflow.plan.load import workflow_config
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "fidelity-table.md"
+#: the prose pages whose tables are generated blocks
+PROSE = sorted(p for p in (REPO / "docs").glob("fidelity*.md") if p != PAGE)
 
 pytestmark = pytest.mark.mirror  # SAN's released POS table is planned from the mirror
 
@@ -43,6 +48,7 @@ def test_the_page_is_what_params_yaml_and_the_sources_give(config: dict, ref: di
     assert render(config, ref, found) == PAGE.read_text(encoding="utf-8")
     assert {r.method for r in found} == set(config["methods"])
     assert undeclared(found) == []
+    assert unreferenced(found) == []
     assert unchecked(config, ref, found) == []
 
 
@@ -90,7 +96,8 @@ def test_declarations_inherit_scope_and_compare_what_the_papers_ran(
         "constant",
         "una-run",
     )
-    assert _row(found, "una", "roberta-large", "train.scheduler").released is None  # no script
+    large = _row(found, "una", "roberta-large", "train.scheduler").released  # no script
+    assert (large.stated, large.source) == (False, "una-none")
     fp16 = _row(found, "simcse", "bert-base-uncased", "train.precision")
     assert (fp16.ours, fp16.released.value, fp16.deviates) == ("auto", "fp16", False)
     teacher = _row(found, "rankcse_san", "bert-base-uncased", "guides.teacher2")
@@ -133,3 +140,143 @@ def test_the_command_checks_the_page(tmp_path: Path) -> None:
     out = tmp_path / "out.md"
     assert main(["fidelity", "--params", params, "--out", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == PAGE.read_text(encoding="utf-8")
+
+
+def test_changing_a_default_without_a_declared_value_fails_the_check(
+    tmp_path: Path, ref: dict
+) -> None:
+    """UNA's loss switched to SimCSE's asymmetric InfoNCE and OssCSE's temperature to 0.06:
+    the page regenerated from that config still fails --check, naming both (UNA's released
+    loss, una.py; OssCSE's 'exactly the same settings with SimCSE': 0.05)."""
+    overlay = tmp_path / "drift.yaml"
+    overlay.write_text(
+        "methods:\n  una: {params: {objective: infonce}}\n  osscse: {params: {temperature: 0.06}}\n"
+    )
+    params = str(REPO / "params.yaml")
+    drifted = workflow_config(REPO, [overlay])
+    found = rows(drifted, ref, ["una", "osscse"], ["bert-base-uncased"])
+    missing = {(r.method, r.key): (r.ours, r.target.value) for r in undeclared(found)}
+    assert missing == {
+        ("una", "params.objective"): ("infonce", "symmetric"),
+        ("osscse", "params.temperature"): (0.06, 0.05),
+    }
+    page = tmp_path / "page.md"
+    args = ["fidelity", "--params", params, "--configfile", str(overlay)]
+    assert main([*args, "--out", str(page)]) == 1  # written, and the drift reported
+    assert main([*args, "--check", str(page)]) == 1
+    assert main(["fidelity", "--params", params, "--check", str(PAGE)]) == 0
+
+
+def test_a_setting_without_any_reference_fails(config: dict, ref: dict) -> None:
+    """Take UNA's loss out of the reference: the row has no released or paper value and no
+    'none' statement, so the check is blind to it and fails; a `none` (not released, with its
+    source) is a reference, and the row shows it."""
+    blind = copy.deepcopy(ref)
+    for block in blind["methods"]["una"]["released"]:
+        (block.get("values") or {}).pop("params.objective", None)
+    found = rows(config, blind, ["una"], ["bert-base-uncased"])
+    assert [(r.key, r.ours) for r in unreferenced(found)] == [("params.objective", "symmetric")]
+    stated = copy.deepcopy(blind)
+    stated["methods"]["una"]["released"].append(
+        {"source": "una-none", "none": ["params.objective"]}
+    )
+    found = rows(config, stated, ["una"], ["bert-base-uncased"])
+    assert unreferenced(found) == []
+    row = _row(found, "una", "bert-base-uncased", "params.objective")
+    assert (row.released.stated, row.target, row.deviates) == (False, None, False)
+    assert "| `params.objective` | all | symmetric | not released [una-none] | — |" in render(
+        config, stated, found
+    )
+
+
+def test_rankcse_san_roberta_teachers_are_the_released_variables(config: dict, ref: dict) -> None:
+    """47103 / 48101: teacher 2 is $BC_SIMCSE_ROBERTA_LARGE_PATH, the hub SimCSE RoBERTa-large
+    (env-setup/03): the suite's own run is a deviation with its reason; teacher 1's variable is
+    defined nowhere: not released, its pooler too, with what the suite uses."""
+    found = rows(config, ref, ["rankcse_san"])
+    for backbone in ("roberta-base", "roberta-large"):
+        two = _row(found, "rankcse_san", backbone, "guides.teacher2")
+        assert two.released.value == "model princeton-nlp/unsup-simcse-roberta-large"
+        assert (two.released.source, two.ours, two.deviates) == (
+            "san-env",
+            "run simcse on roberta-large",
+            True,
+        )
+        assert "seed-matched" in two.reason
+        for key in ("guides.teacher1", "params.teacher1_pooler"):
+            one = _row(found, "rankcse_san", backbone, key)
+            assert (one.released.stated, one.released.source, one.deviates) == (
+                False,
+                "san-roberta-teacher1",
+                False,
+            )
+            assert one.reason
+        assert _row(found, "rankcse_san", backbone, "params.teacher2_pooler").released.value == (
+            "cls_before_pooler"
+        )
+    bert = _row(found, "rankcse_san", "bert-base-uncased", "guides.teacher1")
+    assert bert.released.value == "model voidism/diffcse-bert-base-uncased-sts"
+    assert ref["sources"]["san-roberta-teacher1"].count("BC_SIMCSE_ROBERTA_BASE_PATH") == 1
+
+
+def test_the_evaluation_pooler_is_a_row(config: dict, ref: dict) -> None:
+    """Every method's evaluation pooler beside the released one: SimCSE's [CLS] without the
+    MLP, SNCSE's and RLRD's anchor prompt at [MASK], GCSE's test [CLS]."""
+    found = rows(config, ref, ["simcse", "sncse", "rlrd", "gcse"], ["bert-base-uncased"])
+    got = {r.method: (r.ours, r.released.value) for r in found if r.key == "eval.pooler"}
+    assert got == {
+        "simcse": ("cls_before_pooler", "cls_before_pooler"),
+        "sncse": ("prompt_sncse_anchor", "prompt_sncse_anchor"),
+        "rlrd": ("prompt_sncse_anchor", "prompt_sncse_anchor"),
+        "gcse": ("cls_before_pooler", "cls_before_pooler"),
+    }
+
+
+def test_the_prose_pages_tables_are_generated_from_the_same_rows(config: dict, ref: dict) -> None:
+    """Each prose page holds at least one marked block, and every block is what the table
+    page's rows give for its methods (regenerate with `negcse fidelity --out
+    docs/fidelity-table.md --pages docs/fidelity*.md`)."""
+    found = rows(config, ref)
+    for page in PROSE:
+        text = page.read_text(encoding="utf-8")
+        assert "<!-- fidelity-table: " in text, page.name
+        assert fill_pages(text, config, ref, found, page.name) == text, page.name
+    gcse = (REPO / "docs" / "fidelity-gcse.md").read_text(encoding="utf-8")
+    sigma = "| `params.sigma` | all | **0.01** | 0.0085 [gcse-stage2] | 0.01 [gcse-paper] |"
+    assert "#### gcse_paper\n" in gcse and sigma in gcse
+    # a block is rewritten from the rows, whatever it held
+    stale = "<!-- fidelity-table: una -->\nold rows\n<!-- /fidelity-table -->\n"
+    filled = fill_pages(stale, config, ref, found)
+    assert "old rows" not in filled and "| `params.objective` |" in filled
+    with pytest.raises(FidelityError, match="p.md: fidelity-table block names \\['nope'\\]"):
+        fill_pages(stale.replace(": una", ": nope"), config, ref, found, "p.md")
+
+
+def test_the_command_checks_and_fills_the_prose_pages(tmp_path: Path) -> None:
+    params = str(REPO / "params.yaml")
+    page = tmp_path / "fidelity-una.md"
+    text = (REPO / "docs" / "fidelity-una.md").read_text(encoding="utf-8")
+    page.write_text(text, encoding="utf-8")
+    check = ["fidelity", "--params", params, "--method", "una", "--check"]
+    out = tmp_path / "table.md"
+    assert main(["fidelity", "--params", params, "--method", "una", "--out", str(out)]) == 0
+    assert main([*check, str(out), "--pages", str(page)]) == 0
+    page.write_text(text.replace("| symmetric |", "| infonce |", 1), encoding="utf-8")
+    assert main([*check, str(out), "--pages", str(page)]) == 1
+    assert (
+        main(
+            [
+                "fidelity",
+                "--params",
+                params,
+                "--method",
+                "una",
+                "--out",
+                str(out),
+                "--pages",
+                str(page),
+            ]
+        )
+        == 0
+    )
+    assert page.read_text(encoding="utf-8") == text

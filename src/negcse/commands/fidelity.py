@@ -8,8 +8,17 @@ import logging
 import sys
 from pathlib import Path
 
+from negcse.errors import UserError
 from negcse.io_utils import atomic_open, read_text
-from negcse.workflow.fidelity import fmt, load_reference, render, rows, undeclared
+from negcse.workflow.fidelity import (
+    fill_pages,
+    fmt,
+    load_reference,
+    render,
+    rows,
+    undeclared,
+    unreferenced,
+)
 from negcse.workflow.plan.load import workflow_config
 
 NAME = "fidelity"
@@ -40,7 +49,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="PAGE",
-        help="exit 1 if PAGE is not the page the config gives, or a deviation has no reason",
+        help="exit 1 if PAGE is not the page the config gives, a deviation has no reason, or a "
+        "setting has no released or paper value (nor a source stating it gives none)",
+    )
+    p.add_argument(
+        "--pages",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="PAGE",
+        help="prose pages whose marked blocks (<!-- fidelity-table: METHOD ... --> ... "
+        "<!-- /fidelity-table -->) hold these tables: filled with --out, compared with --check",
     )
     p.add_argument("--deviations", action="store_true", help="print only the settings that differ")
 
@@ -53,9 +72,19 @@ def run(args: argparse.Namespace) -> int:
         logger.error("--method: %s not configured in %s", ", ".join(unknown), args.params)
         return 2
     found = rows(config, ref, args.method, args.backbone)
-    missing = undeclared(found)
-    for r in missing:
-        target = r.released or r.paper
+    blind = unreferenced(found)
+    for r in blind:
+        logger.error(
+            "methods.%s (%s) %s: %s, and no released or paper value (nor a source's 'none') in %s",
+            r.method,
+            r.backbone,
+            r.key,
+            fmt(r.ours),
+            ref["where"],
+        )
+    missing = undeclared(found) + blind
+    for r in undeclared(found):
+        target = r.target
         assert target is not None
         logger.error(
             "methods.%s (%s) %s: %s, declared %s [%s], and no reason in %s",
@@ -68,12 +97,21 @@ def run(args: argparse.Namespace) -> int:
             ref["where"],
         )
     page = render(config, ref, found)
+    prose = {}
+    for path in args.pages:
+        if not path.is_file():
+            raise UserError(f"--pages: {path}: no such file")
+        text = read_text(path)
+        prose[path] = (text, fill_pages(text, config, ref, found, str(path)))
     if args.check is not None:
         current = read_text(args.check) if args.check.is_file() else ""
+        stale = [str(p) for p, (text, filled) in prose.items() if text != filled]
         if current != page:
+            stale.insert(0, str(args.check))
+        if stale:
             logger.error(
-                "%s is not the page the config gives: run negcse fidelity --out %s",
-                args.check,
+                "%s: not the tables the config gives: run negcse fidelity --out %s --pages ...",
+                ", ".join(stale),
                 args.check,
             )
             return 1
@@ -81,11 +119,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         with atomic_open(args.out) as fh:
             fh.write(page)
+        for path, (text, filled) in prose.items():
+            if filled != text:
+                with atomic_open(path) as fh:
+                    fh.write(filled)
         logger.info("wrote %s (%d settings, %d differ)", args.out, len(found), _differ(found))
     elif args.deviations:
         for r in found:
             if r.deviates or r.planned:
-                target = r.released or r.paper
+                target = r.target
                 said = "—" if target is None else f"{fmt(target.value)} [{target.source}]"
                 why = r.planned or r.reason or "NO REASON DECLARED"
                 print(f"{r.method}\t{r.backbone}\t{r.key}\t{fmt(r.ours)}\t{said}\t{why}")

@@ -20,6 +20,9 @@ class Node:
     text: str
     type: str
     quantity: int | None = None
+    #: the text as the LLM wrote it, where stripping changed it (the released step 7 looks an
+    #: entity's neighbour up by this text); not part of the node's identity
+    raw: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,12 @@ def knowledge_from_json(
     states = tuple(a["text"].strip() for a in _texts(main.get("state")))
     raw_entities = main.get("entities") if entities is None else entities
     ents = tuple(
-        Node(e["entity"].strip(), str(e.get("type") or "").strip(), _quantity(e.get("quantity")))
+        Node(
+            e["entity"].strip(),
+            str(e.get("type") or "").strip(),
+            _quantity(e.get("quantity")),
+            None if e["entity"] == e["entity"].strip() else e["entity"],
+        )
         for e in _texts(raw_entities, "entity")
     )
     return Knowledge(tuple(c.strip() for c in cls if c.strip()), subjects, actions, states, ents)

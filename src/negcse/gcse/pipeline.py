@@ -297,7 +297,9 @@ def plan_passes(
     requests: list[Request] = []
     notes: Counter[str] = Counter()
     build = neighbour_factory(
-        encoder if mode == "released" else None, "identity_revision" in released_bugs
+        encoder if mode == "released" else None,
+        "identity_revision" in released_bugs,
+        "related_lookup" in released_bugs,
     )
     for graph, own in kgs:  # each pass plans its own sources with its own KG
         knowledge = [r.knowledge if r.index in own else Knowledge() for r in results]

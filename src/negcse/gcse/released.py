@@ -13,6 +13,10 @@ RELEASED_BUGS: dict[str, str] = {
     "'subject', so a completion that copies the prompt has no subjects ('A man' fallbacks)",
     "identity_revision": "bug 2: a positive entity or main-part revision replaces the phrase "
     "by itself (no KG neighbour, as the released KG gives every pool under 1,024 nodes)",
+    "related_lookup": "step 7's get_related: a positive entity revision looks the entity up "
+    "as the LLM wrote it (unstripped; the KG's texts are stripped) and under the first type "
+    "holding it, so it keeps the entity where that type has no neighbours although another "
+    "type gives one",
     "sampled_extraction": "bug 8: the extraction prompts are sampled (temperature 0.6, top_p "
     "0.95), as vLLM ignores the released steps 1-2's do_sample 0",
     "extension_quirks": "bug 9: the extension template (step 5) leaves a main part unreplaced "

@@ -1,6 +1,6 @@
 """The fidelity table: every hyperparameter a configured run uses beside the released script's
 value and the paper's, with the reason where they differ (``negcse fidelity``,
-docs/fidelity-table.md).
+docs/fidelity-table.md), and the same tables inside the prose pages (:func:`fill_pages`).
 
 The released and paper values have one declared source, ``negcse/resources/fidelity.yaml``
 (each value with the citation of its file and lines, or its paper section); what the suite
@@ -8,7 +8,9 @@ uses is resolved from the config as the workflow resolves a run (``resolve_metho
 generators' settings, the guides). A value that differs from the released one (or, where no
 script exists, from the paper's) needs a declared reason: :func:`undeclared` lists those that
 lack one, and the test that keeps docs/fidelity-table.md in step with this module fails on
-them, so the defaults cannot drift from the documents unnoticed.
+them, so the defaults cannot drift from the documents unnoticed. Every row needs a reference:
+a value, or a source's statement that it gives none (``none``); :func:`unreferenced` lists the
+rows that have neither, and ``negcse fidelity`` fails on them too.
 
 The reference file:
 
@@ -16,16 +18,21 @@ The reference file:
 - ``methods.<m>``: ``like`` (another entry whose declarations this one starts from), then
   ``released`` and ``paper``: lists of blocks ``{source, values, backbones}``: ``values`` maps
   a setting (``train.<key>``, ``params.<key>``, ``generators.<gen>.<key>``, ``guides.<name>``,
-  ``corpus``) to its value on every backbone (on the backbones of ``only``, where given),
-  ``backbones.<b>`` overrides it on one; later blocks win. ``scope``: the backbones the entry
-  covers (a grid search run on one), else every grid backbone. ``why``: setting (or ``setting@backbone``) -> the reason the suite differs.
+  ``corpus``, ``eval.pooler``) to its value on every backbone (on the backbones of ``only``,
+  where given), ``backbones.<b>`` overrides it on one; ``none``: the settings (or ``all``, every
+  setting not otherwise declared) the source states no value for, on the same backbones (the
+  released side: "not released", a script that does not run or does not exist; the paper's:
+  "not stated"); later blocks win. ``scope``: the backbones the entry covers (a grid search
+  run on one), else every grid backbone. ``why``: setting (or ``setting@backbone``) -> the
+  reason the suite differs, or, where no source gives a value, what the suite's value is.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -61,6 +68,10 @@ TRAIN_KEYS = (
 )
 RESOURCE = "fidelity.yaml"
 ALL = "all"
+#: a ``none`` block's key for every setting not otherwise declared
+EVERY = "*"
+#: the derived row of the pooler a method's evaluation (and saved model) uses
+EVAL_POOLER = "eval.pooler"
 
 
 class FidelityError(ConfigError):
@@ -71,6 +82,8 @@ class FidelityError(ConfigError):
 class Declared:
     value: Any
     source: str  # an id of ``sources``
+    #: False: the source states that it gives no value (``none``)
+    stated: bool = True
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,13 @@ class Reference:
     why: dict[str, str] = field(default_factory=dict)
 
     def value(self, side: str, key: str, backbone: str) -> Declared | None:
-        found = getattr(self, side).get(key, {})
-        return found.get(backbone, found.get(ALL))
+        declared = getattr(self, side)
+        for k in (key, EVERY):
+            found = declared.get(k, {})
+            hit = found.get(backbone, found.get(ALL))
+            if hit is not None:
+                return hit
+        return None
 
     def reason(self, key: str, backbone: str) -> str | None:
         return self.why.get(f"{key}@{backbone}", self.why.get(key))
@@ -106,6 +124,14 @@ class Row:
     deviates: bool
     #: a note on how the value was planned here (a substitute: SAN's lexicon)
     planned: str | None = None
+
+    @property
+    def target(self) -> Declared | None:
+        """The value the suite's is compared with: the released one, else the paper's."""
+        for side in (self.released, self.paper):
+            if side is not None and side.stated:
+                return side
+        return None
 
 
 def load_reference(path: str | Path | None = None) -> dict[str, Any]:
@@ -171,16 +197,23 @@ def reference(ref: Mapping[str, Any], method: str, seen: tuple[str, ...] = ()) -
         for block in entry.get(side) or []:
             source = block["source"]
             only = block.get("only")
-            for key, value in (block.get("values") or {}).items():
+            none = block.get("none") or []
+            given = [(key, Declared(None, source, False)) for key in _none_keys(none)]
+            given += [(k, Declared(v, source)) for k, v in (block.get("values") or {}).items()]
+            for key, declared in given:
                 if only is None:  # a new value on every backbone
-                    target[key] = {ALL: Declared(value, source)}
+                    target[key] = {ALL: declared}
                 else:
-                    target.setdefault(key, {}).update({b: Declared(value, source) for b in only})
+                    target.setdefault(key, {}).update(dict.fromkeys(only, declared))
             for backbone, values in (block.get("backbones") or {}).items():
                 for key, value in (values or {}).items():
                     target.setdefault(key, {})[backbone] = Declared(value, source)
     out.why.update(entry.get("why") or {})
     return out
+
+
+def _none_keys(none: Any) -> list[str]:
+    return [EVERY] if none == "all" else list(none)
 
 
 def scope(ref: Mapping[str, Any], method: str) -> list[str] | None:
@@ -217,6 +250,7 @@ def ours(config: dict[str, Any], method: str, backbone: str, keys: Iterable[str]
     for name, entry in sorted(guide_entries(config, method, backbone).items()):
         out[f"guides.{name}"] = _guide(entry)
     impl = method_class(config["methods"][method]["implementation"])
+    out[EVAL_POOLER] = impl.eval_pooler
     reads = {*impl.columns, *([impl.corpus_column] if impl.corpus_column else [])}
     for gen in generators.specs().values():
         if not reads & set(gen.columns):
@@ -261,33 +295,35 @@ def rows(
         for backbone in [b for b in wanted if only is None or b in only]:
             used = ours(config, method, backbone, declared.keys())
             for key, value in used.items():
-                released = declared.value("released", key, backbone)
-                paper = declared.value("paper", key, backbone)
-                target = released or paper
+                row = Row(
+                    method,
+                    backbone,
+                    key,
+                    value,
+                    declared.value("released", key, backbone),
+                    declared.value("paper", key, backbone),
+                    declared.reason(key, backbone),
+                    False,
+                )
+                target = row.target
                 stands_for = EQUIVALENT.get((key, value), value)
                 deviates = target is not None and not same(stands_for, target.value)
                 planned = None
                 if key == "generators.san.lexicon" and "unavailable" in str(value):
                     planned = f"substituted where planned: {value}"
-                out.append(
-                    Row(
-                        method,
-                        backbone,
-                        key,
-                        value,
-                        released,
-                        paper,
-                        declared.reason(key, backbone),
-                        deviates,
-                        planned,
-                    )
-                )
+                out.append(replace(row, deviates=deviates, planned=planned))
     return out
 
 
 def undeclared(found: Iterable[Row]) -> list[Row]:
     """Rows whose value differs from the released (else the paper's) without a reason."""
     return [r for r in found if r.deviates and not r.reason and not r.planned]
+
+
+def unreferenced(found: Iterable[Row]) -> list[Row]:
+    """Rows with no reference at all: no released value, no paper value and no source
+    stating that it gives none (a setting the drift check would be blind to)."""
+    return [r for r in found if r.released is None and r.paper is None]
 
 
 def unchecked(config: dict[str, Any], ref: Mapping[str, Any], found: Sequence[Row]) -> list[str]:
@@ -308,6 +344,7 @@ def unchecked(config: dict[str, Any], ref: Mapping[str, Any], found: Sequence[Ro
             for key in [
                 *(block.get("values") or {}),
                 *(k for v in (block.get("backbones") or {}).values() for k in v or {}),
+                *(k for k in _none_keys(block.get("none") or []) if k != EVERY),
             ]
         }
         own |= {key.split("@")[0] for key in entry.get("why") or {}}
@@ -329,8 +366,15 @@ def fmt(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def _cell(declared: Declared | None) -> str:
-    return "—" if declared is None else f"{fmt(declared.value)} [{declared.source}]"
+def _cell(declared: Declared | None, side: str) -> str:
+    if declared is None:
+        return "—"
+    said = fmt(declared.value) if declared.stated else NONE_SAID[side]
+    return f"{said} [{declared.source}]"
+
+
+#: a ``none`` declaration's cell on each side
+NONE_SAID = {"released": "not released", "paper": "not stated"}
 
 
 def parent(config: Mapping[str, Any], ref: Mapping[str, Any], method: str) -> str | None:
@@ -346,11 +390,12 @@ def _cells(r: Row) -> tuple[str, str, str, str]:
     shown = fmt(r.ours)
     if (r.key, r.ours) in EQUIVALENT:
         shown += f" ({EQUIVALENT[(r.key, r.ours)]} on CUDA)"
+    explained = r.deviates or r.planned or r.target is None
     return (
         f"**{shown}**" if r.deviates else shown,
-        _cell(r.released),
-        _cell(r.paper),
-        (r.planned or r.reason or "") if r.deviates or r.planned else "",
+        _cell(r.released, "released"),
+        _cell(r.paper, "paper"),
+        (r.planned or r.reason or "") if explained else "",
     )
 
 
@@ -369,7 +414,12 @@ def render(config: dict[str, Any], ref: Mapping[str, Any], found: Sequence[Row])
         "released script's value and the paper's, each with its source (below). A value in",
         "**bold** differs from the",
         "released one (or from the paper's, where no code was released); the last column says",
-        "why. — : the source states no value. `auto` precision is fp16 autocast on CUDA (where",
+        'why. "not released" / "not stated": the source says it gives no value (no script',
+        "for that backbone, a script that cannot run as written, no code at all; the last column",
+        "then says what the suite uses); — : the source is silent where the other gives the",
+        "value. Every row has a released or paper value or such a statement, so changing any",
+        "default with a value fails `negcse fidelity --check`. `eval.pooler` is the pooler of",
+        "the evaluation and of the saved model. `auto` precision is fp16 autocast on CUDA (where",
         "the papers trained), fp32 on CPU. A method whose declarations start from another",
         "method's lists only the rows where the two differ. The policy",
         "([fidelity.md](fidelity.md)): the paper's method with the released code's",
@@ -380,11 +430,27 @@ def render(config: dict[str, Any], ref: Mapping[str, Any], found: Sequence[Row])
         "",
     ]
     lines += [f"- `{sid}`: {cite}" for sid, cite in ref["sources"].items()]
+    lines += sections(config, ref, found)
+    return "\n".join(lines) + "\n"
+
+
+def sections(
+    config: Mapping[str, Any],
+    ref: Mapping[str, Any],
+    found: Sequence[Row],
+    methods: Sequence[str] | None = None,
+    level: int = 2,
+) -> list[str]:
+    """One table per method (of ``methods``, else every method of ``found``), backbones with
+    the same row merged; a method declared ``like`` another one shown lists only where the two
+    differ."""
     by_method: dict[str, list[Row]] = {}
     for r in found:
-        by_method.setdefault(r.method, []).append(r)
+        if methods is None or r.method in methods:
+            by_method.setdefault(r.method, []).append(r)
     cells = {(r.method, r.backbone, r.key): _cells(r) for r in found}
     backbones = list(dict.fromkeys(r.backbone for r in found))
+    lines: list[str] = []
     for method, method_rows in by_method.items():
         entry = config["methods"][method]
         head = [f"implementation `{entry['implementation']}`"]
@@ -398,7 +464,7 @@ def render(config: dict[str, Any], ref: Mapping[str, Any], found: Sequence[Row])
                 for r in method_rows
                 if cells[(r.method, r.backbone, r.key)] != cells.get((base, r.backbone, r.key))
             ]
-        lines += ["", f"## {method}", "", "; ".join(head) + ".", ""]
+        lines += ["", f"{'#' * level} {method}", "", "; ".join(head) + ".", ""]
         if not method_rows:
             lines.append("No setting differs.")
             continue
@@ -415,4 +481,37 @@ def render(config: dict[str, Any], ref: Mapping[str, Any], found: Sequence[Row])
             for row_cells, where in variants.items():
                 named = ALL if where == backbones else ", ".join(where)
                 lines.append(f"| `{key}` | {named} | " + " | ".join(row_cells) + " |")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+#: a generated block of a prose page: ``<!-- fidelity-table: m1 m2 -->`` ... ``<!-- /fidelity-table -->``
+BLOCK = re.compile(
+    r"(<!-- fidelity-table: (?P<methods>[^>]*?) -->\n)(?P<body>.*?)(<!-- /fidelity-table -->)",
+    re.DOTALL,
+)
+
+
+def fill_pages(
+    text: str,
+    config: Mapping[str, Any],
+    ref: Mapping[str, Any],
+    found: Sequence[Row],
+    where: str = "page",
+) -> str:
+    """``text`` with each marked block replaced by the tables of the methods its marker names
+    (the rows of the table page, headings at level 4); a method not in ``found`` is an error
+    naming the page."""
+    shown = {r.method for r in found}
+
+    def table(match: re.Match[str]) -> str:
+        methods = match["methods"].split()
+        missing = [m for m in methods if m not in shown]
+        if not methods or missing:
+            raise FidelityError(
+                f"{where}: fidelity-table block names {missing or 'no method'}, not configured"
+            )
+        lines = sections(config, ref, found, methods, level=4)
+        body = "\n".join(["<!-- generated by `negcse fidelity --pages`: do not edit -->", *lines])
+        return f"{match[1]}{body}\n\n{match[4]}"
+
+    return BLOCK.sub(table, text)
