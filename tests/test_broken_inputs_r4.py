@@ -1,0 +1,115 @@
+"""The broken-input matrix, continued on the surfaces added since: plug-ins, resume, config,
+commands. Each case gives one line naming the file, key or argument and exit status 2 (or, for a
+resumable state, is refused and the run starts from scratch), and leaves no partial output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from negcse import cli, plugins
+from negcse.methods import registry
+from negcse.workflow.config import project_config, resolve_method
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``python -m negcse ARGS`` in this process: exit status, stdout and stderr."""
+    try:
+        code = cli.main(args)
+    except SystemExit as exc:  # argparse
+        code = exc.code if isinstance(exc.code, int) else 1
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def one_error(err: str, *named: str) -> str:
+    """The one error line of ``err`` (exit 2's), which names everything in ``named``."""
+    assert "Traceback" not in err, err
+    (line,) = [line for line in err.splitlines() if "error" in line.lower()]
+    for word in named:
+        assert word in line, (word, line)
+    return line
+
+
+def fails(args: list[str], capsys: pytest.CaptureFixture[str], *named: str) -> str:
+    code, out, err = run_cli(args, capsys)
+    assert code == 2, (code, out[-500:], err[-2000:])
+    return one_error(err, *named)
+
+
+def nothing_in(folder: Path) -> None:
+    left = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+    assert left == [], left
+
+
+# -- plug-ins ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A folder on sys.path where a test writes a distribution (dist-info and module): found by
+    importlib.metadata as pip's would be; the methods registry loads its plug-ins again."""
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(registry, "_loaded", False)
+    plugins._installed.cache_clear()
+    yield site
+    plugins._installed.cache_clear()
+
+
+def install(site: Path, dist: str, module: str, source: str) -> None:
+    """A distribution ``dist`` 0.1 whose negcse.methods entry point imports ``module``."""
+    info = site / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[negcse.methods]\n{dist} = {module}\n")
+    (site / f"{module}.py").write_text(source)
+    registry._loaded = False  # the fixture puts the registry's own value back
+    plugins._installed.cache_clear()
+
+
+@cache
+def smoke_run(method: str = "simcse") -> dict:
+    """``method``'s resolved run on the smoke grid (what ``negcse train --run`` gets)."""
+    config = project_config(REPO, REPO / "tests/smoke/config.yaml")
+    return resolve_method(config, method, "splade-tiny")
+
+
+def train_args(tmp_path: Path, *more: str) -> list[str]:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("a man plays a guitar\na dog runs\n")
+    return ["train", "--run", json.dumps(smoke_run()), "--seed", "1", "--corpus", str(corpus),
+            "--out", str(tmp_path / "out" / "model"), "--checkpoint-dir",
+            str(tmp_path / "out" / "ckpt"), *more]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ("import sys\nsys.exit(0)\n", "it exits at import (SystemExit(0))"),
+        (
+            "import argparse\np = argparse.ArgumentParser()\np.add_argument('--seed', "
+            "required=True)\np.parse_args()\n",
+            "it exits at import (SystemExit(2): ",
+        ),
+        ("raise RuntimeError('boom')\n", "cannot import it (RuntimeError: boom)"),
+    ],
+    ids=["sys-exit", "argparse", "exception"],
+)
+def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
+    plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, said: str
+) -> None:
+    args = train_args(tmp_path)
+    install(plugin_site, "toy-exit", "toy_exit_plugin", source)
+    line = fails(args, capsys, "entry point 'toy-exit = toy_exit_plugin'",
+                 "(distribution toy-exit 0.1)", said)  # fmt: skip
+    assert "usage:" not in line or line.index("usage:") > line.index("SystemExit")
+    nothing_in(tmp_path / "out")
