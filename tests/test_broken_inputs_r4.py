@@ -5,7 +5,6 @@ resumable state, is refused and the run starts from scratch), and leaves no part
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -113,3 +112,35 @@ def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
                  "(distribution toy-exit 0.1)", said)  # fmt: skip
     assert "usage:" not in line or line.index("usage:") > line.index("SystemExit")
     nothing_in(tmp_path / "out")
+
+
+# -- command-line numbers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["status", "--watch", "-5"], "argument --watch: -5 is not above 0"),
+        (["quickstart", "--tiny", "--cores", "-3"], "argument --cores: -3 is below the minimum 1"),
+        (["train", "--threads", "-3"], "argument --threads: -3 is below the minimum 1"),
+        (["train", "--seed=-1"], "argument --seed: -1 is below the minimum 0"),
+    ],
+    ids=["status-watch", "quickstart-cores", "train-threads", "train-seed"],
+)
+def test_a_negative_count_is_an_argument_error_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], named: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(REPO)  # quickstart would start the workflow here
+    if args[0] == "train":  # every other argument valid (argparse keeps the last --seed)
+        args = [*train_args(tmp_path), *args[1:]]
+    fails(args, capsys, named)
+    nothing_in(tmp_path / "out")
+
+
+def test_fidelity_of_an_unknown_backbone_names_the_known_ones(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    line = fails(["fidelity", "--backbone", "nosuch"], capsys, "--backbone", "nosuch")
+    assert "known: bert-base-uncased" in line

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from negcse.errors import UserError
+from negcse.finite import positive_float
 from negcse.lazy import LazyModule
 from negcse.workflow import status as status_lib
 from negcse.workflow.plan.load import profile_configfiles
@@ -60,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--watch",
         nargs="?",
-        type=float,
+        type=positive_float,
         const=30.0,
         metavar="SECONDS",
         help="redraw every SECONDS (default 30) until nothing is left or Ctrl-C",

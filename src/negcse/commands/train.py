@@ -13,7 +13,7 @@ from negcse import __version__
 from negcse.data.sources import resolve_model
 from negcse.data.sts import PROTOCOLS
 from negcse.errors import UserError
-from negcse.finite import check_tree
+from negcse.finite import at_least, check_tree
 from negcse.io_utils import check_writable, read_json, read_lines
 from negcse.lazy import LazyModule, torch
 from negcse.lock_record import lock_record
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         help="JSON of the resolved run (negcse.workflow.config.resolve_method) or a path to it",
     )
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--seed", type=at_least(0), required=True)
     p.add_argument("--corpus", required=True, help="prepared corpus, one sentence per line")
     p.add_argument(
         "--column",
@@ -72,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output folder (written atomically)")
     p.add_argument("--checkpoint-dir", required=True, help="resumable state (kept until success)")
     p.add_argument("--mirror", default=None)
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=at_least(1), default=None)
     p.add_argument(
         "--eval-protocol",
         choices=PROTOCOLS,
