@@ -144,3 +144,31 @@ def test_fidelity_of_an_unknown_backbone_names_the_known_ones(
     monkeypatch.chdir(REPO)
     line = fails(["fidelity", "--backbone", "nosuch"], capsys, "--backbone", "nosuch")
     assert "known: bert-base-uncased" in line
+
+
+# -- config --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overlay", "named"),
+    [
+        ("grid:\n  seeds: [1, 010]\n", ["line 2", "grid.seeds[1]", "octal number 8", "write 10"]),
+        ("grid:\n  seeds: [-1]\n", ["grid.seeds.0", "-1 is less than the minimum of 0"]),
+        (
+            "train:\n  learning_rate: 1e-4\n",
+            ["train.learning_rate", "YAML 1.1 reads 1e-4 as text: write 1.0e-4"],
+        ),
+        ("methods:\n  sncse:\n    baseline: sncse\n", ["methods.sncse.baseline", "itself"]),
+    ],
+    ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline"],
+)
+def test_a_config_trap_is_one_line_naming_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    overlay: str, named: list[str],
+) -> None:  # fmt: skip
+    monkeypatch.chdir(REPO)
+    path = tmp_path / "overlay.yaml"
+    path.write_text(overlay)
+    out = tmp_path / "out" / "fidelity.md"
+    fails(["fidelity", "--configfile", str(path), "--out", str(out)], capsys, str(path), *named)
+    nothing_in(tmp_path / "out")
