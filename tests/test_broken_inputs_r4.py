@@ -5,6 +5,7 @@ resumable state, is refused and the run starts from scratch), and leaves no part
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -172,3 +173,78 @@ def test_a_config_trap_is_one_line_naming_file_and_key(
     out = tmp_path / "out" / "fidelity.md"
     fails(["fidelity", "--configfile", str(path), "--out", str(out)], capsys, str(path), *named)
     nothing_in(tmp_path / "out")
+
+
+# -- the environment: cache, DVC remote, dvc-lock ------------------------------------------------
+
+
+def test_a_cache_that_is_a_file_is_a_doctor_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The doctor is a diagnostic: it lists every problem and exits 1 (not 2) when it finds
+    one; a cache that is a file is one, not an empty cache."""
+    cache = tmp_path / "cache"
+    cache.write_text("not a folder\n")
+    monkeypatch.setenv("NEGCSE_CACHE", str(cache))
+    monkeypatch.chdir(REPO)
+    code, out, err = run_cli(["doctor"], capsys)
+    assert code == 1, (out, err)
+    problems = [line for line in out.splitlines() if line.startswith("problem:")]
+    assert any(f"$NEGCSE_CACHE={cache} is not a folder" in p for p in problems), out
+    assert "empty" not in next(line for line in out.splitlines() if "cache" in line)
+    assert cache.read_text() == "not a folder\n"
+
+
+@pytest.fixture
+def dvc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A DVC repository (no git) with a remote of an empty url and an http one."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=repo, check=True)
+    with (repo / ".dvc" / "config").open("a") as fh:
+        fh.write("['remote \"empty\"']\n    url =\n['remote \"web\"']\n"
+                 "    url = http://127.0.0.1:9/store\n")  # fmt: skip
+    monkeypatch.chdir(repo)
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("remote", "named"),
+    [
+        ("empty", ["remote 'empty'", "this repository's own folder", "dvc remote modify empty"]),
+        ("web", ["remote 'web' (http://127.0.0.1:9/store)", "cannot list a folder"]),
+    ],
+)
+def test_a_remote_that_cannot_be_checked_is_one_line(
+    dvc_repo: Path, capsys: pytest.CaptureFixture[str], remote: str, named: list[str]
+) -> None:
+    before = sorted(p.name for p in (dvc_repo / ".dvc").iterdir())
+    line = fails(["remote-check", "--remote", remote], capsys, *named)
+    assert "NotImplementedError: NotImplementedError" not in line
+    assert sorted(p.name for p in (dvc_repo / ".dvc").iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    ("dvc_yaml", "params", "named"),
+    [
+        ("stages: {}\n", "workflow: {profile: profiles/local}\n", ["dvc.yaml", "stages.workflow"]),
+        (
+            None,
+            "workflow: {profile: ../../etc}\n",
+            ["params.yaml", "workflow.profile", "../../etc"],
+        ),
+        (None, "workflow: {profile: [\n", ["params.yaml", "not valid YAML at line"]),
+    ],
+    ids=["no-stage", "profile-outside", "params-not-yaml"],
+)
+def test_dvc_lock_of_a_broken_project_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dvc_yaml: str | None, params: str,
+    named: list[str],
+) -> None:  # fmt: skip
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "dvc.yaml").write_text(dvc_yaml or (REPO / "dvc.yaml").read_text())
+    (root / "params.yaml").write_text(params)
+    (root / "profiles" / "local").mkdir(parents=True)
+    fails(["dvc-lock", "--root", str(root)], capsys, *named)
+    assert sorted(p.name for p in root.iterdir()) == ["dvc.yaml", "params.yaml", "profiles"]
