@@ -15,6 +15,7 @@ import pytest
 from negcse import cli, plugins
 from negcse.methods import registry
 from negcse.workflow.config import project_config, resolve_method
+from negcse.workflow.status import parse_run_log
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -248,3 +249,30 @@ def test_dvc_lock_of_a_broken_project_is_one_line(
     (root / "profiles" / "local").mkdir(parents=True)
     fails(["dvc-lock", "--root", str(root)], capsys, *named)
     assert sorted(p.name for p in root.iterdir()) == ["dvc.yaml", "params.yaml", "profiles"]
+
+
+# -- status --------------------------------------------------------------------------------------
+
+
+def test_status_of_a_config_with_a_string_seed_names_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    overlay = tmp_path / "seed.yaml"
+    overlay.write_text('grid:\n  seeds: ["a"]\n')
+    monkeypatch.chdir(REPO)
+    fails(["status", "--configfile", str(overlay)], capsys, str(overlay), "invalid config",
+          "key 'grid.seeds.0': 'a' is not of type 'integer'")  # fmt: skip
+
+
+def test_a_run_log_header_with_an_impossible_date_has_no_start() -> None:
+    """A log no Snakemake wrote (2026-02-30): its jobs are read, its start is unknown."""
+    text = (
+        "Building DAG of jobs...\nDate: 2026-02-30 10:00:00\n"
+        "[Mon Feb 30 10:00:01 2026]\nrule corpus:\n    output: results/data/corpus/x.txt\n"
+        "    jobid: 3\n    reason: Missing output files\n    resources: tmpdir=/tmp\n\n"
+        "[Mon Feb 30 10:00:02 2026]\nFinished jobid: 3 (Rule: corpus)\n"
+    )
+    log = parse_run_log(text)
+    assert log.start is None
+    assert log.finished == {3}
+    assert log.started == {3: ("results/data/corpus/x.txt",)}

@@ -159,9 +159,9 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     try:
         jobs, config = build_dag(workdir, configfiles, profile)
     except snakemake_exceptions.WorkflowError as exc:  # a bad config: the workflow's own message
-        raise UserError(
-            str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        ) from None
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        # "<files>: invalid config:" and the keys below it, as `snakemake -n` shows them
+        raise UserError(" ".join([*lines[:1], "; ".join(lines[1:])]).strip() or repr(exc)) from None
     finally:
         logging.disable(logging.NOTSET)
     run_path = status_lib.latest_run_log(workdir)
