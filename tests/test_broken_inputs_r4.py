@@ -276,3 +276,46 @@ def test_a_run_log_header_with_an_impossible_date_has_no_start() -> None:
     assert log.start is None
     assert log.finished == {3}
     assert log.started == {3: ("results/data/corpus/x.txt",)}
+
+
+# -- training curves -----------------------------------------------------------------------------
+
+CURVE = [
+    {"step": 5, "loss": 1.5, "parts": {"infonce": 1.5}},
+    {"step": 10, "loss": 1.2, "parts": {"infonce": 1.2}},
+    {"step": 10, "stsb_dev": 61.0},
+    {"step": 10, "seconds": 3.0},
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (
+            lambda c: c.insert(3, {"step": 10, "stsb_dev": 99.0}),
+            "two 'stsb_dev' entries at step 10",
+        ),
+        (lambda c: c[1].update(parts=[1.2]), "curve, step 10: 'parts' must be an object"),
+    ],
+    ids=["two-dev-scores", "parts-a-list"],
+)
+def test_curves_data_of_a_bad_curve_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change, named: str
+) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    curve = json.loads(json.dumps(CURVE))
+    change(curve)
+    log = {"curve": curve, "method": "simcse", "backbone": "splade-tiny", "seed": 1}
+    (model / "train_log.json").write_text(json.dumps(log))
+    out = tmp_path / "out"
+    args = ["curves-data", "--models", str(model), "--out", str(out / "curves.csv"),
+            "--loss-out", str(out / "loss.csv")]  # fmt: skip
+    fails(args, capsys, str(model / "train_log.json"), named)
+    nothing_in(out)
+    curve = json.loads(json.dumps(CURVE))  # the valid curve is drawn
+    (model / "train_log.json").write_text(json.dumps({**log, "curve": curve}))
+    assert run_cli(args, capsys)[0] == 0
+    assert (out / "curves.csv").read_text().splitlines()[1:] == [
+        "simcse,SimCSE,SimCSE,splade-tiny,1,10,61.0"
+    ]
