@@ -16,6 +16,7 @@ from negcse import cli, plugins
 from negcse.methods import registry
 from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.status import parse_run_log
+from test_broken_inputs import _sts_file
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -319,3 +320,39 @@ def test_curves_data_of_a_bad_curve_is_one_line(
     assert (out / "curves.csv").read_text().splitlines()[1:] == [
         "simcse,SimCSE,SimCSE,splade-tiny,1,10,61.0"
     ]
+
+
+# -- verdict inputs ------------------------------------------------------------------------------
+
+
+def _verdicts(tmp_path: Path, files: list[Path], capsys: pytest.CaptureFixture[str], *named: str):
+    out = tmp_path / "out"
+    args = ["table", "verdicts", "--evals", *map(str, files), "--csv", str(out / "v.csv"),
+            "--md", str(out / "v.md")]  # fmt: skip
+    line = fails(args, capsys, *named)
+    nothing_in(out)
+    return line
+
+
+def test_seeds_written_differently_are_not_counted_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seeds "1", "01" and "2": "01" is refused, not a third seed."""
+    files = [_sts_file(tmp_path / f"simcse{s}.json", "simcse", s) for s in (1, 2)]
+    files += [_sts_file(tmp_path / f"sncse{s}.json", "sncse", s) for s in (1, 2, 3)]
+    third = json.loads(files[-1].read_text())
+    files[-1].write_text(json.dumps({**third, "seed": "01"}))
+    _verdicts(tmp_path, files, capsys, str(files[-1]), "seed '01' is not a whole number")
+
+
+def test_seeds_with_bit_identical_cosines_are_copies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = [_sts_file(tmp_path / f"simcse{s}.json", "simcse", s) for s in (1, 2, 3)]
+    first = json.loads(_sts_file(tmp_path / "sncse1.json", "sncse", 1).read_text())
+    files.append(tmp_path / "sncse1.json")
+    for seed in (2, 3):  # seed 1's file under other seeds
+        files.append(tmp_path / f"sncse{seed}.json")
+        files[-1].write_text(json.dumps({**first, "seed": str(seed)}))
+    _verdicts(tmp_path, files, capsys, str(files[-2]), "bit-identical",
+              str(tmp_path / "sncse1.json"), "(seed 1)")  # fmt: skip
