@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from negcse import cli, plugins
+from negcse.generators import registry as generators
 from negcse.methods import registry
 from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.status import parse_run_log
@@ -62,19 +63,26 @@ def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(generators, "SPECS", dict(generators.specs()))
+    monkeypatch.setattr(generators, "_LOADED", [True])
     plugins._installed.cache_clear()
     yield site
     plugins._installed.cache_clear()
 
 
-def install(site: Path, dist: str, module: str, source: str) -> None:
-    """A distribution ``dist`` 0.1 whose negcse.methods entry point imports ``module``."""
+def install(
+    site: Path, dist: str, module: str, source: str, group: str = "methods", obj: str = ""
+) -> None:
+    """A distribution ``dist`` 0.1 whose negcse.<group> entry point names ``module`` (or its
+    ``obj``); the registries load their plug-ins again (the fixture puts their state back)."""
     info = site / f"{dist}-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[negcse.methods]\n{dist} = {module}\n")
+    value = f"{module}:{obj}" if obj else module
+    (info / "entry_points.txt").write_text(f"[negcse.{group}]\n{dist} = {value}\n")
     (site / f"{module}.py").write_text(source)
-    registry._loaded = False  # the fixture puts the registry's own value back
+    registry._loaded = False
+    generators._LOADED.clear()
     plugins._installed.cache_clear()
 
 
@@ -114,6 +122,38 @@ def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
     line = fails(args, capsys, "entry point 'toy-exit = toy_exit_plugin'",
                  "(distribution toy-exit 0.1)", said)  # fmt: skip
     assert "usage:" not in line or line.index("usage:") > line.index("SystemExit")
+    nothing_in(tmp_path / "out")
+
+
+SHADOW = """from negcse.generators.registry import GeneratorSpec
+from negcse.generators.settings import GeneratorSettings
+
+SPEC = GeneratorSpec(name="toy_shadow", columns=("sentence",),
+                     output="results/negatives/toy_shadow/{corpus}/seed{seed}.txt",
+                     settings=GeneratorSettings)
+"""
+
+
+def test_a_generator_column_named_as_the_corpus_is_refused(
+    plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Its column would be handed to the training as --column sentence=..., the corpus."""
+    install(plugin_site, "toy-shadow", "toy_shadow_plugin", SHADOW, "generators", "SPEC")
+    monkeypatch.chdir(REPO)
+    fails(["fidelity", "--out", str(tmp_path / "out" / "f.md")], capsys,
+          "entry point 'toy-shadow = toy_shadow_plugin:SPEC'", "(distribution toy-shadow 0.1)",
+          "generator 'toy_shadow' makes column(s) ['sentence'], a name the corpus holds")  # fmt: skip
+    nothing_in(tmp_path / "out")
+
+
+def test_train_column_cannot_replace_the_corpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other.txt"
+    other.write_text("another corpus\nof two lines\n")
+    args = train_args(tmp_path, "--column", f"sentence={other}")
+    fails(args, capsys, "--column sentence=", "the corpus's column (--corpus)")
     nothing_in(tmp_path / "out")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from negcse import __version__
+from negcse.data.corpus import RESERVED_COLUMNS
 from negcse.data.sources import resolve_model
 from negcse.data.sts import PROTOCOLS
 from negcse.errors import UserError
@@ -140,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
     columns: dict[str, Column] = {"sentence": read_lines(args.corpus, nonempty=True)}
     sources = {"sentence": args.corpus}
     for name, path in _pairs(args.column, "--column", "NAME=FILE").items():
+        if name in RESERVED_COLUMNS:  # negcse.json records --corpus: it stays what is trained on
+            raise UserError(f"--column {name}=...: '{name}' is the corpus's column (--corpus)")
         columns[name], sources[name] = read_column(path), path
     data = trainer_lib.TrainData(columns, sources)
     named = _pairs(args.guide, "--guide", "NAME=PATH")
