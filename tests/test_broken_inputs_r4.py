@@ -4,13 +4,18 @@ resumable state, is refused and the run starts from scratch), and leaves no part
 
 from __future__ import annotations
 
+import importlib
 import json
+import logging
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 import pytest
+import torch
 
 from negcse import cli, plugins
 from negcse.generators import registry as generators
@@ -18,6 +23,7 @@ from negcse.methods import registry
 from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.status import parse_run_log
 from test_broken_inputs import _sts_file
+from test_reliability import _tiny_trainer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -396,3 +402,123 @@ def test_seeds_with_bit_identical_cosines_are_copies(
         files[-1].write_text(json.dumps({**first, "seed": str(seed)}))
     _verdicts(tmp_path, files, capsys, str(files[-2]), "bit-identical",
               str(tmp_path / "sncse1.json"), "(seed 1)")  # fmt: skip
+
+
+# -- training: the loss, the code and the curve a run resumes ------------------------------------
+
+INF_LOSS = """import math
+
+from negcse.methods.base import LossOutput
+from negcse.methods.registry import register
+from negcse.methods.simcse import SimCSE
+
+
+@register
+class ToyInf(SimCSE):
+    name = "toy_inf"
+
+    def loss(self, emb, ctx):
+        out = super().loss(emb, ctx)
+        if ctx.step < 5:
+            return out
+        return LossOutput(out.loss * math.inf, {"infonce": out.logs["infonce"] * math.inf})
+"""
+
+
+def test_a_loss_that_turns_infinite_is_named_at_its_step(
+    plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Said at the logged step it shows (not at the end, naming a temporary folder)."""
+    spec = {**smoke_run(), "method": "toy_inf", "implementation": "toy_inf"}
+    spec["train"] = {**spec["train"], "batch_size": 4, "max_steps": 8, "eval_steps": 8,
+                     "checkpoint_steps": 4, "log_steps": 2}  # fmt: skip
+    args = train_args(tmp_path)
+    args[args.index("--run") + 1] = json.dumps(spec)
+    Path(args[args.index("--corpus") + 1]).write_text(
+        "".join(f"sentence number {i} of a small corpus\n" for i in range(40))
+    )
+    install(plugin_site, "toy-inf", "toy_inf_plugin", INF_LOSS)
+    line = fails(
+        args, capsys, "method 'toy_inf'", "not finite at step 6", "loss inf", "infonce inf"
+    )
+    assert ".tmp" not in line
+    assert not (tmp_path / "out" / "model").exists()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ckpt"]  # resumable state
+
+
+EDITABLE_LOSS = """from negcse.methods.base import LossOutput
+from negcse.methods.simcse import SimCSE
+
+SCALE = 1.0
+
+
+class ToyEdit(SimCSE):
+    name = "toy_edit"
+
+    def loss(self, emb, ctx):
+        out = super().loss(emb, ctx)
+        return LossOutput(out.loss * SCALE, out.logs)
+"""
+
+
+def test_a_loss_edited_between_kill_and_rerun_does_not_resume(
+    plugin_site: Path, tmp_path: Path, splade_tiny: Path, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """An editable install's loss changed after the kill: its code digest differs, so the run
+    starts from scratch, naming it (one loss per model, never two mixed)."""
+    install(plugin_site, "toy-edit", "toy_edit_plugin", EDITABLE_LOSS)
+    module = importlib.import_module("toy_edit_plugin")
+    monkeypatch.delitem(sys.modules, "toy_edit_plugin")
+    method = module.ToyEdit(module.ToyEdit.Params.from_dict({"temperature": 0.05}, "p"), "tiny")
+    monkeypatch.setattr(registry, "build_method", lambda *a, **k: method)
+    ckpt = tmp_path / "ckpt"
+    _tiny_trainer(splade_tiny, ckpt).train()  # killed after step 1: last.pt
+    source = plugin_site / "toy_edit_plugin.py"
+    source.write_text(source.read_text().replace("SCALE = 1.0", "SCALE = 2.0"))
+    caplog.set_level(logging.INFO, "negcse")
+    state = _tiny_trainer(splade_tiny, ckpt).train()
+    assert state.step == 2 and "resumed" not in caplog.text
+    (line,) = [r.getMessage() for r in caplog.records if "not resuming" in r.getMessage()]
+    assert "code.toy_edit_plugin.source_sha256 changed" in line, line
+    assert "starting from scratch" in line
+
+
+@pytest.fixture(scope="module")
+def logged_state(tmp_path_factory: pytest.TempPathFactory, splade_tiny: Path) -> Path:
+    """A run's resumable state after step 2 of 3, its curve holding the loss and the dev score
+    of steps 1 and 2."""
+    ckpt = tmp_path_factory.mktemp("run") / "ckpt"
+    _tiny_trainer(splade_tiny, ckpt, **CURVE_RUN).train()
+    return ckpt
+
+
+CURVE_RUN = {"max_steps": 3, "eval_steps": 1, "log_steps": 1, "checkpoint_steps": 2}
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda curve: curve.clear(), "its curve holds 0 entries where the run wrote 4"),
+        (lambda curve: curve.append({"step": 15, "stsb_dev": 99.0}), "entries beyond its step 2"),
+    ],
+    ids=["emptied", "beyond-the-step"],
+)
+def test_a_curve_that_disagrees_with_the_saved_step_is_not_resumed(
+    logged_state: Path, tmp_path: Path, splade_tiny: Path, caplog: pytest.LogCaptureFixture,
+    change, why: str,
+) -> None:  # fmt: skip
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(logged_state, ckpt)
+    payload = torch.load(ckpt / "last.pt", weights_only=True)
+    assert payload["state"]["step"] == 2 and len(payload["state"]["curve"]) == 4
+    change(payload["state"]["curve"])
+    torch.save(payload, ckpt / "last.pt")
+    caplog.set_level(logging.INFO, "negcse")
+    state = _tiny_trainer(splade_tiny, ckpt, **CURVE_RUN).train()
+    assert "resumed" not in caplog.text
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "(invalid)" in errors[0] and why in errors[0], errors
+    assert [(p["step"], "stsb_dev" in p) for p in state.curve if "seconds" not in p] == [
+        (1, False), (1, True), (2, False), (2, True), (3, False), (3, True)
+    ]  # fmt: skip

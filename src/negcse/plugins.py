@@ -72,6 +72,17 @@ def plugin_entry_points(kind: str) -> tuple[EntryPoint, ...]:
     return _installed()[GROUPS[kind]]
 
 
+def distribution_of(top: str) -> str | None:
+    """``name version`` of the installed distribution declaring a plug-in in the top-level
+    package ``top``; None when no plug-in comes from it."""
+    for eps in _installed().values():
+        for ep in eps:
+            dist = getattr(ep, "dist", None)
+            if dist is not None and ep.module.split(".")[0] == top:
+                return f"{dist.name} {dist.version}"
+    return None
+
+
 def load_plugins(kind: str, register: Callable[[Any], Any]) -> list[str]:
     """Load every entry point of ``kind``: a module is imported, any other object (or each of a
     list or tuple of them) goes to ``register``. Returns the entry points loaded (described)."""
