@@ -6,8 +6,9 @@ generator settings and provenance), the seed, the sha256 of the corpus and of ev
 each guide model (its folder and a digest of its files), the backbone folder's digest, the STS
 protocol of the dev evaluation that selects the best step, the environment's lock and the
 method's code (:func:`method_code`: the distribution and source digest of the method's package
-and of its columns' generators'; ``docs/resume.md`` lists them). :func:`differences` names what changed between two
-fingerprints, one dotted key each (``params.temperature changed 0.05 -> 0.1``).
+and of its columns' generators'; ``docs/reliability.md`` lists them). :func:`differences`
+names what changed between two fingerprints, one dotted key each (``params.temperature changed
+0.05 -> 0.1``).
 """
 
 from __future__ import annotations
