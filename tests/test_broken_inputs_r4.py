@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import transformers  # noqa: F401  (its log handler takes sys.stderr at import: not a test's)
 
 from negcse import cli, plugins
 from negcse.generators import registry as generators
@@ -441,6 +442,7 @@ def test_a_loss_that_turns_infinite_is_named_at_its_step(
     line = fails(
         args, capsys, "method 'toy_inf'", "not finite at step 6", "loss inf", "infonce inf"
     )
+    assert line.startswith("negcse train: error: "), line
     assert ".tmp" not in line
     assert not (tmp_path / "out" / "model").exists()
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ckpt"]  # resumable state

@@ -69,7 +69,7 @@ from negcse.training.columns import check_aligned
 from negcse.training.epoch_data import augment_columns, order_epoch, permutation
 from negcse.training.fingerprint import differences, method_code
 from negcse.training.guides import FrozenGuide, load_guides
-from negcse.training.loss_log import check_finite, log_loss, loss_record
+from negcse.training.loss_log import NonFiniteLoss, check_finite, log_loss, loss_record
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.training.settings import TrainSettings
 from negcse.vectors import EncodeFn
@@ -549,7 +549,11 @@ class Trainer:
             if self.state.step % self.s.log_steps == 0:  # the only host sync of a step
                 record = loss_record(self.state.step, out)
                 log_loss(record)
-                check_finite(record, self.method.name)  # said at the step it shows
+                try:  # said at the step it shows
+                    check_finite(record, self.method.name)
+                except NonFiniteLoss:
+                    bar.close()  # the error on a line of its own
+                    raise
                 self.state.curve.append(record)
                 bar.set_postfix(loss=f"{record['loss']:.4f}")
             done = self.state.step == self.total_steps
