@@ -1,6 +1,8 @@
-"""The broken-input matrix, continued on the surfaces added since: plug-ins, resume, config,
-commands. Each case gives one line naming the file, key or argument and exit status 2 (or, for a
-resumable state, is refused and the run starts from scratch), and leaves no partial output."""
+"""The broken-input matrix on plug-ins, resume, config, verdict inputs and commands: each case
+gives one line naming the file, key or argument, exit status 2 and no partial output. Three kinds
+answer otherwise, as their commands do for any input: a resumable state that cannot resume is
+set aside and the run starts from scratch (one log line); ``negcse doctor`` lists a problem and
+exits 1; a run log with an impossible header date is read without a start time."""
 
 from __future__ import annotations
 
@@ -171,11 +173,12 @@ def test_train_column_cannot_replace_the_corpus(
     ("args", "named"),
     [
         (["status", "--watch", "-5"], "argument --watch: -5 is not above 0"),
+        (["status", "--watch", "nan"], "argument --watch: 'nan' is not a finite number"),
         (["quickstart", "--tiny", "--cores", "-3"], "argument --cores: -3 is below the minimum 1"),
         (["train", "--threads", "-3"], "argument --threads: -3 is below the minimum 1"),
         (["train", "--seed=-1"], "argument --seed: -1 is below the minimum 0"),
     ],
-    ids=["status-watch", "quickstart-cores", "train-threads", "train-seed"],
+    ids=["status-watch", "status-watch-nan", "quickstart-cores", "train-threads", "train-seed"],
 )
 def test_a_negative_count_is_an_argument_error_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], named: str,
