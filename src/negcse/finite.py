@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
@@ -102,6 +103,29 @@ def finite_float(text: str) -> float:
     return value
 
 
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum`` (checked before any work starts)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
+        return value
+
+    return parse
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite float above 0 (seconds, rates)."""
+    value = finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{value:g} is not above 0")
+    return value
+
+
 def is_finite_number(value: Any) -> bool:
     return is_number(value) and math.isfinite(value)
 
@@ -119,11 +143,36 @@ def schema_validator() -> Any:
     return jsonschema.validators.extend(base, type_checker=checker)
 
 
+#: text YAML 1.1 leaves a string though it reads as a number: an exponent without a dot
+#: (``1e-4``; YAML 1.1 needs ``1.0e-4``), a leading zero with 8 or 9 (``08``)
+_NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _yaml11_hint(text: str) -> str:
+    """How to write the number ``text`` so that YAML 1.1 reads a number: a dot in the mantissa
+    and a sign in the exponent (``1.0e-4``, ``1.0e+5``), no leading zero."""
+    mantissa, _, exponent = text.lower().partition("e")
+    if exponent:
+        mantissa = mantissa if "." in mantissa else f"{mantissa}.0"
+        exponent = exponent if exponent[0] in "+-" else f"+{exponent}"
+        fix = f"{mantissa}e{exponent}"
+    else:
+        fix = mantissa.lstrip("0") or "0" if "." not in mantissa else mantissa
+    if fix == text.lower():
+        return "a quoted number is text: write it without quotes"
+    return f"YAML 1.1 reads {text} as text: write {fix}"
+
+
 def schema_message(error: Any) -> str:
-    """A validation error's message, a non-finite number's in this module's words."""
+    """A validation error's message, a non-finite number's in this module's words; a number
+    that YAML 1.1 read as text gets the hint how to write it."""
     value = error.instance
     if error.validator == "type" and isinstance(value, float) and not math.isfinite(value):
         return f"{value!r} is not a finite number"
+    wanted = error.validator_value if error.validator == "type" else ()
+    wanted = {wanted} if isinstance(wanted, str) else set(wanted)
+    if isinstance(value, str) and wanted & {"number", "integer"} and _NUMBER_TEXT.fullmatch(value):
+        return f"{error.message} ({_yaml11_hint(value)})"
     return str(error.message)
 
 

@@ -4,11 +4,11 @@ and what they resolve to."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from negcse.errors import UserError
+from negcse.finite import at_least
 from negcse.io_utils import read_json
 from negcse.lazy import LazyModule
 from negcse.methods.registry import _load_all
@@ -49,21 +49,6 @@ def add_model_arguments(
         help="recorded in the output (e.g. method, backbone, seed)",
     )
     p.add_argument("--threads", type=at_least(1), default=None, help="torch threads")
-
-
-def at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``minimum`` (checked before any work starts)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is below the minimum {minimum}")
-        return value
-
-    return parse
 
 
 def pooler_name(text: str) -> str:

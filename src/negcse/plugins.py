@@ -21,7 +21,10 @@ distribution it comes from.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import sys
 import types
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -69,17 +72,23 @@ def plugin_entry_points(kind: str) -> tuple[EntryPoint, ...]:
     return _installed()[GROUPS[kind]]
 
 
+def distribution_of(top: str) -> str | None:
+    """``name version`` of the installed distribution declaring a plug-in in the top-level
+    package ``top``; None when no plug-in comes from it."""
+    for eps in _installed().values():
+        for ep in eps:
+            dist = getattr(ep, "dist", None)
+            if dist is not None and ep.module.split(".")[0] == top:
+                return f"{dist.name} {dist.version}"
+    return None
+
+
 def load_plugins(kind: str, register: Callable[[Any], Any]) -> list[str]:
     """Load every entry point of ``kind``: a module is imported, any other object (or each of a
     list or tuple of them) goes to ``register``. Returns the entry points loaded (described)."""
     loaded = []
     for ep in plugin_entry_points(kind):
-        try:
-            obj = ep.load()
-        except Exception as exc:
-            raise PluginError(
-                f"plug-in {describe(ep)}: cannot import it ({type(exc).__name__}: {exc})"
-            ) from exc
+        obj = _load(ep)
         try:
             for item in _objects(obj):
                 register(item)
@@ -89,6 +98,26 @@ def load_plugins(kind: str, register: Callable[[Any], Any]) -> list[str]:
         loaded.append(describe(ep))
         logger.debug("loaded %s", describe(ep))
     return loaded
+
+
+def _load(ep: EntryPoint) -> Any:
+    """``ep.load()``; any exception, and a ``SystemExit`` (``sys.exit()`` or an argument parser
+    run at import), is one :class:`PluginError` naming the entry point. What the import writes
+    to stderr (argparse's usage) is held back and its last line quoted when it fails."""
+    held = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(held):
+            obj = ep.load()
+    except (Exception, SystemExit) as exc:
+        said = [line for line in held.getvalue().splitlines() if line.strip()]
+        if isinstance(exc, SystemExit):
+            what = f"it exits at import (SystemExit({exc.code!r})"
+            what += f": {said[-1].strip()})" if said else ")"
+        else:
+            what = f"cannot import it ({type(exc).__name__}: {exc})"
+        raise PluginError(f"plug-in {describe(ep)}: {what}") from exc
+    sys.stderr.write(held.getvalue())
+    return obj
 
 
 def _objects(obj: Any) -> Iterable[Any]:

@@ -54,9 +54,20 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
     points = sorted((p for p in log["curve"] if "stsb_dev" in p), key=lambda p: p["step"])
     if not points:
         raise CurveError(f"{path}: the curve has no 'stsb_dev' entry")
+    logged = sorted((p for p in log["curve"] if "loss" in p), key=lambda p: p["step"])
+    for kind, entries in (("stsb_dev", points), ("loss", logged)):
+        for a, b in itertools.pairwise(entries):
+            if a["step"] == b["step"]:
+                raise CurveError(f"{path}: curve: two '{kind}' entries at step {a['step']}")
     losses: dict[str, list[tuple[int, float]]] = defaultdict(list)
-    for point in sorted((p for p in log["curve"] if "loss" in p), key=lambda p: p["step"]):
-        for name, value in {"loss": point["loss"], **point.get("parts", {})}.items():
+    for point in logged:
+        parts = point.get("parts", {})
+        if not isinstance(parts, dict):
+            raise CurveError(
+                f"{path}: curve, step {point['step']}: 'parts' must be an object of the loss's "
+                f"named parts, got a {type(parts).__name__}"
+            )
+        for name, value in {"loss": point["loss"], **parts}.items():
             losses[name].append(
                 (int(point["step"]), finite(value, f"{path}: curve, step {point['step']}, {name}"))
             )

@@ -177,9 +177,12 @@ def run(args: argparse.Namespace) -> int:
         rows.append(("mirror", "broken"))
         problems.append(str(err))
     cache = cache_root()
-    existing = next((p for p in (cache, *cache.parents) if p.exists()), Path("/"))
+    existing = next((p for p in (cache, *cache.parents) if p.is_dir()), Path("/"))
     free = shutil.disk_usage(existing).free
     used = _gib(_tree_bytes(cache)) if cache.is_dir() else "empty"
+    if cache.exists() and not cache.is_dir():
+        used = "not a folder"
+        problems.append(f"${CACHE_ENV}={cache} is not a folder: point it at one (or unset it)")
     rows.append(("cache", f"{cache} (${CACHE_ENV}): {used}; free disk {_gib(free)}"))
     hub = os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface")
     rows.append(("network", "offline (NEGCSE_OFFLINE / HF_HUB_OFFLINE)" if is_offline() else

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from negcse.errors import UserError
 from negcse.io_utils import atomic_open, read_text
+from negcse.workflow.config import KNOWN_BACKBONES
 from negcse.workflow.fidelity import (
     fill_pages,
     fmt,
@@ -71,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         logger.error("--method: %s not configured in %s", ", ".join(unknown), args.params)
         return 2
+    known = list(dict.fromkeys([*KNOWN_BACKBONES, *config["grid"]["backbones"]]))
+    strange = [b for b in args.backbone or () if b not in known]
+    if strange:  # its settings would be the defaults, compared as if configured
+        raise UserError(
+            f"--backbone: unknown backbone(s) {', '.join(strange)}; known: {', '.join(known)}"
+        )
     found = rows(config, ref, args.method, args.backbone)
     blind = unreferenced(found)
     for r in blind:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from negcse.commands import evaluate as evaluate_command
 from negcse.data.sources import hub_models
 from negcse.errors import UserError
+from negcse.finite import at_least
 from negcse.io_utils import write_json
 from negcse.lazy import LazyModule, torch
 from negcse.workflow.config import resolve_method
@@ -70,7 +71,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tiny", action="store_true", help="smoke size on the CPU (CI): checks the path only"
     )
-    p.add_argument("--cores", type=int, default=None, help="snakemake --cores (default: all)")
+    p.add_argument(
+        "--cores", type=at_least(1), default=None, help="snakemake --cores (default: all)"
+    )
 
 
 def _estimate_minutes(config: dict[str, Any]) -> tuple[float, str] | None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from negcse.errors import UserError
+from negcse.finite import positive_float
 from negcse.lazy import LazyModule
 from negcse.workflow import status as status_lib
 from negcse.workflow.plan.load import profile_configfiles
@@ -60,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--watch",
         nargs="?",
-        type=float,
+        type=positive_float,
         const=30.0,
         metavar="SECONDS",
         help="redraw every SECONDS (default 30) until nothing is left or Ctrl-C",
@@ -158,9 +159,9 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     try:
         jobs, config = build_dag(workdir, configfiles, profile)
     except snakemake_exceptions.WorkflowError as exc:  # a bad config: the workflow's own message
-        raise UserError(
-            str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
-        ) from None
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        # "<files>: invalid config:" and the keys below it, as `snakemake -n` shows them
+        raise UserError(" ".join([*lines[:1], "; ".join(lines[1:])]).strip() or repr(exc)) from None
     finally:
         logging.disable(logging.NOTSET)
     run_path = status_lib.latest_run_log(workdir)

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from negcse import __version__
+from negcse.data.corpus import RESERVED_COLUMNS
 from negcse.data.sources import resolve_model
 from negcse.data.sts import PROTOCOLS
 from negcse.errors import UserError
-from negcse.finite import check_tree
+from negcse.finite import at_least, check_tree
 from negcse.io_utils import check_writable, read_json, read_lines
 from negcse.lazy import LazyModule, torch
 from negcse.lock_record import lock_record
@@ -51,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         help="JSON of the resolved run (negcse.workflow.config.resolve_method) or a path to it",
     )
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--seed", type=at_least(0), required=True)
     p.add_argument("--corpus", required=True, help="prepared corpus, one sentence per line")
     p.add_argument(
         "--column",
@@ -72,7 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output folder (written atomically)")
     p.add_argument("--checkpoint-dir", required=True, help="resumable state (kept until success)")
     p.add_argument("--mirror", default=None)
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--threads", type=at_least(1), default=None)
     p.add_argument(
         "--eval-protocol",
         choices=PROTOCOLS,
@@ -140,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
     columns: dict[str, Column] = {"sentence": read_lines(args.corpus, nonempty=True)}
     sources = {"sentence": args.corpus}
     for name, path in _pairs(args.column, "--column", "NAME=FILE").items():
+        if name in RESERVED_COLUMNS:  # negcse.json records --corpus: it stays what is trained on
+            raise UserError(f"--column {name}=...: '{name}' is the corpus's column (--corpus)")
         columns[name], sources[name] = read_column(path), path
     data = trainer_lib.TrainData(columns, sources)
     named = _pairs(args.guide, "--guide", "NAME=PATH")

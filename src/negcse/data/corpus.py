@@ -18,6 +18,11 @@ from negcse.errors import UserError
 
 logger = logging.getLogger(__name__)
 
+#: the corpus's column in a training's data (each other column is aligned with it)
+CORPUS_COLUMN = "sentence"
+#: column names no generator makes and no ``negcse train --column`` gives: the corpus's
+RESERVED_COLUMNS = frozenset({CORPUS_COLUMN})
+
 
 class CorpusError(UserError, ValueError):
     """A bad corpus line under ``on_bad_line="fail"``; the message names file and line."""

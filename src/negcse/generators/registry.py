@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 import negcse.generators.specs as specs_pkg
+from negcse.data.corpus import RESERVED_COLUMNS
 from negcse.generators.settings import GeneratorSettings, defaults, schema
 from negcse.plugins import load_plugins
 
@@ -118,9 +119,16 @@ SPECS: dict[str, GeneratorSpec] = {}
 
 
 def register(spec: GeneratorSpec) -> GeneratorSpec:
-    """Add ``spec``; a name or column another spec already holds is an error."""
+    """Add ``spec``; a name or column another spec already holds, or a reserved column
+    (:data:`negcse.data.corpus.RESERVED_COLUMNS`), is an error."""
     if not isinstance(spec, GeneratorSpec):
         raise TypeError(f"{spec!r} is not a GeneratorSpec")
+    reserved = sorted(RESERVED_COLUMNS & set(spec.columns))
+    if reserved:
+        raise ValueError(
+            f"generator '{spec.name}' makes column(s) {reserved}, a name the corpus holds "
+            "(the training reads the corpus under it): name its column otherwise"
+        )
     old = SPECS.get(spec.name)
     if old is not None and old != spec:
         raise ValueError(f"generator '{spec.name}' registered twice")

@@ -36,6 +36,7 @@ from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
 from negcse.analysis.verdict_rules import CHECK_WORDS, LEVEL, WORDS, SeedInterval
 from negcse.data.mteb_tasks import HEADLINE
 from negcse.lazy import LazyModule
+from negcse.tables import verdict_inputs
 from negcse.tables.build import Options, Table, TableInputError
 from negcse.tables.claims import (
     DECLARED_MEASURES,
@@ -265,10 +266,12 @@ def read_evaluations(evals: Sequence[str]) -> Evaluations:
     results = []
     for path in evals:
         result = read_result(path)  # checked as a whole: derived numbers agree with records
+        result = verdict_inputs.seeded(result, str(path))  # one whole-number seed
         results.append((str(path), result))
         for kind in measure_kinds(result):
             _read_kind(out, kind, result, path)
     check_comparable(results)  # one STS protocol, one transfer classifier in the table
+    verdict_inputs.check_copies(results)  # no seed a copy of another
     out.sort()
     return out
 

@@ -18,7 +18,7 @@ import os
 import pickle
 import re
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -162,10 +162,11 @@ def _finite_number(value: Any) -> bool:
 
 
 def _check_progress(
-    state: Any, state_fields: set[str], step_of_scheduler: Any, total: int
+    state: Any, state_fields: set[str], step_of_scheduler: Any, total: int, every: CurveSteps
 ) -> str | None:
     """The trainer's progress: a step within the run, a best step at or before it with a finite
-    score (or none yet), a curve of finite numbers, the scheduler at the same step."""
+    score (or none yet), a curve of finite numbers holding what the run logged up to its step
+    (:func:`_check_curve`), the scheduler at the same step."""
     if not isinstance(state, Mapping) or set(state) != state_fields:
         return "the progress record (state) has other keys than the trainer's"
     step, best_step, best = state["step"], state["best_step"], state["best_score"]
@@ -180,8 +181,50 @@ def _check_progress(
         isinstance(p, Mapping) and all(_finite_entry(v) for v in p.values()) for p in curve
     ):
         return "its curve is not a list of finite numbers"
+    why = _check_curve(curve, step, every, best_step, best)
+    if why is not None:
+        return why
     if step_of_scheduler != step:
         return f"its scheduler is at step {step_of_scheduler!r}, its training at {step}"
+    return None
+
+
+@dataclass(frozen=True)
+class CurveSteps:
+    """How often a run logs its loss and scores its dev set (its ``log_steps``, ``eval_steps``)."""
+
+    log: int
+    dev: int
+
+    def expected(self, step: int) -> list[tuple[int, str]]:
+        """(step, kind) of every curve entry a run writes up to ``step``, in order: the loss
+        every ``log`` steps, then the dev score every ``dev`` steps."""
+        out = []
+        for at in range(1, step + 1):
+            out += [(at, "loss")] * (at % self.log == 0) + [(at, "stsb_dev")] * (at % self.dev == 0)
+        return out
+
+
+def _check_curve(
+    curve: list[Mapping[str, Any]], step: int, every: CurveSteps, best_step: int, best: Any
+) -> str | None:
+    """The curve holds exactly the entries the run wrote up to ``step`` (none lost, none beyond
+    it, none twice), and its best dev score is the recorded best at the best step."""
+    kinds = ("stsb_dev", "loss")
+    found = [(p.get("step"), next((k for k in kinds if k in p), "other")) for p in curve]
+    wanted = every.expected(step)
+    if found != wanted:
+        beyond = [at for at, _ in found if not isinstance(at, int) or at > step]
+        if beyond:
+            return f"its curve has entries beyond its step {step} (at {beyond[0]!r})"
+        return (
+            f"its curve holds {len(found)} entries where the run wrote {len(wanted)} up to step "
+            f"{step} (log every {every.log}, dev every {every.dev} steps)"
+        )
+    scores = [(p["stsb_dev"], p["step"]) for p in curve if "stsb_dev" in p]
+    top = max(scores, key=lambda s: s[0], default=None)  # the first of equal scores
+    if (top is not None or best_step >= 0) and (top is None or top != (best, best_step)):
+        return f"its best score {best!r} at step {best_step} is not its curve's best {top!r}"
     return None
 
 
@@ -215,6 +258,7 @@ def resume_problem(
     scaler: Any,
     state_type: type,
     total_steps: int,
+    every: CurveSteps,
 ) -> str | None:
     """Why ``payload`` (a loaded ``last.pt``) cannot resume the run whose model state dict,
     optimizer, scheduler, grad scaler (None: none), progress dataclass and length are given;
@@ -239,7 +283,7 @@ def resume_problem(
         check_weights(payload["model"], model)
         or _check_optimizer(payload["optimizer"], optimizer.state_dict(), params)
         or _check_progress(
-            payload["state"], progress, scheduler_state.get("last_epoch"), total_steps
+            payload["state"], progress, scheduler_state.get("last_epoch"), total_steps, every
         )
         or _check_rng(payload["rng"])
     )

@@ -4,20 +4,29 @@ resumable state (``last.pt``) so that a killed run never resumes under other set
 It holds the resolved run spec (method, implementation, params, train settings, backbone,
 generator settings and provenance), the seed, the sha256 of the corpus and of every column file,
 each guide model (its folder and a digest of its files), the backbone folder's digest, the STS
-protocol of the dev evaluation that selects the best step, and the environment's lock
-(``docs/resume.md`` lists them). :func:`differences` names what changed between two
-fingerprints, one dotted key each (``params.temperature changed 0.05 -> 0.1``).
+protocol of the dev evaluation that selects the best step, the environment's lock and the
+method's code (:func:`method_code`: the distribution and source digest of the method's package
+and of its columns' generators'; ``docs/reliability.md`` lists them). :func:`differences`
+names what changed between two fingerprints, one dotted key each (``params.temperature changed
+0.05 -> 0.1``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from functools import cache
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from negcse.data.corpus import CORPUS_COLUMN
 from negcse.data.sources import folder_digest, sha256_of
+from negcse.generators.registry import producer
 from negcse.lock_record import lock_record
+from negcse.plugins import distribution_of
 
 Fingerprint = dict[str, Any]
 
@@ -49,6 +58,58 @@ def run_fingerprint(
         "lock": lock_record(),
     }
     return json.loads(json.dumps(found))
+
+
+def _sources(top: str) -> Iterable[Path]:
+    """The Python files of the top-level module or package ``top``, sorted."""
+    module = importlib.import_module(top)
+    roots = [Path(p) for p in getattr(module, "__path__", ())]
+    if not roots:  # a single-file module
+        return [Path(module.__file__)] if getattr(module, "__file__", None) else []
+    return sorted(f for root in roots for f in root.rglob("*.py"))
+
+
+@cache  # a scan of the installed distributions (~0.4 s); their versions hold for the process
+def _distribution(top: str) -> str | None:
+    """``name version`` of the installed distribution that holds ``top``: a plug-in's, one
+    named as the package, else the one listing it (a scan of every distribution); None: none."""
+    found = distribution_of(top)
+    if found is not None:
+        return found
+    names = [top, *(metadata.packages_distributions().get(top) or [])]
+    for name in dict.fromkeys(names):
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def package_code(top: str) -> dict[str, str | None]:
+    """What the code of the top-level package ``top`` is: its distribution's name and version
+    and the sha256 of its Python files (their paths and contents): an edited editable install
+    keeps its version but not its digest."""
+    digest = hashlib.sha256()
+    for path in _sources(top):
+        data = path.read_bytes()
+        digest.update(f"{path.name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return {"distribution": _distribution(top), "source_sha256": digest.hexdigest()}
+
+
+def method_code(method: Any) -> dict[str, dict[str, str | None]]:
+    """The code that makes a run's result, by top-level package (:func:`package_code`): the
+    method's (its loss, views and state) and that of the generators of the columns it reads
+    (their files' digests are in ``data`` too)."""
+    tops = {type(method).__module__.split(".")[0]}
+    for column in getattr(method, "columns", ()):
+        if column == CORPUS_COLUMN:
+            continue
+        try:
+            tops.add(producer(column).settings.__module__.split(".")[0])
+        except KeyError:  # a column no generator makes (given by hand)
+            continue
+    return {top: package_code(top) for top in sorted(tops)}
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -9,8 +9,10 @@ step's one host sync; the trainer does it every ``log_steps`` steps only.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
+from negcse.errors import UserError
 from negcse.methods.base import LossOutput
 
 logger = logging.getLogger(__name__)
@@ -21,6 +23,24 @@ def loss_record(step: int, out: LossOutput) -> dict[str, Any]:
     diverging run shows in its log)."""
     parts = {name: float(value) for name, value in out.logs.items()}
     return {"step": step, "loss": float(out.loss.detach()), "parts": parts}
+
+
+class NonFiniteLoss(UserError):
+    """A logged loss (or a part of it) that is NaN or infinite: the run stops where it shows."""
+
+
+def check_finite(record: dict[str, Any], method: str) -> None:
+    """The logged loss and each of its parts is finite, else :class:`NonFiniteLoss` naming the
+    step, the method and every value that is not (a run trained on it would end with no model,
+    or with weights of NaN)."""
+    values = {"loss": record["loss"], **record["parts"]}
+    bad = [f"{name} {value}" for name, value in values.items() if not math.isfinite(value)]
+    if bad:
+        raise NonFiniteLoss(
+            f"method '{method}': the loss is not finite at step {record['step']} "
+            f"({', '.join(bad)}); stopped, no model written (the resumable state holds the last "
+            "checkpoint before it)"
+        )
 
 
 def log_loss(record: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
 from negcse.errors import ModelFilesError
+from negcse.finite import check_tree
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
 from negcse.poolers import Pooler
@@ -56,6 +57,7 @@ from negcse.pretrained import default_device
 from negcse.seed import rng_state, seed_everything, set_rng_state
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.training.checkpoint import (
+    CurveSteps,
     Unloadable,
     best_weights_usable,
     load_checkpoint,
@@ -65,9 +67,9 @@ from negcse.training.checkpoint import (
 )
 from negcse.training.columns import check_aligned
 from negcse.training.epoch_data import augment_columns, order_epoch, permutation
-from negcse.training.fingerprint import differences
+from negcse.training.fingerprint import differences, method_code
 from negcse.training.guides import FrozenGuide, load_guides
-from negcse.training.loss_log import log_loss, loss_record
+from negcse.training.loss_log import NonFiniteLoss, check_finite, log_loss, loss_record
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.training.settings import TrainSettings
 from negcse.vectors import EncodeFn
@@ -213,6 +215,7 @@ class Trainer:
             "params": asdict(method.params),
             "train": settings.to_dict(),
             "seed": seed,
+            "code": method_code(method),
         }
         #: recorded in the resumable state (plain JSON data), compared on resume
         self.fingerprint = json.loads(json.dumps({**own, **(fingerprint or {})}))
@@ -415,6 +418,7 @@ class Trainer:
         why = resume_problem(
             payload, model=self.model.state_dict(), optimizer=optimizer, scheduler=scheduler,
             scaler=scaler, state_type=TrainState, total_steps=self.total_steps,
+            every=CurveSteps(self.s.log_steps, self.s.eval_steps),
         )  # fmt: skip
         if why is not None:
             set_aside(path, Unloadable("invalid", why))
@@ -544,8 +548,13 @@ class Trainer:
                 self.on_step(self.state.step)
             if self.state.step % self.s.log_steps == 0:  # the only host sync of a step
                 record = loss_record(self.state.step, out)
-                self.state.curve.append(record)
                 log_loss(record)
+                try:  # said at the step it shows
+                    check_finite(record, self.method.name)
+                except NonFiniteLoss:
+                    bar.close()  # the error on a line of its own
+                    raise
+                self.state.curve.append(record)
                 bar.set_postfix(loss=f"{record['loss']:.4f}")
             done = self.state.step == self.total_steps
             if self.state.step % self.s.eval_steps == 0 or done:
@@ -564,8 +573,11 @@ class Trainer:
 
     def save(self, out_dir: Path, meta: dict[str, Any]) -> None:
         """Write the best model atomically, then drop the resumable state."""
+        log = {"curve": self.state.curve, "data_stats": self.data_stats, **meta}
+        check_tree(
+            log, str(Path(out_dir) / "train_log.json")
+        )  # named as it would be, not the temporary
         with atomic_dir(out_dir) as tmp:
             self.model.cpu().save(tmp, self.eval_pooler, meta)
-            log = {"curve": self.state.curve, "data_stats": self.data_stats, **meta}
             write_json(tmp / "train_log.json", log)
         shutil.rmtree(self.ckpt_dir, ignore_errors=True)

@@ -311,7 +311,8 @@ def _repeated_keys(node: yaml.Node, where: str, seen: set[int]) -> tuple[str, in
 
 def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
     """No config file writes a key twice in one mapping (YAML loaders, Snakemake's too, keep the
-    last value without a word)."""
+    last value without a word), nor a number YAML 1.1 reads otherwise than it reads
+    (:func:`_yaml11_trap`)."""
     for p in paths:
         root = load_yaml(p, compose=True)
         found = _repeated_keys(root, "", set()) if root is not None else None
@@ -320,6 +321,51 @@ def check_unique_keys(paths: Iterable[str | os.PathLike[str]]) -> None:
             raise ConfigError(
                 f"{p}: key '{key}' written twice (lines {first} and {second}); keep one"
             )
+        trap = _yaml11_trap(root, "", set()) if root is not None else None
+        if trap:
+            raise ConfigError(f"{p}: {trap}")
+
+
+#: integers YAML 1.1 (PyYAML, Snakemake) reads in another base: 010 is 8, 1:30 is 90
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+_SEXAGESIMAL = re.compile(r"[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+")
+
+
+def _yaml11_trap(node: yaml.Node, where: str, seen: set[int]) -> str | None:
+    """The first integer under ``node`` written as YAML 1.1 octal (``010``) or base 60
+    (``1:30``), named by line and key, with what it reads as; a config never means those."""
+    if id(node) in seen:
+        return None
+    seen.add(id(node))
+    if isinstance(node, yaml.ScalarNode):
+        text = str(node.value)
+        if node.tag != "tag:yaml.org,2002:int" or not (
+            _OCTAL.fullmatch(text) or _SEXAGESIMAL.fullmatch(text)
+        ):
+            return None
+        value = yaml.safe_load(text)
+        if _OCTAL.fullmatch(text):
+            decimal = int(text.replace("_", ""), 10)
+            if decimal == value:  # 07: the same number either way
+                return None
+            read, fix = f"the octal number {value}", f"write {decimal} (decimal) or {value}"
+        else:
+            read, fix = f"the base-60 number {value}", f"write {value}, or quote it as text"
+        return f"line {node.start_mark.line + 1}: key '{where}': YAML 1.1 reads {text} as {read}: {fix}"
+    if isinstance(node, yaml.MappingNode):
+        children = [
+            (where if str(k.value) == "<<" else f"{where}.{k.value}" if where else str(k.value), v)
+            for k, v in node.value
+        ]
+    elif isinstance(node, yaml.SequenceNode):
+        children = [(f"{where}[{i}]", item) for i, item in enumerate(node.value)]
+    else:
+        return None
+    for child_where, child in children:
+        found = _yaml11_trap(child, child_where, seen)
+        if found:
+            return found
+    return None
 
 
 def check_config_files(config: dict[str, Any], paths: Iterable[str | os.PathLike[str]]) -> None:
@@ -403,6 +449,11 @@ def _check_config(
                     message = f"methods.{method}.params (backbone {backbone}): {message}"
                 raise ConfigError(f"{source}: {message}") from None
         base = entry.get("baseline")
+        if base == method:
+            raise ConfigError(
+                f"{source}: methods.{method}.baseline names {method} itself; a method is "
+                "compared with another (its paper's baseline), or leave the key out"
+            )
         if base is not None and base not in methods:
             raise ConfigError(
                 f"{source}: methods.{method}.baseline names '{base}', which is not a configured "

@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from negcse.errors import UserError
-from negcse.workflow.dvc_run import profile
+from negcse.workflow.config import load_yaml
+from negcse.workflow.dvc_run import ProfileError, profile
 
 STAGE = "workflow"
 
@@ -37,9 +36,26 @@ def _run(cmd: Sequence[str], cwd: Path, check: bool = True) -> subprocess.Comple
 
 
 def stage(root: Path) -> dict[str, Any]:
-    """dvc.yaml's stage :data:`STAGE`."""
-    with (root / "dvc.yaml").open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh)["stages"][STAGE]
+    """dvc.yaml's stage :data:`STAGE`; one line naming the file when it has none."""
+    path = root / "dvc.yaml"
+    data = load_yaml(path)
+    stages = data.get("stages") if isinstance(data, dict) else None
+    found = stages.get(STAGE) if isinstance(stages, dict) else None
+    if not isinstance(found, dict):
+        raise UserError(
+            f"{path}: no stage 'stages.{STAGE}' (the workflow's, which dvc.lock records)"
+        )
+    return found
+
+
+def chosen_profile(root: Path) -> str:
+    """``workflow.profile`` of ``root``'s params.yaml, checked; every problem one line."""
+    params = root / "params.yaml"
+    load_yaml(params)  # not YAML, not UTF-8: named with the line
+    try:
+        return profile(params)
+    except ProfileError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _paths(entries: Sequence[Any]) -> list[str]:
@@ -56,7 +72,7 @@ def cached_outs(spec: dict[str, Any]) -> list[str]:
 
 
 def check_complete(root: Path) -> None:
-    chosen = profile(root / "params.yaml")
+    chosen = chosen_profile(root)
     out = _run(["snakemake", "--profile", chosen, "-n", "--quiet", "rules"], root)
     text = out.stdout + out.stderr
     if "Nothing to be done" not in text:

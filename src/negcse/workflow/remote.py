@@ -13,6 +13,7 @@ import os
 import posixpath
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dvc.config import NoRemoteError
@@ -68,6 +69,11 @@ def _reason(exc: BaseException, name: str) -> str:
             f"the server refused the login ({text}): check your user name and password "
             f"(`dvc remote modify --local {name} user NAME`, `... password SECRET`)"
         )
+    if isinstance(exc, NotImplementedError):  # fsspec's http file system lists nothing
+        return (
+            f"its file system ({type(exc).__name__} on listing) cannot list a folder, which "
+            "remote-check needs: an http remote is checked by `dvc pull` or `dvc push`"
+        )
     if isinstance(exc, ConnectionRefusedError):
         return f"nothing answers there ({text}): is the server up, the host and port right?"
     if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
@@ -79,6 +85,20 @@ def _reason(exc: BaseException, name: str) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
+def _check_local(repo: Any, remote: Any, where: str) -> None:
+    """A local remote is a folder outside the repository's DVC folder and not the checkout
+    itself: an empty url resolves to .dvc, whose listing would pass for a remote's."""
+    if type(remote.fs).__name__ != "LocalFileSystem":
+        return
+    path = Path(remote.path).resolve()
+    own = Path(repo.dvc_dir).resolve()
+    if path in (Path(repo.root_dir).resolve(), own) or own in path.parents:
+        raise UserError(
+            f"{where}: resolves to this repository's own folder (an empty or relative url in "
+            f".dvc/config?): `dvc remote modify {remote.name} url PATH`"
+        )
+
+
 def check_remote(root: str = ".", name: str | None = None, write: bool = False) -> RemoteStatus:
     """Connect to the remote ``name`` (DVC's default remote when None) and list its top;
     :class:`UserError` with one line naming the remote and the reason when that fails."""
@@ -87,6 +107,7 @@ def check_remote(root: str = ".", name: str | None = None, write: bool = False) 
             remote = repo.cloud.get_remote(name)
             url = remote.fs.unstrip_protocol(remote.path)
             where = f"remote '{remote.name}' ({url})"
+            _check_local(repo, remote, where)
             free = None
             try:
                 try:

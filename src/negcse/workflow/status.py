@@ -68,7 +68,10 @@ def parse_run_log(text: str) -> RunLog:
     log = RunLog()
     date = _DATE.search(text)
     if date:
-        log.start = datetime.strptime(date.group(1), "%Y-%m-%d %H:%M:%S")
+        try:
+            log.start = datetime.strptime(date.group(1), "%Y-%m-%d %H:%M:%S")
+        except ValueError:  # an impossible date (2026-02-30): a log no run wrote; no start
+            log.start = None
     for m in _BLOCK.finditer(text):
         jobid = _field(m.group(2), "jobid")
         if jobid.isdigit():
