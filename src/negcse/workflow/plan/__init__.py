@@ -98,6 +98,8 @@ class Plan:
         self.papers = method_papers(dict(config))
         self.paper_pages = grid_papers(self.methods, self.papers)
         self.method_pages = own_pages(self.methods, self.papers)
+        #: run_spec's answers: every seed's train job asks for its (method, backbone)'s
+        self._run_specs: dict[tuple[str, str], str] = {}
 
     # -- paths and words ------------------------------------------------------------------
 
@@ -170,12 +172,16 @@ class Plan:
 
     def run_spec(self, method: str, backbone: str) -> str:
         """Everything that determines one training run; a change here reruns exactly that run
-        (and, through ``guide_runs``, a changed teacher reruns its students)."""
-        spec = resolve_method(dict(self.config), method, backbone)
-        guides = guide_specs(dict(self.config), method, backbone)
-        if guides:
-            spec["guide_runs"] = guides
-        return json.dumps(spec, sort_keys=True)
+        (and, through ``guide_runs``, a changed teacher reruns its students). Resolved once
+        per (method, backbone): the seeds' jobs share it."""
+        key = (method, backbone)
+        if key not in self._run_specs:
+            spec = resolve_method(dict(self.config), method, backbone)
+            guides = guide_specs(dict(self.config), method, backbone)
+            if guides:
+                spec["guide_runs"] = guides
+            self._run_specs[key] = json.dumps(spec, sort_keys=True)
+        return self._run_specs[key]
 
     def column_args(self, method: str, inputs: Mapping[str, str]) -> str:
         """``--column NAME=FILE`` for each column of the method."""
