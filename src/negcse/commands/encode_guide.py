@@ -6,6 +6,7 @@ import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
+from negcse.commands.train import _pairs, read_spec
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, read_lines
 from negcse.lazy import LazyModule
@@ -81,8 +82,6 @@ def _guides(
 
 
 def run(args: argparse.Namespace) -> int:
-    from negcse.commands.train import _pairs, read_spec
-
     read = [read_spec(r) for r in args.run]
     name, _, model = args.guide.partition("=")
     if not name or not model:
