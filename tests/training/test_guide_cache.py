@@ -177,11 +177,12 @@ def test_encode_guide_command_writes_the_union_of_the_students_texts(
         for m in ("rankcse", "rankcse_san")
     ]
     out = tmp_path / "cache"
-    base = ["encode-guide", "--guide", f"teacher1={guide_model}", "--corpus", str(corpus)]
-    assert main([*base, "--run", runs[0], "--run", runs[1], "--out", str(out)]) == 2  # no SAN file
+    base = ["encode-guide", "--model", str(guide_model), "--corpus", str(corpus)]
+    students = ["--student", "teacher1", runs[0], "--student", "teacher2", runs[1]]
+    assert main([*base, *students, "--out", str(out)]) == 2  # no SAN file
     assert not out.exists()
-    args = [*base, "--column", f"{SAN_COLUMN}={san}", "--out", str(out)]
-    assert main([*args, "--run", runs[0], "--run", runs[1]]) == 0
+    assert main([*base, "--student", "teacher3", runs[0], "--out", str(out)]) == 2
+    assert main([*base, *students, "--column", f"{SAN_COLUMN}={san}", "--out", str(out)]) == 0
     meta = json.loads((out / "guide.json").read_text())
     assert sorted(meta["texts"]) == sorted(
         ["cls_before_pooler.sentence.npy", f"cls_before_pooler.{SAN_COLUMN}.npy"]

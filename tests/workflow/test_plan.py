@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from negcse.cli import main
+from negcse.methods.san import SAN_COLUMN
 from negcse.workflow.plan import SUBJECTS, Plan, expand
 from negcse.workflow.plan.load import profile_configfiles, workflow_config
 
@@ -162,4 +163,37 @@ def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture
     assert main(["estimate", "--costs", "no/such/costs.csv"]) == 2
     assert capsys.readouterr().err.strip() == (
         "negcse estimate: error: no/such/costs.csv: no unit costs (benchmarks/gpu.py writes them)"
+    )
+
+
+def test_students_sharing_a_guide_read_one_cache() -> None:
+    """The smoke grid with guide caches: RankCSE and RankCSE+SAN share teacher1's cache
+    (SimCSE seed 1 on the smoke corpus), which encodes the union of their texts (the sentence;
+    the SAN samples), and RLRD reads the same model as its teacher2: the same folder."""
+    config = workflow_config(REPO, [REPO / "tests/smoke/config.yaml"])
+    config["guide_cache"] = True
+    plan = Plan(config, log=lambda message: None)
+    rank = plan.train_inputs("rankcse", "splade-tiny", "1")
+    san = plan.train_inputs("rankcse_san", "splade-tiny", "1")
+    assert rank["guide_cache_teacher1"] == san["guide_cache_teacher1"]
+    assert rank["guide_cache_teacher1"] != rank["guide_cache_teacher2"]
+    rlrd = plan.train_inputs("rlrd", "splade-tiny", "1")
+    assert rlrd["guide_cache_teacher2"] == rank["guide_cache_teacher1"]
+    assert rlrd["guide_cache_teacher1"] != rank["guide_cache_teacher1"]  # SNCSE's
+    key = rank["guide_cache_teacher1"].removeprefix("results/guides/")
+    inputs = plan.guide_cache_inputs(key)
+    assert inputs["corpus"] == "results/data/corpus/wiki-smoke.txt"
+    assert inputs["guide_model"] == "results/models/simcse/splade-tiny/seed1"
+    assert inputs[SAN_COLUMN] == san[SAN_COLUMN]
+    args = plan.guide_cache_args(key)
+    # rankcse's texts, rankcse_san's (+ SAN) and RLRD's (prompt-wrapped, + SAN for rlrd_san)
+    assert args.count("--student ") == 4
+    assert "--model results/models/simcse/splade-tiny/seed1" in args
+    words = plan.guide_args("rankcse", "splade-tiny", "1").split()
+    assert f"teacher1=results/guides/{key}" in words
+    gcse = plan.train_inputs("gcse", "splade-tiny", "1")
+    assert gcse["guide_cache_evaluation"].startswith("results/guides/")
+    off = Plan(workflow_config(REPO, [REPO / "tests/smoke/config.yaml"]), log=lambda m: None)
+    assert not any(
+        k.startswith("guide_cache") for k in off.train_inputs("rankcse", "splade-tiny", "1")
     )

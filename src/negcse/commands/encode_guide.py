@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from negcse.commands.train import _pairs, read_spec
 from negcse.errors import UserError
@@ -38,15 +38,15 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--run",
+        "--student",
+        nargs=2,
         action="append",
         required=True,
-        help="a student's resolved run (JSON or a path, as negcse train --run); repeatable: "
-        "the union of the students' texts of the guide is encoded",
+        metavar=("GUIDE", "RUN"),
+        help="a student's guide name and its resolved run (JSON or a path, as negcse train "
+        "--run); repeatable: the union of the students' texts of the model is encoded",
     )
-    p.add_argument(
-        "--guide", required=True, metavar="NAME=PATH", help="the guide's name and its model"
-    )
+    p.add_argument("--model", required=True, help="the guide's model (a folder or a name)")
     p.add_argument("--corpus", required=True, help="the students' corpus, one sentence per line")
     p.add_argument(
         "--column", action="append", default=[], metavar="NAME=FILE", help="a text column"
@@ -56,14 +56,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None)
 
 
-def _guides(
-    runs: list[dict[str, Any]], wheres: list[str], name: str
-) -> tuple[list[Guide], TrainSettings]:
-    """The guide ``name`` of each student run, and the first run's settings (all agree on the
+def _guides(students: list[list[str]]) -> tuple[list[Guide], TrainSettings]:
+    """The named guide of each student run, and the first run's settings (all agree on the
     sequence length and precision)."""
     specs: list[Guide] = []
     first: TrainSettings | None = None
-    for spec, where in zip(runs, wheres, strict=True):
+    for name, run in students:
+        spec, where = read_spec(run)
         try:
             settings = TrainSettings.from_dict(spec["train"])
             method = build_method(spec["implementation"], spec["params"], spec["backbone"])
@@ -82,15 +81,12 @@ def _guides(
 
 
 def run(args: argparse.Namespace) -> int:
-    read = [read_spec(r) for r in args.run]
-    name, _, model = args.guide.partition("=")
-    if not name or not model:
-        raise UserError(f"--guide expects NAME=PATH, got '{args.guide}'")
-    specs, settings = _guides([r[0] for r in read], [r[1] for r in read], name)
+    specs, settings = _guides(args.student)
     check_writable(args.out, folder=True)
     device = device_policy.choose().device
     model_lib.torch_threads(args.threads)
-    path = guides_lib.guide_paths(specs[:1], {name: model}, args.mirror)[name]
+    name = specs[0].name
+    path = guides_lib.guide_paths(specs[:1], {name: args.model}, args.mirror)[name]
     columns: dict[str, Column] = {"sentence": read_lines(args.corpus, nonempty=True)}
     for column, file in _pairs(args.column, "--column", "NAME=FILE").items():
         columns[column] = read_column(file)

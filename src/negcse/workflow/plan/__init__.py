@@ -10,6 +10,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
 from negcse.analysis.groups import MethodGroup, method_groups
@@ -38,6 +39,13 @@ from negcse.workflow.guide_config import (
 )
 from negcse.workflow.plan import evaluate
 from negcse.workflow.plan.evaluate import MODEL_DIR, SUBJECTS, Subject, mirror_arg
+from negcse.workflow.plan.guide_cache import (
+    CACHE_DIR,
+    CacheJob,
+    cache_args,
+    cache_inputs,
+    guide_cache_jobs,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +124,7 @@ class Plan:
             "backbone": alternation([*self.backbones, *guide_backbones(dict(self.config))]),
             "seed": r"\d+",
             "corpus": r"[A-Za-z0-9_.-]+",
+            "key": r"[A-Za-z0-9_.-]+",
         }
 
     def run_files(
@@ -153,7 +162,14 @@ class Plan:
             raise KeyError(f"{err.args[0]} (method {method})") from None
 
     def train_inputs(self, method: str, backbone: str, seed: str) -> dict[str, str]:
-        """The corpus, the method's columns and its guide runs (teachers train first)."""
+        """The corpus, the method's columns, its guide runs (teachers train first) and its
+        guides' caches (:mod:`negcse.workflow.plan.guide_cache`)."""
+        inputs = self._run_inputs(method, backbone, seed)
+        caches = self.guide_caches[1].get((method, backbone, seed), {})
+        inputs.update({f"guide_cache_{g}": CACHE_DIR.format(key=k) for g, k in caches.items()})
+        return inputs
+
+    def _run_inputs(self, method: str, backbone: str, seed: str) -> dict[str, str]:
         corpus_column = self.method_class(method).corpus_column
         inputs = {
             "corpus": (
@@ -184,8 +200,27 @@ class Plan:
         )
 
     def guide_args(self, method: str, backbone: str, seed: str) -> str:
-        """`--guide NAME=MODEL` for each guide of the method (teacher folders or released names)."""
-        return guide_args(dict(self.config), method, backbone, seed)
+        """`--guide NAME=MODEL` for each guide of the method (teacher folders or released
+        names) and `--guide-cache NAME=DIR` for each guide read from its cache."""
+        caches = self.guide_caches[1].get((method, backbone, seed), {})
+        cached = [
+            f"--guide-cache {quoted([f'{g}=' + CACHE_DIR.format(key=k)])}"
+            for g, k in sorted(caches.items())
+        ]
+        return " ".join([guide_args(dict(self.config), method, backbone, seed), *cached])
+
+    @cached_property
+    def guide_caches(
+        self,
+    ) -> tuple[dict[str, CacheJob], dict[tuple[str, str, str], dict[str, str]]]:
+        """The ``encode_guide`` jobs by key, and each student's guide -> key."""
+        return guide_cache_jobs(self.config, self._run_inputs, self.run_spec)
+
+    def guide_cache_inputs(self, key: str) -> dict[str, str]:
+        return cache_inputs(self.guide_caches[0][key])
+
+    def guide_cache_args(self, key: str) -> str:
+        return cache_args(self.guide_caches[0][key])
 
     def prefetch_models(self) -> str:
         """Every model the config names: backbones, and the models of the generators (their
@@ -357,9 +392,7 @@ class Plan:
         """The figures of the groups holding one of ``methods`` as a member, not only as the
         group's baseline (SimCSE heads every family's group: its page shows its own)."""
         groups = [
-            g.name
-            for g in self.figure_groups.values()
-            if methods & (set(g.methods) - {g.baseline})
+            g.name for g in self.figure_groups.values() if methods & (set(g.methods) - {g.baseline})
         ]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
