@@ -19,6 +19,7 @@ from negcse.workflow.gpu_estimate import (
     mteb_jobs,
     run_options,
 )
+from negcse.workflow.plan import Plan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -148,6 +149,7 @@ def test_teachers_forward_passes_are_added_to_the_students_step(costs) -> None:
     two frozen teachers that each encode the sentence once (forward only: a third of a trained
     view): DiffCSE-BERT-base (size 1) and SimCSE-BERT-large (size LARGE_FACTOR)."""
     config = _config(["rankcse"])
+    config["guide_cache"] = False  # each step runs the teachers
     config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
     train = config["methods"]["rankcse"]["train"]
     assert (train["batch_size"], train.get("epochs", 1)) == (128, 1)
@@ -158,6 +160,37 @@ def test_teachers_forward_passes_are_added_to_the_students_step(costs) -> None:
     rows = estimate(config, costs, {})
     assert rows[0].train_h == pytest.approx((steps * step + 0.1) / 3600)
     assert rows[0].derived == {"simcse's step + guide forwards"}
+    assert "guide encodings" not in {r.name for r in rows}
+
+
+def test_cached_teachers_are_encoded_once_and_the_students_step_has_no_forwards(costs) -> None:
+    """The same RankCSE runs with guide caches (the default), at two seeds, beside RankCSE+SAN:
+    each student's step is SimCSE's (SimCSE+SAN's) alone; the caches are DiffCSE's (released:
+    the sentence and the SAN samples; one per seed, as each seed has its own SAN samples) and
+    each seed's SimCSE-BERT-large and SimCSE+SAN-BERT-large teacher (the sentence; + the SAN
+    samples for the latter): 6 jobs of 6,400 rows per text at the fp16 dev evaluation's
+    per-sentence rate (0.1 s / 3,000)."""
+    config = _config(["rankcse", "rankcse_san"])
+    config["grid"]["backbones"] = ["bert-base-uncased"]
+    plan = Plan(config, log=lambda note: None)
+    jobs = list(plan.guide_caches[0].values())
+    rows = {r.name: r for r in estimate(config, costs, {}, guide_caches=jobs)}
+    steps = 6400 // 128
+    assert rows["rankcse"].train_h == pytest.approx(2 * (steps * 0.02 * 2 + 0.1) / 3600)
+    assert rows["rankcse"].derived == {"simcse's step; guides read from their cache"}
+    large = "results/models/{}/bert-large-uncased/seed{}"
+    assert sorted((j.model, len(j.texts)) for j in jobs) == [
+        (large.format("simcse", 1), 1),
+        (large.format("simcse", 2), 1),
+        (large.format("simcse_san", 1), 2),
+        (large.format("simcse_san", 2), 2),
+        ("voidism/diffcse-bert-base-uncased-sts", 2),
+        ("voidism/diffcse-bert-base-uncased-sts", 2),
+    ]
+    per_text = 0.1 / 3000 * 6400 / 3600
+    want = per_text * (2 * 2 + 2 * LARGE_FACTOR + 2 * 2 * LARGE_FACTOR)
+    assert rows["guide encodings"].jobs == 6
+    assert rows["guide encodings"].train_h == pytest.approx(want)
 
 
 def test_corpus_sizes_come_from_the_config_and_registered_line_counts() -> None:
@@ -179,6 +212,7 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     triplets at batch 128 (8 steps each: 16), the synthesis runs once (3 prompts per source at
     the derived 2 s), the denoising once per stage-1 model; files in results/ change nothing."""
     config = _config(["gcse"])
+    config["guide_cache"] = False  # the stage-1 guide runs at every step
     config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
     config["generators"]["gcse"].update(max_sources=1000, mode="paper")
     monkeypatch.chdir(tmp_path)

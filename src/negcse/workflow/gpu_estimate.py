@@ -33,6 +33,7 @@ from negcse.methods.registry import build_method, method_class
 from negcse.workflow.config import method_corpus, method_seeds, released_models, resolve_method
 from negcse.workflow.guide_config import guide_entries
 from negcse.workflow.plan import SUBJECTS, Plan
+from negcse.workflow.plan.guide_cache import CacheJob
 
 #: the unit costs benchmarks/gpu.py writes, relative to the checkout
 COSTS_FILE = "benchmarks/gpu_costs.csv"
@@ -348,13 +349,46 @@ def run_seconds(
         row.unpriced = True
         step_s = 0.0
     elif not costs.measured_step(implementation):
-        guides_s = guide_seconds(config, method, spec, backbone, step_s)
+        cached = guides_cached(config)
+        guides_s = 0.0 if cached else guide_seconds(config, method, spec, backbone, step_s)
         if guides_s:
             step_s += guides_s
             if implementation in SAME_COST:
                 row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
+        elif (
+            cached
+            and implementation in SAME_COST
+            and build_method(implementation, spec.get("params") or {}, backbone).guides()
+        ):
+            row.derived.add(f"{SAME_COST[implementation]}'s step; guides read from their cache")
     dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
     return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
+
+
+def guides_cached(config: Mapping[str, Any]) -> bool:
+    """Whether the students read their frozen guides from caches (``guide_cache``)."""
+    return bool(config.get("guide_cache", True))
+
+
+def guide_cache_row(
+    config: Mapping[str, Any], costs: Costs, jobs: Iterable[CacheJob]
+) -> Row | None:
+    """The ``encode_guide`` jobs: each text of each cache over its students' corpus, once, at
+    the STS-B dev evaluation's per-sentence rate (forward only, no gradient) at the students'
+    precision, scaled by the guide model's size."""
+    row = Row("guide encodings", derived={"dev evaluation per sentence"})
+    for job in jobs:
+        method, backbone, name = job.student
+        t = resolve_method(dict(config), method, backbone)["train"]
+        precision = "fp16" if t["precision"] == "auto" else t["precision"]
+        per_sentence = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
+        entry = guide_entries(dict(config), method, backbone).get(name) or {}
+        sentences = training_sentences(config, method) * len(job.texts)
+        row.jobs += 1
+        row.train_h += (
+            per_sentence / DEV_SENTENCES * sentences * _guide_factor(entry, backbone) / 3600
+        )
+    return row if row.jobs else None
 
 
 def estimate(
@@ -363,13 +397,15 @@ def estimate(
     generator_outputs: Mapping[str, int],
     mteb_jobs: Iterable[tuple[str, str]] = (),
     jobs_per_gpu: int = 1,
+    guide_caches: Iterable[CacheJob] = (),
 ) -> list[Row]:
     """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
     synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
     backbone) per job); GPU hours on the benchmarked GPU. A training step is priced at the
     measured rate of the compile setting it runs with on CUDA where that was measured, else at
     the eager rate; eager steps of ``jobs_per_gpu`` runs sharing a GPU at the measured
-    aggregate rate (``Costs.jobs_speedup``)."""
+    aggregate rate (``Costs.jobs_speedup``). With ``guide_cache`` on, a student's step has no
+    guide forwards and ``guide_caches`` (the plan's ``encode_guide`` jobs) are one row."""
     share = costs.jobs_speedup(jobs_per_gpu)
     grid = config["grid"]
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
@@ -413,6 +449,9 @@ def estimate(
         gen.train_h = (per or 0.0) * corpus_sentences * outputs / 3600
         rows.append(gen)
     rows.extend(_gcse_rows(config, costs))
+    guides = guide_cache_row(config, costs, guide_caches) if guides_cached(config) else None
+    if guides is not None:
+        rows.append(guides)
     return rows
 
 
@@ -549,12 +588,13 @@ def grid_table(
         gpu_generators(plan.config, plan.column_paths()),
         mteb_jobs(plan.mteb_files(), plan.backbones),
         jobs_per_gpu,
+        plan.guide_caches[0].values(),
     )
     return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source, jobs_per_gpu)
 
 
-#: the rule of a generator row whose name is its cost's, not its rule's
-ROW_RULES = {"gcse_synthesis": "gcse_synthesize"}
+#: the rule of a row whose name is not its rule's
+ROW_RULES = {"gcse_synthesis": "gcse_synthesize", "guide encodings": "encode_guide"}
 
 
 def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[Any], float]:
@@ -568,11 +608,12 @@ def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[
         costs,
         gpu_generators(plan.config, plan.column_paths()),
         mteb_jobs(plan.mteb_files(), plan.backbones),
+        guide_caches=plan.guide_caches[0].values(),
     )
     per_output = {
         ROW_RULES.get(name, name): r.total_h * 3600 / r.jobs
         for r in rows
-        if r.jobs and (name := r.name.removeprefix("generator: ")) != r.name
+        if r.jobs and ((name := r.name.removeprefix("generator: ")) != r.name or name in ROW_RULES)
     }
     evaluations = {subject.rule for subject in SUBJECTS}
     runs: dict[tuple[str, str], float] = {}

@@ -36,6 +36,10 @@ class CacheJob:
     model_run: str | None
     corpus: str
     columns: dict[str, str]
+    #: its first student (method, backbone, guide name): the rows and the model's size
+    student: tuple[str, str, str]
+    #: every text it encodes: (pooler, column, prompt, token type)
+    texts: set[tuple[str, str, str | None, int]] = field(default_factory=set)
     #: one student's (guide name, run spec JSON) per distinct set of texts
     runs: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict)
 
@@ -81,8 +85,17 @@ def guide_cache_jobs(
                 key = f"{key}-{hashlib.sha1(json.dumps(ident).encode()).hexdigest()[:6]}"
                 job = jobs.get(key)
             if job is None:
-                job = jobs[key] = CacheJob(key, model, runs.get(guide.name), inputs["corpus"], {})
+                job = jobs[key] = CacheJob(
+                    key,
+                    model,
+                    runs.get(guide.name),
+                    inputs["corpus"],
+                    {},
+                    (method, backbone, guide.name),
+                )
             job.columns.update(columns)
+            types = dict(guide.token_types)
+            job.texts.update((guide.pooler, c, p, types.get(k, 0)) for k, c, p in guide.encoded())
             texts = (*sorted(k for k, _, _ in guide.encoded()), guide.pooler)
             job.runs.setdefault(texts, (guide.name, run_spec(method, backbone)))
             students.setdefault((method, backbone, seed), {})[guide.name] = key
