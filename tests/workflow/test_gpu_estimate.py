@@ -36,6 +36,7 @@ mteb_job,reranking,fp32,,,100,Test GPU,derived from dev_eval
 mteb_job,classification,fp32,,,200,Test GPU,derived from dev_eval
 generator_sentence,san_negatives,,,,0.001,Test GPU
 generator_sentence,gcse_synthesis,bf16,,,2.0,Test GPU,derived from paraphrase
+generator_sentence,gcse_synthesis_vllm,bf16,,,0.5,Test GPU,derived from a published rate
 """
 
 
@@ -214,7 +215,7 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     config = _config(["gcse"])
     config["guide_cache"] = False  # the stage-1 guide runs at every step
     config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
-    config["generators"]["gcse"].update(max_sources=1000, mode="paper")
+    config["generators"]["gcse"].update(max_sources=1000, mode="paper", backend="transformers")
     monkeypatch.chdir(tmp_path)
     before = estimate(config, costs, {})
     corpus = tmp_path / "results/data/corpus"
@@ -238,8 +239,17 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     config["generators"]["gcse"]["mode"] = "released"
     released = {r.name: r for r in estimate(config, costs, {})}
     assert released["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 * 4 / 3 / 3600)
+    # vLLM (the default backend): its own row at its own cost (0.5 s per 3 prompts), labelled
+    config["generators"]["gcse"]["backend"] = "vllm"
+    vllm = {r.name: r for r in estimate(config, costs, {})}
+    assert "generator: gcse_synthesis" not in vllm
+    assert vllm["generator: gcse_synthesis_vllm"].train_h == pytest.approx(
+        1000 * 0.5 * 4 / 3 / 3600
+    )
+    assert vllm["generator: gcse_synthesis_vllm"].derived == {"a published vLLM tokens/s"}
     config["generators"]["gcse"].update(positives=0, negatives=0)
-    assert "generator: gcse_synthesis" not in {r.name for r in estimate(config, costs, {})}
+    names = {r.name for r in estimate(config, costs, {})}
+    assert not any(n.startswith("generator: gcse_synthesis") for n in names)
     # denoising: the 1,000 sources and their 2 candidates at the fp32 dev rate (0.3 s / 3,000)
     assert by["generator: gcse_denoise"].train_h == pytest.approx(3000 * 0.3 / 3000 / 3600)
 

@@ -73,8 +73,15 @@ GENERAL_PER_DOMAIN = 3
 #: LLM prompts per source before the positive / negative ones: the paper's one extraction
 #: prompt, the released pipeline's two (negcse.gcse.pipeline)
 EXTRACTION_PROMPTS = {"paper": 1, "released": 2}
-#: prompts per source behind the derived gcse_synthesis row (paper mode, one of each)
+#: prompts per source behind the derived gcse_synthesis rows (paper mode, one of each)
 SYNTHESIS_ROW_PROMPTS = 3
+#: the cost row of GCSE's synthesis per backend that runs on the grid's GPUs (openai: elsewhere)
+SYNTHESIS_COSTS = {"transformers": "gcse_synthesis", "vllm": "gcse_synthesis_vllm"}
+#: what a derived synthesis row is derived from (the table's note)
+SYNTHESIS_DERIVATION = {
+    "gcse_synthesis": "PEGASUS x decoder FLOPs",
+    "gcse_synthesis_vllm": "a published vLLM tokens/s",
+}
 
 
 def backbone_factor(backbone: str) -> float:
@@ -457,12 +464,14 @@ def estimate(
 
 def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
     """GCSE's LLM synthesis (one job per corpus and synthesis settings, over its sources, at
-    the per-source cost scaled by its prompts per source: extraction + positives + negatives,
-    none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here) and its
+    its backend's per-source cost scaled by its prompts per source: extraction + positives +
+    negatives, none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here;
+    a row per backend, :data:`SYNTHESIS_COSTS`) and its
     denoising (per stage-1 model:
     the sources and their candidates encoded once, at the dev evaluation's per-sentence rate)."""
     grid = config["grid"]
-    synth: dict[tuple[str, str], float] = {}  # (corpus, synthesis id) -> source-prompts / 3
+    #: (corpus, synthesis id) -> (backend, source-prompts / 3)
+    synth: dict[tuple[str, str], tuple[str, float]] = {}
     denoise: dict[tuple[str, str, str, int], int] = {}
     for method in grid["methods"]:
         if config["methods"][method]["implementation"] != "gcse":
@@ -471,20 +480,26 @@ def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
         corpus = method_corpus(dict(config), method)
         sources = training_sentences(config, method)
         prompts = s["positives"] + s["negatives"]
-        if prompts and s["backend"] == "transformers":
+        if prompts and s["backend"] in SYNTHESIS_COSTS:
             prompts += EXTRACTION_PROMPTS[s["mode"]]
-            synth[(corpus, synthesis_id(s))] = sources * prompts / SYNTHESIS_ROW_PROMPTS
+            synth[(corpus, synthesis_id(s))] = (
+                s["backend"],
+                sources * prompts / SYNTHESIS_ROW_PROMPTS,
+            )
         texts = sources * (1 + s["positives"] + s["negatives"])
         for backbone in grid["backbones"]:
             for seed in method_seeds(dict(config), method, backbone):
                 denoise[(corpus, triplets_id(s), backbone, seed)] = texts
     rows = []
-    if synth:
-        per = costs.generator.get("gcse_synthesis")
-        row = Row("generator: gcse_synthesis", jobs=len(synth), unpriced=per is None)
-        row.train_h = (per or 0.0) * sum(synth.values()) / 3600
-        if ("generator_sentence", "gcse_synthesis") in costs.derived:
-            row.derived.add("PEGASUS x decoder FLOPs")
+    for backend, name in SYNTHESIS_COSTS.items():
+        units = [n for b, n in synth.values() if b == backend]
+        if not units:
+            continue
+        per = costs.generator.get(name)
+        row = Row(f"generator: {name}", jobs=len(units), unpriced=per is None)
+        row.train_h = (per or 0.0) * sum(units) / 3600
+        if ("generator_sentence", name) in costs.derived:
+            row.derived.add(SYNTHESIS_DERIVATION[name])
         rows.append(row)
     if denoise:
         per_sentence = costs.dev_eval.get("fp32", 0.0) / DEV_SENTENCES
@@ -594,7 +609,11 @@ def grid_table(
 
 
 #: the rule of a row whose name is not its rule's
-ROW_RULES = {"gcse_synthesis": "gcse_synthesize", "guide encodings": "encode_guide"}
+ROW_RULES = {
+    "gcse_synthesis": "gcse_synthesize",
+    "gcse_synthesis_vllm": "gcse_synthesize",
+    "guide encodings": "encode_guide",
+}
 
 
 def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[Any], float]:
