@@ -3,6 +3,7 @@ shipped grid configs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,13 @@ def test_cached_teachers_are_encoded_once_and_the_students_step_has_no_forwards(
         ("voidism/diffcse-bert-base-uncased-sts", 2),
         ("voidism/diffcse-bert-base-uncased-sts", 2),
     ]
+    # a measured step of RankCSE compiled as compile: auto runs it, its teachers cached
+    # (benchmarks/gpu.py's guide_cache cases), prices it: measured, not derived from SimCSE's
+    measured = costs.compiled | {("rankcse", "fp16", f"{AUTO_OPTIONS}+guide_cache"): (0.03, 64)}
+    rows2 = estimate(config, replace(costs, compiled=measured), {}, guide_caches=jobs)
+    rank = next(r for r in rows2 if r.name == "rankcse")
+    assert rank.train_h == pytest.approx(2 * (steps * 0.03 * 2 + 0.1) / 3600)
+    assert rank.derived == set() and rank.compiled
     per_text = 0.1 / 3000 * 6400 / 3600
     want = per_text * (2 * 2 + 2 * LARGE_FACTOR + 2 * 2 * LARGE_FACTOR)
     assert rows["guide encodings"].jobs == 6

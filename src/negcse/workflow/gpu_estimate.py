@@ -343,6 +343,11 @@ def run_seconds(
     if t.get("max_steps"):
         steps = min(steps, t["max_steps"])
     implementation = spec["implementation"]
+    cached_s = _cached_guides_step(config, costs, spec, precision)
+    if cached_s is not None:  # measured with its guides read from their cache
+        row.compiled |= bool(run_options(t))
+        dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
+        return steps * cached_s + (steps // t["eval_steps"] + 1) * dev_s
     step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], run_options(t))
     row.compiled |= step_s is not None
     if step_s is None:
@@ -370,6 +375,24 @@ def run_seconds(
             row.derived.add(f"{SAME_COST[implementation]}'s step; guides read from their cache")
     dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
     return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
+
+
+#: the options-column mark of a step measured with its guides read from their cache
+GUIDE_CACHE_OPTION = "guide_cache"
+
+
+def _cached_guides_step(
+    config: Mapping[str, Any], costs: Costs, spec: Mapping[str, Any], precision: str
+) -> float | None:
+    """A guided method's measured step with its guides read from their cache (a train_step
+    row of its own implementation whose options end in ``guide_cache``), where the workflow
+    caches them; batch scales; None where not measured."""
+    if not guides_cached(config):
+        return None
+    t = spec["train"]
+    options = "+".join(o for o in (run_options(t), GUIDE_CACHE_OPTION) if o)
+    got = costs.compiled.get((spec["implementation"], precision, options))
+    return None if got is None else got[0] * t["batch_size"] / got[1]
 
 
 def guides_cached(config: Mapping[str, Any]) -> bool:
