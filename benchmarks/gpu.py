@@ -659,6 +659,8 @@ class Results:
     llm: list[dict[str, Any]] = field(default_factory=list)
     aggregate: list[dict[str, Any]] = field(default_factory=list)
     warm: list[dict[str, Any]] = field(default_factory=list)
+    #: benchmarks/vllm_synthesis.py's rows (vLLM's tokens/s on the synthesis prompts)
+    vllm: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, row: dict[str, Any]) -> None:
         """A printed JSON row, by its kind (rows of older logs have none: by their keys)."""
@@ -673,6 +675,7 @@ class Results:
             "llm": self.llm,
             "aggregate": self.aggregate,
             "warm": self.warm,
+            "vllm": self.vllm,
         }[kind].append(row)
 
 
@@ -904,6 +907,15 @@ def render(
                 f"{synthesis[0]:.2f} s ({synthesis[1]}); wiki1m's million sources: "
                 f"{synthesis[0] * WIKI1M / 3600:.0f} h.",
             ]
+    for r in res.vllm:
+        weights = "random weights" if r["dummy"] else "its weights"
+        lines += [
+            "",
+            f"GCSE's synthesis prompts through the vLLM backend (`benchmarks/vllm_synthesis.py`, "
+            f"vLLM {r['vllm']}): {r['model']} ({r['params'] / 1e9:.2f}e9 parameters, {weights}, "
+            f"bf16), {r['prompts']} prompts x {r['new_tokens']} forced tokens in one call: "
+            f"{r['tokens_per_s']:,.0f} new tokens/s.",
+        ]
     if res.aggregate:
         lines += [
             "",
