@@ -12,6 +12,7 @@ import pytest
 
 from negcse.cli import main
 from negcse.methods.san import SAN_COLUMN
+from negcse.workflow.config import method_seeds
 from negcse.workflow.plan import SUBJECTS, Plan, expand
 from negcse.workflow.plan.load import profile_configfiles, workflow_config
 
@@ -197,3 +198,22 @@ def test_students_sharing_a_guide_read_one_cache() -> None:
     assert not any(
         k.startswith("guide_cache") for k in off.train_inputs("rankcse", "splade-tiny", "1")
     )
+
+
+def test_mteb_runs_only_for_the_rows_a_table_shows() -> None:
+    """The paper grid's MTEB jobs: reranking for SimCSE and GCSE on the four backbones (GCSE
+    Table 6 prints both), classification for the eight BERT-base methods of SAN Table 4 (its
+    claims and published rows), each at every seed of its run; no other method or backbone."""
+    config = workflow_config(REPO, profile_configfiles(REPO / "profiles/local"))
+    plan = Plan(config, log=lambda message: None)
+    backbones = ["bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"]
+    want = {("reranking", m, b) for m in ("simcse", "gcse") for b in backbones}
+    table4 = ["simcse", "simcse_san", "sncse", "sncse_san", "rankcse", "rankcse_san"]
+    want |= {("classification", m, "bert-base-uncased") for m in [*table4, "rlrd", "rlrd_san"]}
+    files = plan.mteb_files()
+    got = {(f.split("/")[3], f.split("/")[4], "/".join(f.split("/")[5:-1])) for f in files}
+    assert got == want
+    seeds = {(m, b): len(method_seeds(config, m, b)) for _, m, b in want}
+    assert len(files) == sum(seeds[(m, b)] for _, m, b in want)
+    verdict_mteb = [f for f in plan.table_inputs("verdicts") if "/mteb/" in f]
+    assert set(verdict_mteb) == set(files)

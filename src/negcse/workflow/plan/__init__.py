@@ -17,6 +17,8 @@ from negcse.analysis.groups import MethodGroup, method_groups
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
+from negcse.tables.claims import load_claims
+from negcse.tables.published import published_mteb_avg
 from negcse.tables.reports import grid_papers, own_pages
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
@@ -330,6 +332,7 @@ class Plan:
         for pattern, setting in spec.also:
             if setting is None or self.config["evaluation"][setting]:
                 files += self.run_files(pattern, backbones)
+        files = [f for f in files if self._mteb_shown(f)]
         if spec.untrained and self.config["evaluation"]["baseline"]:
             files += expand(spec.untrained, backbone=backbones)
         if spec.released:
@@ -339,6 +342,33 @@ class Plan:
                 if backbone in backbones
             ]
         return files
+
+    @cached_property
+    def mteb_rows(self) -> set[tuple[str, str, str]]:
+        """(group, method, backbone) whose MTEB results a table shows: a method with a
+        published average of the group on that backbone (GCSE Table 6, SAN Table 4), and both
+        sides of a claim on the group's average (resources/claims.csv)."""
+        rows = {
+            (group, method, backbone)
+            for group in MTEB_GROUPS
+            for method in self.methods
+            for backbone in self.backbones
+            if published_mteb_avg(method, backbone, group) is not None
+        }
+        for claim in load_claims():
+            group = claim.measure.removeprefix("mteb_")
+            if group != claim.measure:
+                rows |= {(group, m, claim.backbone) for m in (claim.method, claim.baseline)}
+        return rows
+
+    def _mteb_shown(self, path: str) -> bool:
+        """False for an MTEB result (``results/eval/mteb/<group>/<method>/<backbone>/...``)
+        that no table shows (:attr:`mteb_rows`): it is not planned."""
+        parts = path.split("/")
+        if parts[:3] != ["results", "eval", "mteb"]:
+            return True
+        group, method, backbone = parts[3], parts[4], "/".join(parts[5:-1])
+        return (group, method, backbone) in self.mteb_rows
 
     def scale_args(self) -> str:
         """``--scale-note`` with a reduced-scale grid's first line of every table and page
