@@ -359,3 +359,21 @@ def test_each_jobs_modelled_seconds_are_its_share_of_the_estimate(tmp_path: Path
     # SAN's negatives: one file per seed for the grid's 2 seeds, 0.001 s a sentence of 6,400
     assert seconds(job("san_negatives", corpus="wiki")) == pytest.approx(0.001 * 6400)
     assert seconds(job("table", table="sts")) == 0.0
+
+
+def test_an_encode_guide_job_is_priced_as_its_rows_average(tmp_path: Path) -> None:
+    """`negcse status` prices a guide-cache job as the guide-encodings row over its jobs
+    (RankCSE on BERT-base at one seed: DiffCSE's and the seed's SimCSE-BERT-large teacher, the
+    sentence each: 6,400 x (1 + LARGE_FACTOR) at the fp16 dev evaluation's rate, two jobs)."""
+    from types import SimpleNamespace
+
+    from negcse.workflow.gpu_estimate import job_seconds
+    from negcse.workflow.plan.load import with_defaults
+
+    path = tmp_path / "costs.csv"
+    path.write_text(COSTS)
+    config = with_defaults(_config(["rankcse"]))
+    config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
+    seconds = job_seconds(config, path)
+    job = SimpleNamespace(rule="encode_guide", wildcards={"key": "any"})
+    assert seconds(job) == pytest.approx(0.1 / 3000 * 6400 * (1 + LARGE_FACTOR) / 2)
