@@ -216,7 +216,7 @@ class Plan:
         self,
     ) -> tuple[dict[str, CacheJob], dict[tuple[str, str, str], dict[str, str]]]:
         """The ``encode_guide`` jobs by key, and each student's guide -> key."""
-        return guide_cache_jobs(self.config, self._run_inputs, self.run_spec)
+        return guide_cache_jobs(self.config, self._run_inputs)
 
     def guide_cache_inputs(self, key: str) -> dict[str, str]:
         return cache_inputs(self.guide_caches[0][key])

@@ -50,10 +50,18 @@ def _slug(model: str) -> str:
     )
 
 
+#: what ``negcse encode-guide --student`` reads of a student's run (its guides' texts, length
+#: and precision): the rest (its guide runs, generators) would rerun the cache for nothing
+STUDENT_KEYS = ("method", "implementation", "backbone", "params", "train")
+
+
+def student_spec(spec: Mapping[str, Any]) -> str:
+    return json.dumps({k: spec[k] for k in STUDENT_KEYS}, sort_keys=True)
+
+
 def guide_cache_jobs(
     config: Mapping[str, Any],
     train_inputs: Callable[[str, str, str], dict[str, str]],
-    run_spec: Callable[[str, str], str],
 ) -> tuple[dict[str, CacheJob], dict[tuple[str, str, str], dict[str, str]]]:
     """The cache jobs by key, and each student's (method, backbone, seed) guide -> key."""
     jobs: dict[str, CacheJob] = {}
@@ -97,7 +105,7 @@ def guide_cache_jobs(
             types = dict(guide.token_types)
             job.texts.update((guide.pooler, c, p, types.get(k, 0)) for k, c, p in guide.encoded())
             texts = (*sorted(k for k, _, _ in guide.encoded()), guide.pooler)
-            job.runs.setdefault(texts, (guide.name, run_spec(method, backbone)))
+            job.runs.setdefault(texts, (guide.name, student_spec(spec)))
             students.setdefault((method, backbone, seed), {})[guide.name] = key
     return jobs, students
 
