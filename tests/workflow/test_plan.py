@@ -217,3 +217,21 @@ def test_mteb_runs_only_for_the_rows_a_table_shows() -> None:
     assert len(files) == sum(seeds[(m, b)] for _, m, b in want)
     verdict_mteb = [f for f in plan.table_inputs("verdicts") if "/mteb/" in f]
     assert set(verdict_mteb) == set(files)
+
+
+def test_a_guide_reading_a_column_rewritten_every_epoch_gets_no_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Were GCSE stage 2 to rewrite its sentences every epoch (as stage 1 does), its frozen
+    guide's encodings would change each epoch: no cache is planned for it (the trainer would
+    refuse one), RankCSE's teachers keep theirs."""
+    from negcse.methods.gcse import GCSE
+
+    monkeypatch.setattr(GCSE, "augmentations", lambda self: {"sentence": lambda t, r: t})
+    config = workflow_config(REPO, [REPO / "tests/smoke/config.yaml"])
+    config["guide_cache"] = True
+    plan = Plan(config, log=lambda message: None)
+    assert not any(
+        k.startswith("guide_cache") for k in plan.train_inputs("gcse", "splade-tiny", "1")
+    )
+    assert "guide_cache_teacher1" in plan.train_inputs("rankcse", "splade-tiny", "1")

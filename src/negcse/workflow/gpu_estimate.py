@@ -361,17 +361,17 @@ def run_seconds(
         row.unpriced = True
         step_s = 0.0
     elif not costs.measured_step(implementation):
-        cached = guides_cached(config)
+        built = build_method(implementation, spec.get("params") or {}, backbone)
+        rewritten = set(built.augmentations())  # such guides are never cached (the plan's rule)
+        cached = guides_cached(config) and not any(
+            rewritten & set(g.columns) for g in built.guides()
+        )
         guides_s = 0.0 if cached else guide_seconds(config, method, spec, backbone, step_s)
         if guides_s:
             step_s += guides_s
             if implementation in SAME_COST:
                 row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
-        elif (
-            cached
-            and implementation in SAME_COST
-            and build_method(implementation, spec.get("params") or {}, backbone).guides()
-        ):
+        elif cached and implementation in SAME_COST and built.guides():
             row.derived.add(f"{SAME_COST[implementation]}'s step; guides read from their cache")
     dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
     return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s

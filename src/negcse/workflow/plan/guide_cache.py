@@ -6,7 +6,9 @@ stage-1 model) is mapped to a folder ``results/guides/<key>`` (rule ``encode_gui
 folder when they share the guide (its name and model), the corpus file, the files of the other
 columns it encodes, the sequence length and the precision: RankCSE, RankCSE+SAN and its lambda
 grid at one seed share their teachers', every seed shares a released teacher's. The folder holds
-the union of their texts. Off with ``guide_cache: false`` (each step then runs the guides).
+the union of their texts. Off with ``guide_cache: false`` (each step then runs the guides); a
+guide reading a column its method rewrites every epoch (``Method.augmentations``) is never
+cached.
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ def guide_cache_jobs(
     for method, backbone, seed_no in grid_runs(cfg):
         seed = str(seed_no)
         spec = resolve_method(cfg, method, backbone)
-        guides = build_method(spec["implementation"], spec["params"], backbone).guides()
+        built = build_method(spec["implementation"], spec["params"], backbone)
+        rewritten = set(built.augmentations())  # rewritten every epoch: no cache can hold them
+        guides = [g for g in built.guides() if not rewritten & set(g.columns)]
         if not guides:
             continue
         models = guide_models(cfg, method, backbone, seed)
