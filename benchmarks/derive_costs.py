@@ -16,6 +16,12 @@ job. Rewrites the rows whose source starts with "derived" and keeps every measur
   ratio of decoder FLOPs (parameters x generated tokens x sequences): (9.4e9 x 3 x 512) /
   (568e6 x 10 beams x 32 tokens). Prompt prefill is not counted; 512 is the cap, so an upper
   bound on generated tokens.
+- ``generator_sentence,gcse_synthesis_vllm``: the same 3 x 512 tokens per source through vLLM
+  (``backend: vllm``), from a published rate, not from a row here: MLPerf Inference v5.1's
+  Llama-3.1-8B Offline result of Red Hat on one H100 with vLLM 0.10.0, 5,777 output tokens/s
+  (FP8 weights), scaled by parameters (8.03e9 / 9.4e9) and halved for bf16 (decoding reads the
+  weights and the KV cache: twice FP8's bytes). benchmarks/gpu_workflow.sh measures vLLM's
+  tokens/s on the synthesis prompts (a small instruct model) to check it.
 
 ``python benchmarks/derive_costs.py`` (needs ``mteb`` for the MTEB counts; prints the rows and
 writes them into benchmarks/gpu_costs.csv). ``--merge FILE...``: first the rows of a GPU run's
@@ -43,6 +49,10 @@ EVAL_JOB_SENTENCES = 2 * (3108 + 1500 + 3750 + 8500 + 9183 + 1379 + 4927) + (
 )
 PEGASUS = (568e6, 10 * 32)  # parameters, generated token-sequences per sentence (gpu.md row)
 GLM_4_9B = (9.4e9, 3 * 512)  # parameters, 3 prompts x 512 new tokens per source
+#: published vLLM rate: output tokens/s and parameters (MLPerf Inference v5.1, Llama-3.1-8B
+#: Offline, FP8, one H100, vLLM 0.10.0: Red Hat's submission)
+VLLM_PUBLISHED = (5777.0, 8.03e9)
+BF16_OVER_FP8 = 0.5  # bf16 moves twice FP8's bytes per token: half the rate
 
 
 def mteb_texts() -> dict[str, int]:
@@ -107,6 +117,19 @@ def derived_rows(measured: list[dict[str, str]], mteb: dict[str, int]) -> list[d
             pegasus * ratio,
             f"derived from paraphrase (PEGASUS) x {ratio:.2f} decoder FLOPs (glm-4-9b-chat, 3 "
             "prompts x 512 new tokens per source; benchmarks/derive_costs.py)",
+        )
+    )
+    tokens_s = VLLM_PUBLISHED[0] * VLLM_PUBLISHED[1] / GLM_4_9B[0] * BF16_OVER_FP8
+    rows.append(
+        (
+            "generator_sentence",
+            "gcse_synthesis_vllm",
+            "bf16",
+            GLM_4_9B[1] / tokens_s,
+            f"derived from a published rate: MLPerf Inference v5.1 Llama-3.1-8B Offline, one H100, "
+            f"vLLM 0.10.0, {VLLM_PUBLISHED[0]:,.0f} tokens/s (FP8) x 8.03/9.4 parameters x "
+            f"{BF16_OVER_FP8} (bf16) = {tokens_s:,.0f} tokens/s; 3 prompts x 512 new tokens per "
+            "source (benchmarks/derive_costs.py)",
         )
     )
     have = {(r["kind"], r["name"]) for r in measured}  # a measurement replaces its derivation

@@ -42,9 +42,10 @@ from transformers import BertConfig, BertModel
 from negcse.data.sources import resolve_data, resolve_model
 from negcse.evaluation.sts import dev_scorer
 from negcse.methods.registry import build_method
+from negcse.training.guide_cache import write_guide_cache
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
-from negcse.training.trainer import TrainData, Trainer
+from negcse.training.trainer import TrainData, Trainer, autocast_dtype
 from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.gpu_slots import free_memory_mb
 
@@ -61,6 +62,9 @@ class Case:
     label: str
     train: dict[str, Any]  # overrides of the resolved settings (opt-in speed settings)
     paper: bool = True  # the method's own numerics (False: an opt-in faster mode)
+    #: the frozen guides read from their cache (negcse.training.guide_cache), written before
+    #: the run and not timed, instead of a forward pass per step
+    guide_cache: bool = False
 
 
 RO = {"compile": "reduce-overhead", "static_padding": True}  # CUDA graphs, static shapes
@@ -97,9 +101,19 @@ CASES = [
     Case("rankcse", "RankCSE (2 views + 2 teachers)", RO),
     Case("rlrd", "RLRD (3 prompt views + 2 teachers + agent)", RO),
     Case("gcse", "GCSE stage 2 (3 views + stage-1 guide)", RO),
+    # the guided families with their guides read from the cache (the workflow's guide_cache),
+    # eager (27-29) and compiled (30-32): beside 21-26, the guide cache's speed-up
+    Case("rankcse", "RankCSE (2 views, teachers cached)", {}, guide_cache=True),
+    Case("rlrd", "RLRD (3 prompt views, teachers cached + agent)", {}, guide_cache=True),
+    Case("gcse", "GCSE stage 2 (3 views, stage-1 guide cached)", {}, guide_cache=True),
+    Case("rankcse", "RankCSE (2 views, teachers cached)", RO, guide_cache=True),
+    Case("rlrd", "RLRD (3 prompt views, teachers cached + agent)", RO, guide_cache=True),
+    Case("gcse", "GCSE stage 2 (3 views, stage-1 guide cached)", RO, guide_cache=True),
 ]
 #: eager unless a case asks for more (params.yaml's default, compile: auto, compiles on CUDA)
 EAGER = {"compile": False, "static_padding": False}
+#: the options-column mark of a training step whose guides are read from their cache
+GUIDE_CACHE = "guide_cache"
 PROFILE_STEPS = 5
 
 
@@ -195,6 +209,15 @@ def measure_training(
     model = random_encoder(tokenizer, tiny, settings.dropout, device)
     with tempfile.TemporaryDirectory() as ckpt:
         guides = {g.name: str(guide_folder(tokenizer, tiny, Path(ckpt))) for g in method.guides()}
+        caches: dict[str, str] = {}
+        if case.guide_cache:  # one pass over the corpus per guide, before the clock
+            dtype = autocast_dtype(settings.precision, device)
+            for g in method.guides():
+                caches[g.name] = str(Path(ckpt) / "cache" / g.name)
+                write_guide_cache(
+                    [g], guides[g.name], data.columns, caches[g.name], settings.max_seq_len,
+                    device, dtype,
+                )  # fmt: skip
         trainer = Trainer(
             method,
             model,
@@ -206,6 +229,7 @@ def measure_training(
             device,
             progress=False,
             guides=guides,
+            guide_caches=caches,
         )
         marks: dict[str, float] = {}
         prof = profiler(device) if profile is not None else None
@@ -250,6 +274,8 @@ def measure_training(
     options = [k for k in ("compile", "static_padding") if train.get(k)]
     if isinstance(train.get("compile"), str):
         options[0] = f"compile({train['compile']})"
+    if case.guide_cache:
+        options.append(GUIDE_CACHE)
     return {
         "kind": "train",
         "method": case.method,
@@ -633,6 +659,8 @@ class Results:
     llm: list[dict[str, Any]] = field(default_factory=list)
     aggregate: list[dict[str, Any]] = field(default_factory=list)
     warm: list[dict[str, Any]] = field(default_factory=list)
+    #: benchmarks/vllm_synthesis.py's rows (vLLM's tokens/s on the synthesis prompts)
+    vllm: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, row: dict[str, Any]) -> None:
         """A printed JSON row, by its kind (rows of older logs have none: by their keys)."""
@@ -647,6 +675,7 @@ class Results:
             "llm": self.llm,
             "aggregate": self.aggregate,
             "warm": self.warm,
+            "vllm": self.vllm,
         }[kind].append(row)
 
 
@@ -747,8 +776,28 @@ def speedups(train: list[dict[str, Any]]) -> list[tuple[str, str, float, float]]
     out = []
     for r in train:
         key = (r["implementation"], r["precision"])
-        if r["paper"] and r["options"].startswith("compile(reduce-overhead)") and key in eager:
+        auto = r["options"] == "compile(reduce-overhead)+static_padding"
+        if r["paper"] and auto and key in eager:
             out.append((*key, eager[key], r["steps_per_s"]))
+    return out
+
+
+def guide_cache_speedups(train: list[dict[str, Any]]) -> list[tuple[str, str, float, float]]:
+    """(implementation, options, steps/s with the guides' forward passes, with their cache) of
+    each guided family measured both ways at the same options."""
+    live = {
+        (r["implementation"], r["precision"], r["options"]): r["steps_per_s"]
+        for r in train
+        if GUIDE_CACHE not in r["options"].split("+")
+    }
+    out = []
+    for r in train:
+        parts = r["options"].split("+")
+        if GUIDE_CACHE in parts:
+            rest = "+".join(p for p in parts if p != GUIDE_CACHE)
+            key = (r["implementation"], r["precision"], rest)
+            if key in live:
+                out.append((r["implementation"], rest or "eager", live[key], r["steps_per_s"]))
     return out
 
 
@@ -804,6 +853,22 @@ def render(
                 f"| `{impl}` | {precision} | {eager:.1f} | {compiled:.1f} | "
                 f"{ratio:.2f}x | {'met' if ratio >= TARGET_SPEEDUP else 'not met'} |"
             )
+    cached = guide_cache_speedups(res.train)
+    if cached:
+        lines += [
+            "",
+            "Frozen guides read from their cache (`guide_cache`, written once before the run) vs "
+            "encoded at every step:",
+            "",
+            "| implementation | options | steps/s, guides every step | steps/s, guides cached "
+            "| speed-up |",
+            "|---|---|---|---|---|",
+        ]
+        for impl, options, live_s, cached_s in cached:
+            lines.append(
+                f"| `{impl}` | {options} | {live_s:.1f} | {cached_s:.1f} | "
+                f"{cached_s / live_s:.2f}x |"
+            )
     lines += ["", "| evaluation | seconds |", "|---|---|"]
     for precision, seconds in dev.items():
         lines.append(
@@ -842,6 +907,15 @@ def render(
                 f"{synthesis[0]:.2f} s ({synthesis[1]}); wiki1m's million sources: "
                 f"{synthesis[0] * WIKI1M / 3600:.0f} h.",
             ]
+    for r in res.vllm:
+        weights = "random weights" if r["dummy"] else "its weights"
+        lines += [
+            "",
+            f"GCSE's synthesis prompts through the vLLM backend (`benchmarks/vllm_synthesis.py`, "
+            f"vLLM {r['vllm']}): {r['model']} ({r['params'] / 1e9:.2f}e9 parameters, {weights}, "
+            f"bf16), {r['prompts']} prompts x {r['new_tokens']} forced tokens in one call: "
+            f"{r['tokens_per_s']:,.0f} new tokens/s.",
+        ]
     if res.aggregate:
         lines += [
             "",

@@ -3,17 +3,20 @@
 # machine with one CUDA GPU, from the folders `make gpu-mirror` prepares (.gpu-mirror: the mirror
 # subset and SmolLM2's architecture, xz-compressed; .whl: the pinned wheels the machine's image
 # lacks or holds at other versions). In order, each stage skipped when the deadline is near:
-#   1. eager steps/s of every method family (random-weight BERT-base, the paper's settings), and
-#      the STS-B dev evaluation;
+#   1. eager steps/s of every method family (random-weight BERT-base, the paper's settings), the
+#      guided families (RankCSE, RLRD, GCSE stage 2) also with their guides read from the
+#      cache, and the STS-B dev evaluation;
 #   2. side by side: the compile pass (every family compiled in parallel processes, warm-up
 #      only: it fills the compile caches) and the smoke grid's spaCy-free methods through
 #      `snakemake --profile profiles/local` on CUDA, K jobs per GPU (checks: every training and
 #      evaluation ran on CUDA, the STS and transfer tables were written, a second run has
 #      nothing to do);
-#   3. compiled steps/s of every family (compile: auto = reduce-overhead + static padding),
-#      reading the compile caches of stage 2;
+#   3. compiled steps/s of every family (compile: auto = reduce-overhead + static padding), the
+#      guided ones also with cached guides, reading the compile caches of stage 2;
 #   4. back-translation and PEGASUS throughput, and GCSE's synthesis LLM (SmolLM2-135M's and
-#      GLM-4-9B's architectures, random weights);
+#      GLM-4-9B's architectures, random weights) through the transformers backend, then through
+#      the vLLM backend where vLLM is installed (envs/vllm.yaml: too large to carry, so skipped
+#      on a bare machine);
 #   5. aggregate steps/s of K = 1, 2, 4 SimCSE processes on the one GPU;
 #   6. gpu.md and gpu_costs.csv from everything printed, and the grid re-priced from them
 #      (negcse estimate).
@@ -83,27 +86,30 @@ print("torch", torch.__version__, "cuda", torch.version.cuda, "| transformers",
 if [ "$TINY" = 1 ] || [ "$CUDA" = 0 ]; then
     [ "$CUDA" = 0 ] || export CUDA_VISIBLE_DEVICES=""  # --tiny: CPU even where a GPU is
     DEVICE=cpu GPU="CPU (--tiny)" TINYFLAG=--tiny SECS=0.5
-    # eager SimCSE and RankCSE (compiling on a CPU takes minutes: the compile stages run eager
-    # cases, which checks their plumbing), K = 1, 2
-    EAGER="0 21" COMPILED="0 21" KS="1 2" PAR=2
+    # eager SimCSE and RankCSE, RankCSE with its teachers cached (compiling on a CPU takes
+    # minutes: the compile stages run eager cases, which checks their plumbing), K = 1, 2
+    EAGER="0 21 27" COMPILED="0 21 27" KS="1 2" PAR=2
     say "tiny: no CUDA here; the same stages on the CPU at tiny size (figures mean nothing)"
 else
     DEVICE=cuda TINYFLAG="" SECS=2
     GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     # CASES of benchmarks/gpu.py: every family eager (SimCSE, SimCSE+SAN, OssCSE, UNA, SNCSE,
-    # SNCSE+SAN, RankCSE, RLRD, GCSE), then the same with compile: auto's settings
-    EAGER="0 1 2 3 4 5 21 22 23" COMPILED="11 12 13 14 15 16 24 25 26" KS="1 2 4" PAR=5
+    # SNCSE+SAN, RankCSE, RLRD, GCSE; then the last three with their guides cached), then the
+    # same with compile: auto's settings
+    EAGER="0 1 2 3 4 5 21 22 23 27 28 29" KS="1 2 4" PAR=5
+    COMPILED="11 12 13 14 15 16 24 25 26 30 31 32"
     say "GPU: $GPU; deadline $DEADLINE s"
 fi
 GPUPY=(python3 benchmarks/gpu.py $TINYFLAG --seconds "$SECS")
 
 # -- 1. eager steps/s, alone on the GPU ------------------------------------------------------------
-# (nominal times on an H100: setup 25 s, 1: 60 s, 2: 110 s, 3: 110 s, 4: 60 s, 5: 40 s, 6: 20 s;
+# (nominal times on an H100: setup 25 s, 1: 80 s, 2: 110 s, 3: 120 s, 4: 60 s (+ vLLM 60 s where
+# installed), 5: 40 s, 6: 20 s;
 # a stage starts only while the time left covers it and the stages after it need least)
 if [ "$(left)" -gt "$(s 300)" ]; then
     say "1. eager steps/s: cases $EAGER"
     # shellcheck disable=SC2086  # lists of indices
-    timeout "$(s 110)" "${GPUPY[@]}" --out-dir "$STAGE/1" --budget "$(s 75)" --cases $EAGER \
+    timeout "$(s 130)" "${GPUPY[@]}" --out-dir "$STAGE/1" --budget "$(s 95)" --cases $EAGER \
         --skip-generators --skip-eval-job >>"$LOG" 2>&1 || say "1. stopped ($?)"
 fi
 
@@ -189,6 +195,13 @@ if [ "$(left)" -gt "$(s 75)" ]; then
     say "4. the synthesis LLM, back-translation, PEGASUS, SAN"
     timeout $(($(left) - $(s 45))) "${GPUPY[@]}" --out-dir "$STAGE/4" --cases --skip-dev-eval \
         --skip-eval-job --llm "$ARCH" >>"$LOG" 2>&1 || say "4. stopped ($?)"
+fi
+if [ "$(left)" -gt "$(s 110)" ] && python3 -c 'import vllm' 2>/dev/null; then
+    say "4b. vLLM tokens/s on the synthesis prompts (SmolLM2-135M's architecture, random weights)"
+    timeout "$(s 60)" python3 benchmarks/vllm_synthesis.py --model "$ARCH" --dummy \
+        --prompts 512 --tokens 128 >>"$LOG" 2>&1 || say "4b. stopped ($?)"
+else
+    say "4b. vLLM: skipped (not installed here: envs/vllm.yaml; or no time left)"
 fi
 
 # -- 5. K jobs per GPU -----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ for _step in all_steps():
         wildcard_constraints:
             **_step.wildcards(GENERATORS),
         conda:
-            f"../envs/{_step.conda}.yaml"
+            _step.rule_conda(GENERATORS)
         threads: _step.threads
         resources:
             **_step.rule_resources(GENERATORS),

@@ -31,3 +31,30 @@ rule train:
         "--corpus {input.corpus:q} {params.columns} {params.guides} --out {output:q} "
         "--checkpoint-dir {params.checkpoints:q} --eval-protocol {params.protocol:q} "
         "--threads {threads} {params.mirror} 2> {log:q}"
+
+
+# A frozen guide's encodings of its students' corpus, once per guide model and corpus
+# (negcse.workflow.plan.guide_cache): RankCSE's and RLRD's teachers, GCSE's stage-1 model.
+rule encode_guide:
+    input:
+        unpack(ask(PLAN.guide_cache_inputs)),
+    output:
+        directory("results/guides/{key}"),
+    log:
+        "logs/encode_guide/{key}.log",
+    benchmark:
+        "benchmarks/rules/encode_guide/{key}.tsv"
+    conda:
+        "../envs/negcse.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=32000,
+        runtime=120,
+    params:
+        args=ask(PLAN.guide_cache_args),
+        mirror=mirror_arg(),
+    shell:
+        "python -m negcse.workflow.gpu_slots -- "
+        "python -m negcse encode-guide {params.args} --out {output:q} "
+        "--threads {threads} {params.mirror} 2> {log:q}"

@@ -208,7 +208,7 @@ def test_params_yaml_gcse_variants() -> None:
     assert ids["gcse_w_randomly"] not in {ids["gcse"], ids["gcse_wo_filtering"]}
     # the LLM that writes the data is in the run spec, so in negcse.json (not for w randomly)
     llm = resolve_method(config, "gcse", "bert-base-uncased")["llm"]
-    assert llm == {"backend": "transformers", "model": config["generators"]["gcse"]["model"]}
+    assert llm == {"backend": "vllm", "model": config["generators"]["gcse"]["model"]}
     assert "llm" not in resolve_method(config, "gcse_w_randomly", "bert-base-uncased")
     assert "llm" not in resolve_method(config, "simcse", "bert-base-uncased")
 

@@ -303,7 +303,8 @@ def test_toy_generator_runs_in_its_own_conda_env(toy_workspace: Path) -> None:
     other rules keep envs/negcse.yaml."""
     proc = run_in(toy_workspace, sys.executable, "-c", RULE_ENVS)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    envs = dict(line.split()[1:] for line in proc.stdout.splitlines() if line.startswith("ENV "))
+    lines = proc.stdout.splitlines()  # a job-chosen env (GCSE synthesis) prints as a function
+    envs = dict(line.split(maxsplit=2)[1:] for line in lines if line.startswith("ENV "))
     assert envs["toy"] == "../envs/toy.yaml"
     assert (toy_workspace / "rules" / envs["toy"]).resolve().is_file()
     assert (envs["negation"], envs["train"]) == ("../envs/negcse.yaml", "../envs/negcse.yaml")

@@ -3,6 +3,7 @@ shipped grid configs."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from negcse.workflow.gpu_estimate import (
     mteb_jobs,
     run_options,
 )
+from negcse.workflow.plan import Plan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,6 +37,7 @@ mteb_job,reranking,fp32,,,100,Test GPU,derived from dev_eval
 mteb_job,classification,fp32,,,200,Test GPU,derived from dev_eval
 generator_sentence,san_negatives,,,,0.001,Test GPU
 generator_sentence,gcse_synthesis,bf16,,,2.0,Test GPU,derived from paraphrase
+generator_sentence,gcse_synthesis_vllm,bf16,,,0.5,Test GPU,derived from a published rate
 """
 
 
@@ -148,6 +151,7 @@ def test_teachers_forward_passes_are_added_to_the_students_step(costs) -> None:
     two frozen teachers that each encode the sentence once (forward only: a third of a trained
     view): DiffCSE-BERT-base (size 1) and SimCSE-BERT-large (size LARGE_FACTOR)."""
     config = _config(["rankcse"])
+    config["guide_cache"] = False  # each step runs the teachers
     config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
     train = config["methods"]["rankcse"]["train"]
     assert (train["batch_size"], train.get("epochs", 1)) == (128, 1)
@@ -158,6 +162,44 @@ def test_teachers_forward_passes_are_added_to_the_students_step(costs) -> None:
     rows = estimate(config, costs, {})
     assert rows[0].train_h == pytest.approx((steps * step + 0.1) / 3600)
     assert rows[0].derived == {"simcse's step + guide forwards"}
+    assert "guide encodings" not in {r.name for r in rows}
+
+
+def test_cached_teachers_are_encoded_once_and_the_students_step_has_no_forwards(costs) -> None:
+    """The same RankCSE runs with guide caches (the default), at two seeds, beside RankCSE+SAN:
+    each student's step is SimCSE's (SimCSE+SAN's) alone; the caches are DiffCSE's (released:
+    the sentence and the SAN samples; one per seed, as each seed has its own SAN samples) and
+    each seed's SimCSE-BERT-large and SimCSE+SAN-BERT-large teacher (the sentence; + the SAN
+    samples for the latter): 6 jobs of 6,400 rows per text at the fp16 dev evaluation's
+    per-sentence rate (0.1 s / 3,000)."""
+    config = _config(["rankcse", "rankcse_san"])
+    config["grid"]["backbones"] = ["bert-base-uncased"]
+    plan = Plan(config, log=lambda note: None)
+    jobs = list(plan.guide_caches[0].values())
+    rows = {r.name: r for r in estimate(config, costs, {}, guide_caches=jobs)}
+    steps = 6400 // 128
+    assert rows["rankcse"].train_h == pytest.approx(2 * (steps * 0.02 * 2 + 0.1) / 3600)
+    assert rows["rankcse"].derived == {"simcse's step; guides read from their cache"}
+    large = "results/models/{}/bert-large-uncased/seed{}"
+    assert sorted((j.model, len(j.texts)) for j in jobs) == [
+        (large.format("simcse", 1), 1),
+        (large.format("simcse", 2), 1),
+        (large.format("simcse_san", 1), 2),
+        (large.format("simcse_san", 2), 2),
+        ("voidism/diffcse-bert-base-uncased-sts", 2),
+        ("voidism/diffcse-bert-base-uncased-sts", 2),
+    ]
+    # a measured step of RankCSE compiled as compile: auto runs it, its teachers cached
+    # (benchmarks/gpu.py's guide_cache cases), prices it: measured, not derived from SimCSE's
+    measured = costs.compiled | {("rankcse", "fp16", f"{AUTO_OPTIONS}+guide_cache"): (0.03, 64)}
+    rows2 = estimate(config, replace(costs, compiled=measured), {}, guide_caches=jobs)
+    rank = next(r for r in rows2 if r.name == "rankcse")
+    assert rank.train_h == pytest.approx(2 * (steps * 0.03 * 2 + 0.1) / 3600)
+    assert rank.derived == set() and rank.compiled
+    per_text = 0.1 / 3000 * 6400 / 3600
+    want = per_text * (2 * 2 + 2 * LARGE_FACTOR + 2 * 2 * LARGE_FACTOR)
+    assert rows["guide encodings"].jobs == 6
+    assert rows["guide encodings"].train_h == pytest.approx(want)
 
 
 def test_corpus_sizes_come_from_the_config_and_registered_line_counts() -> None:
@@ -179,8 +221,9 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     triplets at batch 128 (8 steps each: 16), the synthesis runs once (3 prompts per source at
     the derived 2 s), the denoising once per stage-1 model; files in results/ change nothing."""
     config = _config(["gcse"])
+    config["guide_cache"] = False  # the stage-1 guide runs at every step
     config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
-    config["generators"]["gcse"].update(max_sources=1000, mode="paper")
+    config["generators"]["gcse"].update(max_sources=1000, mode="paper", backend="transformers")
     monkeypatch.chdir(tmp_path)
     before = estimate(config, costs, {})
     corpus = tmp_path / "results/data/corpus"
@@ -204,8 +247,17 @@ def test_gcse_stage2_is_priced_on_its_sources_the_same_before_and_after_corpora_
     config["generators"]["gcse"]["mode"] = "released"
     released = {r.name: r for r in estimate(config, costs, {})}
     assert released["generator: gcse_synthesis"].train_h == pytest.approx(1000 * 2.0 * 4 / 3 / 3600)
+    # vLLM (the default backend): its own row at its own cost (0.5 s per 3 prompts), labelled
+    config["generators"]["gcse"]["backend"] = "vllm"
+    vllm = {r.name: r for r in estimate(config, costs, {})}
+    assert "generator: gcse_synthesis" not in vllm
+    assert vllm["generator: gcse_synthesis_vllm"].train_h == pytest.approx(
+        1000 * 0.5 * 4 / 3 / 3600
+    )
+    assert vllm["generator: gcse_synthesis_vllm"].derived == {"a published vLLM tokens/s"}
     config["generators"]["gcse"].update(positives=0, negatives=0)
-    assert "generator: gcse_synthesis" not in {r.name for r in estimate(config, costs, {})}
+    names = {r.name for r in estimate(config, costs, {})}
+    assert not any(n.startswith("generator: gcse_synthesis") for n in names)
     # denoising: the 1,000 sources and their 2 candidates at the fp32 dev rate (0.3 s / 3,000)
     assert by["generator: gcse_denoise"].train_h == pytest.approx(3000 * 0.3 / 3000 / 3600)
 
@@ -307,3 +359,21 @@ def test_each_jobs_modelled_seconds_are_its_share_of_the_estimate(tmp_path: Path
     # SAN's negatives: one file per seed for the grid's 2 seeds, 0.001 s a sentence of 6,400
     assert seconds(job("san_negatives", corpus="wiki")) == pytest.approx(0.001 * 6400)
     assert seconds(job("table", table="sts")) == 0.0
+
+
+def test_an_encode_guide_job_is_priced_as_its_rows_average(tmp_path: Path) -> None:
+    """`negcse status` prices a guide-cache job as the guide-encodings row over its jobs
+    (RankCSE on BERT-base at one seed: DiffCSE's and the seed's SimCSE-BERT-large teacher, the
+    sentence each: 6,400 x (1 + LARGE_FACTOR) at the fp16 dev evaluation's rate, two jobs)."""
+    from types import SimpleNamespace
+
+    from negcse.workflow.gpu_estimate import job_seconds
+    from negcse.workflow.plan.load import with_defaults
+
+    path = tmp_path / "costs.csv"
+    path.write_text(COSTS)
+    config = with_defaults(_config(["rankcse"]))
+    config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
+    seconds = job_seconds(config, path)
+    job = SimpleNamespace(rule="encode_guide", wildcards={"key": "any"})
+    assert seconds(job) == pytest.approx(0.1 / 3000 * 6400 * (1 + LARGE_FACTOR) / 2)

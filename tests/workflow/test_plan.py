@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from negcse.cli import main
+from negcse.methods.san import SAN_COLUMN
+from negcse.workflow.config import method_seeds
 from negcse.workflow.plan import SUBJECTS, Plan, expand
 from negcse.workflow.plan.load import profile_configfiles, workflow_config
 
@@ -163,3 +165,73 @@ def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err.strip() == (
         "negcse estimate: error: no/such/costs.csv: no unit costs (benchmarks/gpu.py writes them)"
     )
+
+
+def test_students_sharing_a_guide_read_one_cache() -> None:
+    """The smoke grid with guide caches: RankCSE and RankCSE+SAN share teacher1's cache
+    (SimCSE seed 1 on the smoke corpus), which encodes the union of their texts (the sentence;
+    the SAN samples), and RLRD reads the same model as its teacher2: the same folder."""
+    config = workflow_config(REPO, [REPO / "tests/smoke/config.yaml"])
+    config["guide_cache"] = True
+    plan = Plan(config, log=lambda message: None)
+    rank = plan.train_inputs("rankcse", "splade-tiny", "1")
+    san = plan.train_inputs("rankcse_san", "splade-tiny", "1")
+    assert rank["guide_cache_teacher1"] == san["guide_cache_teacher1"]
+    assert rank["guide_cache_teacher1"] != rank["guide_cache_teacher2"]
+    rlrd = plan.train_inputs("rlrd", "splade-tiny", "1")
+    assert rlrd["guide_cache_teacher2"] == rank["guide_cache_teacher1"]
+    assert rlrd["guide_cache_teacher1"] != rank["guide_cache_teacher1"]  # SNCSE's
+    key = rank["guide_cache_teacher1"].removeprefix("results/guides/")
+    inputs = plan.guide_cache_inputs(key)
+    assert inputs["corpus"] == "results/data/corpus/wiki-smoke.txt"
+    assert inputs["guide_model"] == "results/models/simcse/splade-tiny/seed1"
+    assert inputs[SAN_COLUMN] == san[SAN_COLUMN]
+    args = plan.guide_cache_args(key)
+    # rankcse's texts, rankcse_san's (+ SAN) and RLRD's (prompt-wrapped, + SAN for rlrd_san)
+    assert args.count("--student ") == 4
+    assert "--model results/models/simcse/splade-tiny/seed1" in args
+    words = plan.guide_args("rankcse", "splade-tiny", "1").split()
+    assert f"teacher1=results/guides/{key}" in words
+    gcse = plan.train_inputs("gcse", "splade-tiny", "1")
+    assert gcse["guide_cache_evaluation"].startswith("results/guides/")
+    off = Plan(workflow_config(REPO, [REPO / "tests/smoke/config.yaml"]), log=lambda m: None)
+    assert not any(
+        k.startswith("guide_cache") for k in off.train_inputs("rankcse", "splade-tiny", "1")
+    )
+
+
+def test_mteb_runs_only_for_the_rows_a_table_shows() -> None:
+    """The paper grid's MTEB jobs: reranking for SimCSE and GCSE on the four backbones (GCSE
+    Table 6 prints both), classification for the eight BERT-base methods of SAN Table 4 (its
+    claims and published rows), each at every seed of its run; no other method or backbone."""
+    config = workflow_config(REPO, profile_configfiles(REPO / "profiles/local"))
+    plan = Plan(config, log=lambda message: None)
+    backbones = ["bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large"]
+    want = {("reranking", m, b) for m in ("simcse", "gcse") for b in backbones}
+    table4 = ["simcse", "simcse_san", "sncse", "sncse_san", "rankcse", "rankcse_san"]
+    want |= {("classification", m, "bert-base-uncased") for m in [*table4, "rlrd", "rlrd_san"]}
+    files = plan.mteb_files()
+    got = {(f.split("/")[3], f.split("/")[4], "/".join(f.split("/")[5:-1])) for f in files}
+    assert got == want
+    seeds = {(m, b): len(method_seeds(config, m, b)) for _, m, b in want}
+    assert len(files) == sum(seeds[(m, b)] for _, m, b in want)
+    verdict_mteb = [f for f in plan.table_inputs("verdicts") if "/mteb/" in f]
+    assert set(verdict_mteb) == set(files)
+
+
+def test_a_guide_reading_a_column_rewritten_every_epoch_gets_no_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Were GCSE stage 2 to rewrite its sentences every epoch (as stage 1 does), its frozen
+    guide's encodings would change each epoch: no cache is planned for it (the trainer would
+    refuse one), RankCSE's teachers keep theirs."""
+    from negcse.methods.gcse import GCSE
+
+    monkeypatch.setattr(GCSE, "augmentations", lambda self: {"sentence": lambda t, r: t})
+    config = workflow_config(REPO, [REPO / "tests/smoke/config.yaml"])
+    config["guide_cache"] = True
+    plan = Plan(config, log=lambda message: None)
+    assert not any(
+        k.startswith("guide_cache") for k in plan.train_inputs("gcse", "splade-tiny", "1")
+    )
+    assert "guide_cache_teacher1" in plan.train_inputs("rankcse", "splade-tiny", "1")

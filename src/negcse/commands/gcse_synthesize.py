@@ -22,6 +22,7 @@ from negcse.llm.cache import CachedLLM, CacheStats
 from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings
 from negcse.llm.pinned import PINNED
 from negcse.llm.transformers_backend import TransformersBackend
+from negcse.llm.vllm_backend import VLLMBackend
 
 if TYPE_CHECKING:
     from negcse import device
@@ -78,6 +79,8 @@ def make_backend(args: argparse.Namespace):  # -> Backend
             setting_prefix="-",
         )
         return OpenAIBackend(settings)
+    if args.backend == "vllm":  # its own environment (envs/vllm.yaml), a CUDA GPU
+        return VLLMBackend.load(args.model)
     if args.threads:
         import torch
 

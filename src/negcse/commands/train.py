@@ -70,6 +70,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the model of a frozen guide the method declares: a trained model folder or a "
         "backbone name (repeatable)",
     )
+    p.add_argument(
+        "--guide-cache",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a guide's encodings of this corpus (negcse encode-guide), read in place of its "
+        "forward pass at every step (repeatable)",
+    )
     p.add_argument("--out", required=True, help="output folder (written atomically)")
     p.add_argument("--checkpoint-dir", required=True, help="resumable state (kept until success)")
     p.add_argument("--mirror", default=None)
@@ -171,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         guides=guides,
         fingerprint=fingerprint,
         device=device.device,
+        guide_caches=_pairs(args.guide_cache, "--guide-cache", "NAME=DIR"),
     )
     logger.info(
         "%s on %s, seed %d: %d sentences, %d steps",

@@ -82,7 +82,8 @@ class Step:
     """One job pattern of a generator. ``inputs``: named input files of a job (None: no
     input); ``params``: name -> function of the job; ``wildcards``: name -> constraint (a
     function of the context: the configured variants); ``resources``: values or functions
-    of the job (gpu slots, mem_mb, runtime); ``conda``: the environment envs/<conda>.yaml."""
+    of the job (gpu slots, mem_mb, runtime); ``conda``: the environment envs/<conda>.yaml, or a
+    function of the job naming it (GCSE's synthesis: vLLM's own environment)."""
 
     name: str
     outputs: Mapping[str, str]
@@ -96,7 +97,7 @@ class Step:
     resources: Mapping[str, int | Callable[[StepContext, Wildcards], int]] = field(
         default_factory=dict
     )
-    conda: str = "negcse"
+    conda: str | Callable[[StepContext, Wildcards], str] = "negcse"
 
     # The rule's directives, bound to a context (rules/generators.smk).
     def rule_inputs(self, ctx: StepContext) -> Callable[[Wildcards], Mapping[str, str]]:
@@ -109,6 +110,14 @@ class Step:
 
     def rule_params(self, ctx: StepContext) -> dict[str, Callable[[Wildcards], Any]]:
         return {name: _bind(ctx, fn) for name, fn in self.params.items()}
+
+    def rule_conda(self, ctx: StepContext) -> str | Callable[[Wildcards], str]:
+        """The rule's ``conda`` directive: the env file relative to rules/ (a function where
+        the job chooses)."""
+        conda = self.conda
+        if isinstance(conda, str):
+            return f"../envs/{conda}.yaml"
+        return lambda wildcards: f"../envs/{conda(ctx, wildcards)}.yaml"
 
     def rule_resources(self, ctx: StepContext) -> dict[str, Any]:
         return {k: v if isinstance(v, int) else _bind(ctx, v) for k, v in self.resources.items()}

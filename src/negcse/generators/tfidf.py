@@ -149,9 +149,7 @@ def fit_tfidf_files(
     """TF-IDF over the lines of several corpus files taken as one corpus (e.g. + paraphrases)."""
     paths = list(paths)
     lines = itertools.chain.from_iterable(iter_corpus_lines(p) for p in paths)
-    return fit_tfidf(
-        tokenize_lines(lines), chunk_size, progress, source=", ".join(map(str, paths))
-    )
+    return fit_tfidf(tokenize_lines(lines), chunk_size, progress, source=", ".join(map(str, paths)))
 
 
 def write_tfidf_table(table: TfidfTable, path: str | os.PathLike[str]) -> None:

@@ -258,4 +258,3 @@ class OpenAIBackend:
             finally:
                 for fut in pending:
                     fut.cancel()
-

@@ -17,6 +17,7 @@ from negcse.data.sources import folder_digest, sha256_of
 from negcse.io_utils import atomic_dir
 from negcse.lazy import LazyModule
 from negcse.llm.backend import GenerationSettings, LLMError
+from negcse.llm.chat import chat_text, stop_token_ids
 from negcse.llm.pinned import PINNED, locate
 
 logger = logging.getLogger(__name__)
@@ -66,10 +67,6 @@ def weights_digest(
     return folder_digest(model)
 
 
-# end-of-turn tokens of common chat templates, used as extra stop tokens when present
-_END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoftext|>")
-
-
 class TransformersBackend:
     name = "transformers"
 
@@ -115,10 +112,7 @@ class TransformersBackend:
             raise LLMError(f"transformers backend: {where} has no chat template")
         self.model = AutoModelForCausalLM.from_pretrained(str(source), dtype=dtype, **kwargs)
         self.model.to(self.device).eval()
-        vocab = self.tokenizer.get_vocab()
-        stops = {t for t in (self.tokenizer.eos_token_id,) if t is not None}
-        stops.update(vocab[tok] for tok in _END_OF_TURN if tok in vocab)
-        self.stop_ids = sorted(stops)
+        self.stop_ids = stop_token_ids(self.tokenizer)
 
     @classmethod
     def from_pinned(
@@ -143,10 +137,7 @@ class TransformersBackend:
         return {"model": self.label, "sha256": self.content_digest}
 
     def chat_prompt(self, prompt: str) -> str:
-        messages = [{"role": "user", "content": prompt}]
-        return str(
-            self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        )
+        return chat_text(self.tokenizer, prompt)
 
     def stream(
         self, prompts: Sequence[str], settings: GenerationSettings

@@ -68,7 +68,8 @@ from negcse.training.checkpoint import (
 from negcse.training.columns import check_aligned
 from negcse.training.epoch_data import augment_columns, order_epoch, permutation
 from negcse.training.fingerprint import differences, method_code
-from negcse.training.guides import FrozenGuide, load_guides
+from negcse.training.guide_cache import CachedGuide, dtype_name
+from negcse.training.guides import FrozenGuide, GuideError, load_guides
 from negcse.training.loss_log import NonFiniteLoss, check_finite, log_loss, loss_record
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.training.settings import TrainSettings
@@ -120,7 +121,8 @@ def make_scheduler(
     return get_constant_schedule_with_warmup(optimizer, warmup)
 
 
-def _precision(name: str, device: torch.device) -> torch.dtype | None:
+def autocast_dtype(name: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of a precision setting on ``device`` (None: no autocast)."""
     if name == "auto":
         return torch.float16 if device.type == "cuda" else None
     return {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}[name]
@@ -156,12 +158,15 @@ class Trainer:
         progress: bool = True,
         guides: dict[str, str] | None = None,
         fingerprint: Mapping[str, Any] | None = None,
+        guide_caches: Mapping[str, str] | None = None,
     ) -> None:
         """``guides``: guide name -> local model folder, for each guide the method declares
         (:func:`negcse.training.guides.guide_paths` resolves ``--guide NAME=PATH`` and defaults).
         ``fingerprint``: what else changes the result (:func:`negcse.training.fingerprint.
         run_fingerprint`: the run spec, data and guide checksums, the lock), merged over the
-        method, its params, the settings and the seed; a checkpoint resumes only under the same."""
+        method, its params, the settings and the seed; a checkpoint resumes only under the same.
+        ``guide_caches``: guide name -> its encodings' folder (:mod:`negcse.training.guide_cache`),
+        read in place of that guide's forward pass (its model is then not loaded)."""
         guide_specs = method.guides()
         needed = [*method.columns, *(c for g in guide_specs for c in g.columns)]
         missing = [c for c in dict.fromkeys(needed) if c not in data.columns]
@@ -183,7 +188,29 @@ class Trainer:
             raise ValueError(f"guides encode text columns only; {numeric_views} are numeric")
         #: frozen guide models (never trained, never in a checkpoint); loaded after the trained
         #: model is built, so the MLP head's seeded initialisation does not depend on them
-        self.guides: dict[str, FrozenGuide] = load_guides(guide_specs, guides or {}, self.device)
+        caches = dict(guide_caches or {})
+        unknown = sorted(set(caches) - {g.name for g in guide_specs})
+        if unknown:
+            raise GuideError(
+                f"--guide-cache {', '.join(unknown)}: the method declares no such guide"
+            )
+        live = [g for g in guide_specs if g.name not in caches]
+        self.guides: dict[str, FrozenGuide | CachedGuide] = {
+            **load_guides(
+                live, {k: v for k, v in (guides or {}).items() if k not in caches}, self.device
+            ),
+            **{
+                g.name: CachedGuide.open(
+                    g,
+                    caches[g.name],
+                    len(data),
+                    settings.max_seq_len,
+                    dtype_name(autocast_dtype(settings.precision, self.device)),
+                )
+                for g in guide_specs
+                if g.name in caches
+            },
+        }
         #: numeric columns as CPU tensors, indexed per step
         self._numeric = {
             c: torch.from_numpy(v) for c, v in data.columns.items() if isinstance(v, np.ndarray)
@@ -204,6 +231,16 @@ class Trainer:
         if self._augment:
             self.data = TrainData(dict(data.columns), dict(data.sources))
         self._originals = {c: data.columns[c] for c in self._augment}
+        stale = [
+            name
+            for name, g in self.guides.items()
+            if isinstance(g, CachedGuide) and set(g.spec.columns) & set(self._augment)
+        ]
+        if stale:
+            raise GuideError(
+                f"guide(s) {stale} read columns the method rewrites every epoch "
+                f"({sorted(self._augment)}): they cannot be read from a cache"
+            )
         self._augmented_epoch: int | None = None
         #: called with the step count after every optimizer step (benchmarks time with it)
         self.on_step: Callable[[int], None] | None = None
@@ -245,6 +282,8 @@ class Trainer:
             self.data.columns[column] = texts
             self.token_rows = {k: v for k, v in self.token_rows.items() if k[0] != column}
             for guide in self.guides.values():
+                if not isinstance(guide, FrozenGuide):
+                    continue
                 for key, read, _ in guide.spec.encoded():
                     if read == column:
                         guide.rows.pop(key, None)
@@ -364,7 +403,9 @@ class Trainer:
         was_training = self.model.training
         self.model.eval()
         pooler, use_mlp = self._eval_pooler()
-        dtype = _precision(self.s.precision, self.device) if self.device.type == "cuda" else None
+        dtype = (
+            autocast_dtype(self.s.precision, self.device) if self.device.type == "cuda" else None
+        )
         ctx = torch.autocast("cuda", dtype=dtype) if dtype is not None else nullcontext()
         chunks, rows = [], []
         with ctx:
@@ -491,7 +532,7 @@ class Trainer:
             guide.compile(mode, self.static_padding)
         graphs = mode is not None and "reduce-overhead" in mode
         scheduler = make_scheduler(optimizer, self.s, self.total_steps)
-        dtype = _precision(self.s.precision, self.device)
+        dtype = autocast_dtype(self.s.precision, self.device)
         scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
         resumed = self._try_resume(optimizer, scheduler, scaler)
         if not resumed:

@@ -33,6 +33,7 @@ from negcse.methods.registry import build_method, method_class
 from negcse.workflow.config import method_corpus, method_seeds, released_models, resolve_method
 from negcse.workflow.guide_config import guide_entries
 from negcse.workflow.plan import SUBJECTS, Plan
+from negcse.workflow.plan.guide_cache import CacheJob
 
 #: the unit costs benchmarks/gpu.py writes, relative to the checkout
 COSTS_FILE = "benchmarks/gpu_costs.csv"
@@ -72,8 +73,15 @@ GENERAL_PER_DOMAIN = 3
 #: LLM prompts per source before the positive / negative ones: the paper's one extraction
 #: prompt, the released pipeline's two (negcse.gcse.pipeline)
 EXTRACTION_PROMPTS = {"paper": 1, "released": 2}
-#: prompts per source behind the derived gcse_synthesis row (paper mode, one of each)
+#: prompts per source behind the derived gcse_synthesis rows (paper mode, one of each)
 SYNTHESIS_ROW_PROMPTS = 3
+#: the cost row of GCSE's synthesis per backend that runs on the grid's GPUs (openai: elsewhere)
+SYNTHESIS_COSTS = {"transformers": "gcse_synthesis", "vllm": "gcse_synthesis_vllm"}
+#: what a derived synthesis row is derived from (the table's note)
+SYNTHESIS_DERIVATION = {
+    "gcse_synthesis": "PEGASUS x decoder FLOPs",
+    "gcse_synthesis_vllm": "a published vLLM tokens/s",
+}
 
 
 def backbone_factor(backbone: str) -> float:
@@ -335,6 +343,11 @@ def run_seconds(
     if t.get("max_steps"):
         steps = min(steps, t["max_steps"])
     implementation = spec["implementation"]
+    cached_s = _cached_guides_step(config, costs, spec, precision)
+    if cached_s is not None:  # measured with its guides read from their cache
+        row.compiled |= bool(run_options(t))
+        dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
+        return steps * cached_s + (steps // t["eval_steps"] + 1) * dev_s
     step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], run_options(t))
     row.compiled |= step_s is not None
     if step_s is None:
@@ -348,13 +361,64 @@ def run_seconds(
         row.unpriced = True
         step_s = 0.0
     elif not costs.measured_step(implementation):
-        guides_s = guide_seconds(config, method, spec, backbone, step_s)
+        built = build_method(implementation, spec.get("params") or {}, backbone)
+        rewritten = set(built.augmentations())  # such guides are never cached (the plan's rule)
+        cached = guides_cached(config) and not any(
+            rewritten & set(g.columns) for g in built.guides()
+        )
+        guides_s = 0.0 if cached else guide_seconds(config, method, spec, backbone, step_s)
         if guides_s:
             step_s += guides_s
             if implementation in SAME_COST:
                 row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
+        elif cached and implementation in SAME_COST and built.guides():
+            row.derived.add(f"{SAME_COST[implementation]}'s step; guides read from their cache")
     dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
     return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
+
+
+#: the options-column mark of a step measured with its guides read from their cache
+GUIDE_CACHE_OPTION = "guide_cache"
+
+
+def _cached_guides_step(
+    config: Mapping[str, Any], costs: Costs, spec: Mapping[str, Any], precision: str
+) -> float | None:
+    """A guided method's measured step with its guides read from their cache (a train_step
+    row of its own implementation whose options end in ``guide_cache``), where the workflow
+    caches them; batch scales; None where not measured."""
+    if not guides_cached(config):
+        return None
+    t = spec["train"]
+    options = "+".join(o for o in (run_options(t), GUIDE_CACHE_OPTION) if o)
+    got = costs.compiled.get((spec["implementation"], precision, options))
+    return None if got is None else got[0] * t["batch_size"] / got[1]
+
+
+def guides_cached(config: Mapping[str, Any]) -> bool:
+    """Whether the students read their frozen guides from caches (``guide_cache``)."""
+    return bool(config.get("guide_cache", True))
+
+
+def guide_cache_row(
+    config: Mapping[str, Any], costs: Costs, jobs: Iterable[CacheJob]
+) -> Row | None:
+    """The ``encode_guide`` jobs: each text of each cache over its students' corpus, once, at
+    the STS-B dev evaluation's per-sentence rate (forward only, no gradient) at the students'
+    precision, scaled by the guide model's size."""
+    row = Row("guide encodings", derived={"dev evaluation per sentence"})
+    for job in jobs:
+        method, backbone, name = job.student
+        t = resolve_method(dict(config), method, backbone)["train"]
+        precision = "fp16" if t["precision"] == "auto" else t["precision"]
+        per_sentence = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
+        entry = guide_entries(dict(config), method, backbone).get(name) or {}
+        sentences = training_sentences(config, method) * len(job.texts)
+        row.jobs += 1
+        row.train_h += (
+            per_sentence / DEV_SENTENCES * sentences * _guide_factor(entry, backbone) / 3600
+        )
+    return row if row.jobs else None
 
 
 def estimate(
@@ -363,13 +427,15 @@ def estimate(
     generator_outputs: Mapping[str, int],
     mteb_jobs: Iterable[tuple[str, str]] = (),
     jobs_per_gpu: int = 1,
+    guide_caches: Iterable[CacheJob] = (),
 ) -> list[Row]:
     """One row per grid method (trainings + their evaluations), per GPU generator, GCSE's
     synthesis, untrained baselines, released checkpoints and MTEB jobs (``mteb_jobs``: (group,
     backbone) per job); GPU hours on the benchmarked GPU. A training step is priced at the
     measured rate of the compile setting it runs with on CUDA where that was measured, else at
     the eager rate; eager steps of ``jobs_per_gpu`` runs sharing a GPU at the measured
-    aggregate rate (``Costs.jobs_speedup``)."""
+    aggregate rate (``Costs.jobs_speedup``). With ``guide_cache`` on, a student's step has no
+    guide forwards and ``guide_caches`` (the plan's ``encode_guide`` jobs) are one row."""
     share = costs.jobs_speedup(jobs_per_gpu)
     grid = config["grid"]
     corpus_sentences = corpus_size(config, config["corpus"]["name"])
@@ -413,17 +479,22 @@ def estimate(
         gen.train_h = (per or 0.0) * corpus_sentences * outputs / 3600
         rows.append(gen)
     rows.extend(_gcse_rows(config, costs))
+    guides = guide_cache_row(config, costs, guide_caches) if guides_cached(config) else None
+    if guides is not None:
+        rows.append(guides)
     return rows
 
 
 def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
     """GCSE's LLM synthesis (one job per corpus and synthesis settings, over its sources, at
-    the per-source cost scaled by its prompts per source: extraction + positives + negatives,
-    none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here) and its
+    its backend's per-source cost scaled by its prompts per source: extraction + positives +
+    negatives, none for "w randomly"; the ``openai`` backend runs elsewhere: no GPU job here;
+    a row per backend, :data:`SYNTHESIS_COSTS`) and its
     denoising (per stage-1 model:
     the sources and their candidates encoded once, at the dev evaluation's per-sentence rate)."""
     grid = config["grid"]
-    synth: dict[tuple[str, str], float] = {}  # (corpus, synthesis id) -> source-prompts / 3
+    #: (corpus, synthesis id) -> (backend, source-prompts / 3)
+    synth: dict[tuple[str, str], tuple[str, float]] = {}
     denoise: dict[tuple[str, str, str, int], int] = {}
     for method in grid["methods"]:
         if config["methods"][method]["implementation"] != "gcse":
@@ -432,20 +503,26 @@ def _gcse_rows(config: Mapping[str, Any], costs: Costs) -> list[Row]:
         corpus = method_corpus(dict(config), method)
         sources = training_sentences(config, method)
         prompts = s["positives"] + s["negatives"]
-        if prompts and s["backend"] == "transformers":
+        if prompts and s["backend"] in SYNTHESIS_COSTS:
             prompts += EXTRACTION_PROMPTS[s["mode"]]
-            synth[(corpus, synthesis_id(s))] = sources * prompts / SYNTHESIS_ROW_PROMPTS
+            synth[(corpus, synthesis_id(s))] = (
+                s["backend"],
+                sources * prompts / SYNTHESIS_ROW_PROMPTS,
+            )
         texts = sources * (1 + s["positives"] + s["negatives"])
         for backbone in grid["backbones"]:
             for seed in method_seeds(dict(config), method, backbone):
                 denoise[(corpus, triplets_id(s), backbone, seed)] = texts
     rows = []
-    if synth:
-        per = costs.generator.get("gcse_synthesis")
-        row = Row("generator: gcse_synthesis", jobs=len(synth), unpriced=per is None)
-        row.train_h = (per or 0.0) * sum(synth.values()) / 3600
-        if ("generator_sentence", "gcse_synthesis") in costs.derived:
-            row.derived.add("PEGASUS x decoder FLOPs")
+    for backend, name in SYNTHESIS_COSTS.items():
+        units = [n for b, n in synth.values() if b == backend]
+        if not units:
+            continue
+        per = costs.generator.get(name)
+        row = Row(f"generator: {name}", jobs=len(units), unpriced=per is None)
+        row.train_h = (per or 0.0) * sum(units) / 3600
+        if ("generator_sentence", name) in costs.derived:
+            row.derived.add(SYNTHESIS_DERIVATION[name])
         rows.append(row)
     if denoise:
         per_sentence = costs.dev_eval.get("fp32", 0.0) / DEV_SENTENCES
@@ -549,12 +626,17 @@ def grid_table(
         gpu_generators(plan.config, plan.column_paths()),
         mteb_jobs(plan.mteb_files(), plan.backbones),
         jobs_per_gpu,
+        plan.guide_caches[0].values(),
     )
     return format_table(rows, costs, corpus_size(plan.config, plan.corpus), source, jobs_per_gpu)
 
 
-#: the rule of a generator row whose name is its cost's, not its rule's
-ROW_RULES = {"gcse_synthesis": "gcse_synthesize"}
+#: the rule of a row whose name is not its rule's
+ROW_RULES = {
+    "gcse_synthesis": "gcse_synthesize",
+    "gcse_synthesis_vllm": "gcse_synthesize",
+    "guide encodings": "encode_guide",
+}
 
 
 def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[Any], float]:
@@ -568,11 +650,12 @@ def job_seconds(config: Mapping[str, Any], costs_file: str | Path) -> Callable[[
         costs,
         gpu_generators(plan.config, plan.column_paths()),
         mteb_jobs(plan.mteb_files(), plan.backbones),
+        guide_caches=plan.guide_caches[0].values(),
     )
     per_output = {
         ROW_RULES.get(name, name): r.total_h * 3600 / r.jobs
         for r in rows
-        if r.jobs and (name := r.name.removeprefix("generator: ")) != r.name
+        if r.jobs and ((name := r.name.removeprefix("generator: ")) != r.name or name in ROW_RULES)
     }
     evaluations = {subject.rule for subject in SUBJECTS}
     runs: dict[tuple[str, str], float] = {}

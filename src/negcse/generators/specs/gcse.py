@@ -34,7 +34,9 @@ POSITIVE_COLUMN = "gcse_positive"
 NEGATIVE_COLUMN = "gcse_negative"
 COLUMNS = (ANCHOR_COLUMN, POSITIVE_COLUMN, NEGATIVE_COLUMN)
 MODES = ("paper", "released")
-BACKENDS = ("transformers", "openai")
+#: local engines take a GPU slot (their models are prefetched); openai: an endpoint
+LOCAL_BACKENDS = ("transformers", "vllm")
+BACKENDS = (*LOCAL_BACKENDS, "openai")
 #: each mode's denoising thresholds (alpha, beta) when the settings leave them null
 THRESHOLDS = {"paper": (0.9, 0.75), "released": (0.80, 0.75)}
 #: the settings that change the candidates (the rest change only speed or spending)
@@ -178,7 +180,7 @@ def models(settings: dict[str, Any]) -> tuple[str, ...]:
     encoder = settings["neighbour_model"]
     named = encoder is not None and encoder != STAGE1 and settings["mode"] == "released"
     extra = (encoder,) if named else ()
-    if settings["backend"] != "transformers" or settings["model"] in PINNED:
+    if settings["backend"] not in LOCAL_BACKENDS or settings["model"] in PINNED:
         return extra
     return (settings["model"], *extra)
 
@@ -215,6 +217,11 @@ def _check(values: Mapping[str, Any]) -> None:
     """The cross-field checks of the settings or a step's view of them (of the keys it has)."""
     if values.get("backend") == "openai" and not values.get("base_url"):
         raise ValueError("backend openai needs base_url (an OpenAI-compatible /v1 endpoint)")
+    if values.get("backend") == "vllm" and values.get("model") in PINNED:
+        raise ValueError(
+            f"backend vllm serves Hugging Face models, not the pinned GGUF {values['model']} "
+            "(use backend transformers for it)"
+        )
     if values.get("filter") and "alpha" in values:
         alpha, beta = thresholds(values)
         if not alpha > beta:
@@ -235,7 +242,11 @@ class GcseSettings(GeneratorSettings):
         choices=MODES,
     )
     backend: str = setting(
-        "transformers", "transformers (local) or openai (any compatible endpoint)", choices=BACKENDS
+        "transformers",
+        "transformers (local; the CPU and the smoke grid), vllm (local, a CUDA GPU: offline "
+        "continuous batching in envs/vllm.yaml) or openai (any compatible endpoint, e.g. vllm "
+        "serve)",
+        choices=BACKENDS,
     )
     model: str = setting(
         "THUDM/glm-4-9b-chat-hf",
@@ -475,7 +486,14 @@ def _synthesis_settings(ctx: StepContext, wc: Wildcards) -> str:
 def _synthesis_gpu(ctx: StepContext, wc: Wildcards) -> int:
     """A local LLM takes a GPU slot; an endpoint, or no prompt ("w randomly"), does not."""
     s = _syntheses(ctx)[wc["synthesis"]]
-    return int(s["backend"] == "transformers" and s["positives"] + s["negatives"] > 0)
+    return int(s["backend"] in LOCAL_BACKENDS and s["positives"] + s["negatives"] > 0)
+
+
+def _synthesis_env(ctx: StepContext, wc: Wildcards) -> str:
+    """The synthesis job's environment: vLLM's own (its torch and transformers) where vLLM
+    runs, else llm (no prompt, "w randomly": no LLM)."""
+    s = _syntheses(ctx)[wc["synthesis"]]
+    return "vllm" if s["backend"] == "vllm" and s["positives"] + s["negatives"] else "llm"
 
 
 def _stage1(ctx: StepContext, wc: Wildcards) -> tuple[str, str | None]:
@@ -532,7 +550,7 @@ SPEC = register(
                 benchmark="benchmarks/rules/gcse/candidates/{corpus}/{synthesis}.tsv",
                 threads=2,
                 resources={"gpu": _synthesis_gpu, "mem_mb": 32000, "runtime": 1440},
-                conda="llm",
+                conda=_synthesis_env,
             ),
             Step(
                 name="gcse_denoise",

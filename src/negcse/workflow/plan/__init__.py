@@ -10,12 +10,15 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
 from negcse.analysis.groups import MethodGroup, method_groups
 from negcse.evaluation.registry import quoted
 from negcse.generators import registry as generators
 from negcse.methods.registry import method_class
+from negcse.tables.claims import load_claims
+from negcse.tables.published import published_mteb_avg
 from negcse.tables.reports import grid_papers, own_pages
 from negcse.tables.specs import TABLES, TableSpec
 from negcse.workflow.config import (
@@ -38,6 +41,13 @@ from negcse.workflow.guide_config import (
 )
 from negcse.workflow.plan import evaluate
 from negcse.workflow.plan.evaluate import MODEL_DIR, SUBJECTS, Subject, mirror_arg
+from negcse.workflow.plan.guide_cache import (
+    CACHE_DIR,
+    CacheJob,
+    cache_args,
+    cache_inputs,
+    guide_cache_jobs,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +128,7 @@ class Plan:
             "backbone": alternation([*self.backbones, *guide_backbones(dict(self.config))]),
             "seed": r"\d+",
             "corpus": r"[A-Za-z0-9_.-]+",
+            "key": r"[A-Za-z0-9_.-]+",
         }
 
     def run_files(
@@ -155,7 +166,14 @@ class Plan:
             raise KeyError(f"{err.args[0]} (method {method})") from None
 
     def train_inputs(self, method: str, backbone: str, seed: str) -> dict[str, str]:
-        """The corpus, the method's columns and its guide runs (teachers train first)."""
+        """The corpus, the method's columns, its guide runs (teachers train first) and its
+        guides' caches (:mod:`negcse.workflow.plan.guide_cache`)."""
+        inputs = self._run_inputs(method, backbone, seed)
+        caches = self.guide_caches[1].get((method, backbone, seed), {})
+        inputs.update({f"guide_cache_{g}": CACHE_DIR.format(key=k) for g, k in caches.items()})
+        return inputs
+
+    def _run_inputs(self, method: str, backbone: str, seed: str) -> dict[str, str]:
         corpus_column = self.method_class(method).corpus_column
         inputs = {
             "corpus": (
@@ -190,8 +208,27 @@ class Plan:
         )
 
     def guide_args(self, method: str, backbone: str, seed: str) -> str:
-        """`--guide NAME=MODEL` for each guide of the method (teacher folders or released names)."""
-        return guide_args(dict(self.config), method, backbone, seed)
+        """`--guide NAME=MODEL` for each guide of the method (teacher folders or released
+        names) and `--guide-cache NAME=DIR` for each guide read from its cache."""
+        caches = self.guide_caches[1].get((method, backbone, seed), {})
+        cached = [
+            f"--guide-cache {quoted([f'{g}=' + CACHE_DIR.format(key=k)])}"
+            for g, k in sorted(caches.items())
+        ]
+        return " ".join([guide_args(dict(self.config), method, backbone, seed), *cached])
+
+    @cached_property
+    def guide_caches(
+        self,
+    ) -> tuple[dict[str, CacheJob], dict[tuple[str, str, str], dict[str, str]]]:
+        """The ``encode_guide`` jobs by key, and each student's guide -> key."""
+        return guide_cache_jobs(self.config, self._run_inputs)
+
+    def guide_cache_inputs(self, key: str) -> dict[str, str]:
+        return cache_inputs(self.guide_caches[0][key])
+
+    def guide_cache_args(self, key: str) -> str:
+        return cache_args(self.guide_caches[0][key])
 
     def prefetch_models(self) -> str:
         """Every model the config names: backbones, and the models of the generators (their
@@ -301,6 +338,7 @@ class Plan:
         for pattern, setting in spec.also:
             if setting is None or self.config["evaluation"][setting]:
                 files += self.run_files(pattern, backbones)
+        files = [f for f in files if self._mteb_shown(f)]
         if spec.untrained and self.config["evaluation"]["baseline"]:
             files += expand(spec.untrained, backbone=backbones)
         if spec.released:
@@ -310,6 +348,33 @@ class Plan:
                 if backbone in backbones
             ]
         return files
+
+    @cached_property
+    def mteb_rows(self) -> set[tuple[str, str, str]]:
+        """(group, method, backbone) whose MTEB results a table shows: a method with a
+        published average of the group on that backbone (GCSE Table 6, SAN Table 4), and both
+        sides of a claim on the group's average (resources/claims.csv)."""
+        rows = {
+            (group, method, backbone)
+            for group in MTEB_GROUPS
+            for method in self.methods
+            for backbone in self.backbones
+            if published_mteb_avg(method, backbone, group) is not None
+        }
+        for claim in load_claims():
+            group = claim.measure.removeprefix("mteb_")
+            if group != claim.measure:
+                rows |= {(group, m, claim.backbone) for m in (claim.method, claim.baseline)}
+        return rows
+
+    def _mteb_shown(self, path: str) -> bool:
+        """False for an MTEB result (``results/eval/mteb/<group>/<method>/<backbone>/...``)
+        that no table shows (:attr:`mteb_rows`): it is not planned."""
+        parts = path.split("/")
+        if parts[:3] != ["results", "eval", "mteb"]:
+            return True
+        group, method, backbone = parts[3], parts[4], "/".join(parts[5:-1])
+        return (group, method, backbone) in self.mteb_rows
 
     def scale_args(self) -> str:
         """``--scale-note`` with a reduced-scale grid's first line of every table and page
@@ -363,9 +428,7 @@ class Plan:
         """The figures of the groups holding one of ``methods`` as a member, not only as the
         group's baseline (SimCSE heads every family's group: its page shows its own)."""
         groups = [
-            g.name
-            for g in self.figure_groups.values()
-            if methods & (set(g.methods) - {g.baseline})
+            g.name for g in self.figure_groups.values() if methods & (set(g.methods) - {g.baseline})
         ]
         return expand(
             self.grid_path("results/figures/{backbone}/{figure}/{group}.png"),
