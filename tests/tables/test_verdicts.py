@@ -26,7 +26,8 @@ KEYS["STSBenchmark"][:50] = KEYS["STS12"][:50]
 BASE = "bert-base-uncased"
 
 
-def _write(tmp: Path, method: str, seed: int, noise: float, backbone: str = BASE) -> str:
+def _write(tmp: Path, method: str, seed: int, noise: float, backbone: str = BASE,
+           llm: str = "") -> str:  # fmt: skip
     """An STS evaluation whose cosines are gold plus noise of this scale (seeded)."""
     rng = np.random.default_rng([seed, int(noise * 100)])
     details = {
@@ -41,7 +42,7 @@ def _write(tmp: Path, method: str, seed: int, noise: float, backbone: str = BASE
         for task in TASKS
     }
     path = tmp / f"{method}-{backbone}-{seed}.json"
-    tags = {"method": method, "backbone": backbone, "seed": str(seed)}
+    tags = {"method": method, "backbone": backbone, "seed": str(seed), **({"llm": llm} if llm else {})}
     path.write_text(json.dumps({**tags, "details": details}))
     return str(path)
 
@@ -176,3 +177,17 @@ def test_released_checkpoint_gaps(tmp_path: Path) -> None:
     assert checkpoint_frame(files[1:]).iloc[0]["training_gap_ci"] == ""  # two seeds
     empty = table_spec("checkpoints").build(table_spec("checkpoints"), files[:3], Options())
     assert "No released checkpoint was evaluated" in empty.tex
+
+
+def test_the_llm_note_names_the_runs_llm(tmp_path: Path) -> None:
+    """A GCSE row's † note names the LLM that wrote the run's data, not the paper's (the claim
+    borrowed from ChatGLM3-6B keeps the paper's in its own column and text)."""
+    llm = "HuggingFaceTB/SmolLM2-135M-Instruct"
+    files = [_write(tmp_path, "simcse", s, 1.5) for s in (1, 2, 3)]
+    files += [_write(tmp_path, "gcse", s, 0.5, llm=llm) for s in (1, 2, 3)]
+    spec = table_spec("verdicts")
+    table = spec.build(spec, files, Options())
+    row = table.frame.iloc[0]
+    assert (row["llm"], row["claim_llm"]) == (llm, "ChatGLM3-6B")
+    assert f"data written by the LLM {llm}" in table.md
+    assert "data written by the LLM ChatGLM3-6B" not in table.md
