@@ -163,3 +163,10 @@ def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err.strip() == (
         "negcse estimate: error: no/such/costs.csv: no unit costs (benchmarks/gpu.py writes them)"
     )
+
+
+def test_table_jobs_get_the_verdict_rule(plan: Plan) -> None:
+    """verdicts.min_seeds, fraction, equivalence and power (config/defaults.yaml) reach every
+    table job as the table command's options."""
+    options = plan.table_options()
+    assert "--min-seeds 3 --fraction 0.5 --equivalence 0.5 --power 0.8 --papers " in options
