@@ -31,7 +31,7 @@ from negcse.analysis.verdict_rules import (
     simulate,
     verdict_of,
 )
-from negcse.tables.claims import load_claims
+from negcse.tables.claims import claim_families, load_claims
 
 ALPHA = 0.05
 
@@ -213,11 +213,8 @@ TOLERANCE = 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPLICATES)
 
 def paper_families() -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """(paper, measure) -> each row's claimed difference and whether it is sized."""
-    out: dict[tuple[str, str], list] = {}
-    for claim in load_claims():
-        out.setdefault((claim.paper, claim.measure), []).append(claim)
     families = {}
-    for key, claims in out.items():
+    for key, claims in claim_families().items():
         sized = np.array([c.delta is not None for c in claims])
         sizes = [abs(c.delta) for c in claims if c.delta is not None]
         typical = float(np.median(sizes)) if sizes else 2.0

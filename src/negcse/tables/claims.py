@@ -148,6 +148,16 @@ def load_claims(path: str | Path | None = None) -> list[Claim]:
 DECLARED_MEASURES = ("sts", "transfer")
 
 
+def claim_families(claims: Sequence[Claim] | None = None) -> dict[tuple[str, str], list[Claim]]:
+    """The paper grid's multiplicity families (docs/statistics.md): each paper's claims on one
+    measure, in file order; on the paper's own backbones and LLMs each is a verdict row of the
+    family (:func:`negcse.tables.verdicts.family_key`)."""
+    out: dict[tuple[str, str], list[Claim]] = {}
+    for claim in load_claims() if claims is None else claims:
+        out.setdefault((claim.paper, claim.measure), []).append(claim)
+    return out
+
+
 def declared_claim(method: str, baseline: str, measure: str, backbone: str) -> Claim:
     """The comparison of a method of no paper with its declared baseline
     (``methods.<m>.baseline``): the method should beat it; no paper prints a number, so it is
