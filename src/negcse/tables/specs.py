@@ -161,13 +161,31 @@ def _tables() -> dict[str, TableSpec]:
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
                 # a peak's or a spread's best is not defined: no bold there
-                Column("Soft-neg. peak", "Soft-neg.\npeak", bold=None, source="soft_negative_peak",
-                       scale=100, std=False),
-                Column("Random peak", "Random\npeak", bold=None, source="random_peak", scale=100,
-                       std=False),
+                Column(
+                    "Soft-neg. peak",
+                    "Soft-neg.\npeak",
+                    bold=None,
+                    source="soft_negative_peak",
+                    scale=100,
+                    std=False,
+                ),
+                Column(
+                    "Random peak",
+                    "Random\npeak",
+                    bold=None,
+                    source="random_peak",
+                    scale=100,
+                    std=False,
+                ),
                 Column("Hard-pos. mean", "Hard-pos.\nmean", source="hard_positive_mean", scale=100),
-                Column("Hard-pos. std", "Hard-pos.\nstd", bold=None, source="hard_positive_std",
-                       scale=100, std=False),
+                Column(
+                    "Hard-pos. std",
+                    "Hard-pos.\nstd",
+                    bold=None,
+                    source="hard_positive_std",
+                    scale=100,
+                    std=False,
+                ),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
@@ -298,8 +316,10 @@ def _tables() -> dict[str, TableSpec]:
             also=(
                 (_eval("transfer")["inputs"], None),
                 (_eval("splits")["inputs"], None),
-                *((f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
-                  for g in GROUPS),
+                *(
+                    (f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
+                    for g in GROUPS
+                ),
             ),
             columns=verdicts.VERDICT_COLUMNS,
             metric=None,  # verdicts.verdict_table: Δ base per claim
@@ -313,9 +333,10 @@ def _tables() -> dict[str, TableSpec]:
                 "examples of each fold; the split and MTEB averages: seeds only; "
                 "docs/statistics.md). No interval and no verdict below {min_seeds} seeds a side. "
                 "Verdict, read off the interval in the claim's direction: reproduced (above "
-                "{fraction} of the paper's difference), smaller than claimed (between 0 and it), "
-                "not reproduced (within {equivalence} of it of 0: equivalence), reversed (past "
-                "0 the other way), inconclusive; untestable where the paper's difference is "
+                "{fraction} $\\times$ the paper's difference), smaller than claimed (between 0 "
+                "and it), not reproduced (within {equivalence} $\\times$ it of 0: equivalence), "
+                "reversed (past 0 the other way), inconclusive; untestable where the paper's "
+                "difference is "
                 "below the test set's floor; on a backbone, LLM, protocol or scale the paper "
                 "did not use, a direction check only. Family: the verdict with each row's "
                 "interval widened to 1 $-$ 0.05/$k$ over the $k$ rows of its paper and "
