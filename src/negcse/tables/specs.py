@@ -161,31 +161,13 @@ def _tables() -> dict[str, TableSpec]:
             columns=(
                 # a peak's or a spread's best is not defined: no bold there
                 # a peak's or a spread's best is not defined: no bold there
-                Column(
-                    "Soft-neg. peak",
-                    "Soft-neg.\npeak",
-                    bold=None,
-                    source="soft_negative_peak",
-                    scale=100,
-                    std=False,
-                ),
-                Column(
-                    "Random peak",
-                    "Random\npeak",
-                    bold=None,
-                    source="random_peak",
-                    scale=100,
-                    std=False,
-                ),
+                Column("Soft-neg. peak", "Soft-neg.\npeak", bold=None, source="soft_negative_peak",
+                       scale=100, std=False),
+                Column("Random peak", "Random\npeak", bold=None, source="random_peak", scale=100,
+                       std=False),
                 Column("Hard-pos. mean", "Hard-pos.\nmean", source="hard_positive_mean", scale=100),
-                Column(
-                    "Hard-pos. std",
-                    "Hard-pos.\nstd",
-                    bold=None,
-                    source="hard_positive_std",
-                    scale=100,
-                    std=False,
-                ),
+                Column("Hard-pos. std", "Hard-pos.\nstd", bold=None, source="hard_positive_std",
+                       scale=100, std=False),
                 Column("FP", "FP", bold="min", source="false_positive_rate"),
                 Column("FN", "FN", bold="min", source="false_negative_rate"),
             ),
@@ -316,10 +298,8 @@ def _tables() -> dict[str, TableSpec]:
             also=(
                 (_eval("transfer")["inputs"], None),
                 (_eval("splits")["inputs"], None),
-                *(
-                    (f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
-                    for g in GROUPS
-                ),
+                *((f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
+                  for g in GROUPS),
             ),
             columns=verdicts.VERDICT_COLUMNS,
             metric=None,  # verdicts.verdict_table: Δ base per claim
