@@ -105,6 +105,7 @@ def test_verdict_frame(evals: list[str]) -> None:
     pl = rows[("sncse_pl", "sncse", BASE)]  # two seeds: the estimate, no interval, no verdict
     assert pl["verdict"] == "no verdict" and pl["vs_baseline_ci"] == ""
     assert "fewer than 3 seeds a side" in pl["note"] and not np.isnan(pl["vs_baseline"])
+    assert 0 < pl["mde"] < np.inf  # two seeds a side: the seeds' variance, an MDE
     tiny = rows[("sncse", "simcse", "tiny")]  # the claim borrowed from BERT-base: its sign only
     assert tiny["verdict_raw"] == "direction check: as claimed" and tiny["comparison"] != "paper"
     assert tiny["paper_delta_text"] == "+2.72 (SNCSE Table 2, BERT-base)"

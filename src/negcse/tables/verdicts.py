@@ -342,10 +342,11 @@ def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
     estimate = float(np.mean(a.values) - np.mean(b.values))
     tasks = _tasks(data, claim.measure, a.backbone)
     delta = paper_delta(claim, tasks) if not why else claim.delta
-    interval = None
-    if min(n_a, n_b) >= min_seeds:
+    interval = power = None  # power: the variances of the MDE, from 2 seeds a side
+    if min(n_a, n_b) >= 2:
         test_var = data.test_variance(a, b)
-        interval = verdict_rules.seed_interval(a.values, b.values, paired, test_var or 0.0)
+        power = verdict_rules.seed_interval(a.values, b.values, paired, test_var or 0.0)
+        interval = power if min(n_a, n_b) >= min_seeds else None
     sized = not why and delta is not None
     where = "" if not why else f", {SHORT_BACKBONES.get(claim.backbone, claim.backbone)}"
     llm = f", {claim.llm}" if claim.llm else ""
@@ -377,6 +378,7 @@ def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
         "comparison": "paper" if not why else "direction check",
         "note": "; ".join(why) if why else "",
         "_interval": interval,
+        "_power": power,
         "_sized": sized,
     }
     if interval is None:
@@ -413,7 +415,8 @@ def adjust(rows: list[dict[str, object]], rule: verdict_rules.Rule | None = None
     :data:`verdict_rules.HYPOTHESES`; its minimum detectable effect (``mde``, at the
     family's size) and the test set's floor (``floor``): a sized claim below the floor is
     :data:`UNTESTABLE`, outside its family. A direction check reads its own interval,
-    uncorrected."""
+    uncorrected. A row below ``min_seeds`` seeds has no verdict, and an MDE without a family
+    from 2 seeds a side (infinite from 1)."""
     rule = rule or verdict_rules.Rule()
     tested: dict[int, np.ndarray] = {}
     families: dict[tuple[str, str], list[int]] = {}
@@ -447,10 +450,13 @@ def adjust(rows: list[dict[str, object]], rule: verdict_rules.Rule | None = None
             rows[i].update(family=f"{TITLES.get(key[0], key[0])} {MEASURES[key[1]]}",
                            family_size=m)  # fmt: skip
     for i, row in enumerate(rows):
-        interval = row.pop("_interval")
+        interval, power = row.pop("_interval"), row.pop("_power")
         sized = bool(row.pop("_sized"))
-        if interval is None:
+        if interval is None:  # the MDE from 2 seeds a side, outside any family; 1 seed: none
             row["verdict_raw"] = row["verdict"] = "no verdict"
+            row["mde"] = math.inf if power is None else verdict_rules.min_detectable(
+                power.seed_var, power.test_var, power.seed_df, 1, rule, sized
+            )  # fmt: skip
             continue
         m = int(row["family_size"]) or 1  # type: ignore[call-overload]
         row["mde"] = verdict_rules.min_detectable(
