@@ -98,39 +98,29 @@ SEED_SD, TEST_SD = 0.67, 0.3
 MULTIPLES = {"0": 0.0, "½Δ": 0.5, "Δ": 1.0, "−Δ": -1.0}
 
 
-def family_arrays(claims: list) -> tuple[np.ndarray, np.ndarray]:
-    """A family's claimed differences and whether each is sized (a direction only: the
-    family's median size, so that its truths scale like the others')."""
-    sized = np.array([c.delta is not None for c in claims])
-    sizes = [abs(c.delta) for c in claims if c.delta is not None]
-    typical = float(np.median(sizes)) if sizes else 2.0
-    return np.array([c.delta if c.delta is not None else c.direction * typical
-                     for c in claims]), sized  # fmt: skip
-
-
 def families(reps: int) -> None:
     """Per family of the paper grid (claims.csv, each paper's claims on one measure) at 3, 5
     and 10 seeds: the share of families with any false "reproduced" (truth 0, ½Δ or −Δ; a
     direction only: 0 or −Δ) and with any false "reversed" (truth 0, ½Δ or Δ), the worst over
     those truths, for normal seeds, t(3) seeds and one bad seed; then the rows below the test
     set's floor, the share of the others read "reproduced" at truth Δ (normal seeds), and the
-    median MDE over them."""
-    from negcse.tables.claims import claim_families
+    median MDE over them. The probe's cosines: the variance model x 0.01."""
+    from negcse.tables.claims import claim_families, family_design
 
     print("| family | rows | seeds | false reproduced (normal / t3 / bad seed) | "
           "false reversed (normal / t3 / bad seed) | untestable | reproduced at Δ | "
           "median MDE / abs(Δ) |")  # fmt: skip
     print("|---|---:|---:|---|---|---:|---:|---:|")
     for f, ((paper, measure), claims) in enumerate(claim_families().items()):
-        delta, sized = family_arrays(claims)
+        delta, sized, unit = family_design(claims)
         for seeds in (3, 5, 10):
             rep, rev, found = {}, {}, (np.nan, np.nan, np.nan)
             for n, noise in enumerate(vr.NOISES):
                 rep[noise], rev[noise] = 0.0, 0.0
                 for m, multiple in enumerate(MULTIPLES.values()):
-                    run = vr.simulate(seeds, multiple * delta, delta, SEED_SD, replicates=reps,
+                    run = vr.simulate(seeds, multiple * delta, delta, unit * SEED_SD, replicates=reps,
                                       rng=np.random.default_rng([f, seeds, n, m]), noise=noise,
-                                      test_sd=TEST_SD, sized=sized,
+                                      test_sd=unit * TEST_SD, sized=sized,
                                       mde_samples=20 if (noise, multiple) == ("normal", 1.0) else 0)  # fmt: skip
                     got = run["corrected"]
                     false_rep = multiple <= np.where(sized, 0.5, 0.0)

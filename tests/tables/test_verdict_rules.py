@@ -31,7 +31,7 @@ from negcse.analysis.verdict_rules import (
     simulate,
     verdict_of,
 )
-from negcse.tables.claims import claim_families, load_claims
+from negcse.tables.claims import claim_families, family_design, load_claims
 
 ALPHA = 0.05
 
@@ -203,44 +203,36 @@ def test_the_papers_run_against_the_prediction_interval_of_one_run() -> None:
 
 # The paper grid's families, simulated: every (paper, measure) family of the claims list at its
 # real size, paired seeds of sd 0.67 (UNA Table D7's SimCSE vs paraphrasing & UNA) and a test
-# set of sd 0.3 (the STS average's, 0.2-0.4 measured), truths 0, half, all and minus the paper's
-# difference in every row of a family (a direction-only row: the family's median size).
+# set of sd 0.3 (the STS average's, 0.2-0.4 measured; the probe's cosines: both x 0.01), truths
+# 0, half, all and minus the paper's difference in every row of a family (a direction-only row:
+# the family's median size).
 SEED_SD, TEST_SD, REPLICATES = 0.67, 0.3, 400
 MULTIPLES = (0.0, 0.5, 1.0, -1.0)
 #: three Monte Carlo sds of a 5% rate over the replicates
 TOLERANCE = 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPLICATES)
 
 
-def paper_families() -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
-    """(paper, measure) -> each row's claimed difference and whether it is sized."""
-    families = {}
-    for key, claims in claim_families().items():
-        sized = np.array([c.delta is not None for c in claims])
-        sizes = [abs(c.delta) for c in claims if c.delta is not None]
-        typical = float(np.median(sizes)) if sizes else 2.0
-        delta = np.array(
-            [c.delta if c.delta is not None else c.direction * typical for c in claims]
-        )
-        families[key] = (delta, sized)
-    return families
+def paper_families() -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray, float]]:
+    """(paper, measure) -> each row's claimed difference, whether it is sized, the unit."""
+    return {key: family_design(claims) for key, claims in claim_families().items()}
 
 
 @pytest.fixture(scope="module")
 def family_runs() -> dict[tuple, dict[str, np.ndarray]]:
     runs = {}
-    for f, (key, (delta, sized)) in enumerate(paper_families().items()):
+    for f, (key, (delta, sized, unit)) in enumerate(paper_families().items()):
         for n, noise in enumerate(NOISES):
             for m, multiple in enumerate(MULTIPLES):
                 rng = np.random.default_rng([f, n, m])
                 runs[(key, noise, multiple)] = simulate(
-                    5, multiple * delta, delta, SEED_SD, replicates=REPLICATES, rng=rng,
-                    noise=noise, test_sd=TEST_SD, sized=sized,
+                    5, multiple * delta, delta, unit * SEED_SD, replicates=REPLICATES, rng=rng,
+                    noise=noise, test_sd=unit * TEST_SD, sized=sized,
                 )  # fmt: skip
     return runs
 
 
 def test_the_real_families_are_simulated() -> None:
-    sizes = {key: len(delta) for key, (delta, _) in paper_families().items()}
+    sizes = {key: len(delta) for key, (delta, _, _) in paper_families().items()}
     assert sizes[("sncse", "sts")] == 10 and sizes[("san-hince", "mteb_classification")] == 2
     assert sum(sizes.values()) == len(load_claims())
 
@@ -253,7 +245,7 @@ def test_false_verdicts_per_family_stay_below_five_percent(family_runs, noise: s
     half the paper's difference; a direction only: at most 0) and with any false "reversed"
     (truth 0 or the paper's side) is at most 5% plus three Monte Carlo sds; a row below the
     test set's floor has no verdict."""
-    for key, (_, sized) in paper_families().items():
+    for key, (_, sized, _) in paper_families().items():
         run = family_runs[(key, noise, multiple)]
         false_rep = multiple <= (np.where(sized, 0.5, 0.0))
         rep = ((run["corrected"] == REPRODUCED) & false_rep).any(axis=1).mean()

@@ -225,3 +225,28 @@ def test_the_llm_note_names_the_runs_llm(tmp_path: Path) -> None:
     assert (row["llm"], row["claim_llm"]) == (llm, "ChatGLM3-6B")
     assert f"data written by the LLM {llm}" in table.md
     assert "data written by the LLM ChatGLM3-6B" not in table.md
+
+
+def test_the_probe_claims_are_judged(tmp_path: Path) -> None:
+    """OssCSE Section 5.2: the probe's mean cosine to the paraphrases rises (0.79 to 0.88) and
+    to the negations falls (0.93 to 0.87), each a claim on its own measure and family, seeds
+    only (the probe's eight sentences are not resampled: no floor)."""
+    files = []
+    for seed in (1, 2, 3):
+        for method, para, neg, spread in (("simcse", 0.79, 0.93, 0.002),
+                                          ("osscse", 0.90, 0.86, 0.004)):  # fmt: skip
+            path = tmp_path / f"{method}-probe-{seed}.json"
+            jitter = spread * (seed - 2)
+            path.write_text(json.dumps({"method": method, "backbone": BASE, "seed": str(seed),
+                                        "paraphrase": para + jitter, "negation": neg - jitter,
+                                        "gap": para - neg}))  # fmt: skip
+            files.append(str(path))
+    frame = verdict_frame(files, Options())
+    rows = {r["measure"]: r for r in frame.to_dict("records")}
+    assert set(rows) == {"probe_paraphrase", "probe_negation"}
+    para, neg = rows["probe_paraphrase"], rows["probe_negation"]
+    assert para["vs_baseline"] == pytest.approx(0.11) and para["paper_delta"] == 0.09
+    assert para["verdict"] == "reproduced" and para["family"] == "OssCSE probe: paraphrases"
+    assert neg["vs_baseline"] == pytest.approx(-0.07) and neg["verdict"] == "reproduced"
+    assert para["paper"] == 0.88 and para["test_set"] == "no" and np.isnan(para["floor"])
+    assert para["vs_baseline_low"] < 0.11 < para["vs_baseline_high"]  # the seeds' spread

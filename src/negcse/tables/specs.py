@@ -298,6 +298,7 @@ def _tables() -> dict[str, TableSpec]:
             also=(
                 (_eval("transfer")["inputs"], None),
                 (_eval("splits")["inputs"], None),
+                (_eval("probe")["inputs"], None),
                 *((f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
                   for g in GROUPS),
             ),

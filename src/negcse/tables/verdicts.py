@@ -164,11 +164,13 @@ TRANSFER = Measure(
 )
 
 MEASURE_READERS: dict[str, Measure] = {"sts": STS, "transfer": TRANSFER}
+#: the probe's measures (OssCSE Section 5.2): mean cosine to the paraphrases and the negations
+PROBE_MEASURES = ("probe_paraphrase", "probe_negation")
 
 
 def measure_kinds(result: dict) -> list[str]:
     """Which evaluations' results a file holds (one each as the workflow writes them):
-    ``sts`` (per-pair records), ``transfer``, ``splits``, ``mteb_<group>``."""
+    ``sts`` (per-pair records), ``transfer``, ``splits``, ``probe``, ``mteb_<group>``."""
     if result.get("group") in ("classification", "reranking"):
         return [f"mteb_{result['group']}"]
     details = result.get("details")
@@ -182,6 +184,8 @@ def measure_kinds(result: dict) -> list[str]:
         kinds.append("transfer")
     if "oppn" in result and "cont" in result:
         kinds.append("splits")
+    if "paraphrase" in result and "negation" in result:
+        kinds.append("probe")
     return kinds or ["sts"]  # read as STS: its error names what is missing
 
 
@@ -280,7 +284,7 @@ def read_evaluations(evals: Sequence[str]) -> Evaluations:
 
 def _read_kind(out: Evaluations, kind: str, result: dict, path: str) -> None:
     backbone = str(result.get("backbone", ""))
-    measures = ("oppn", "cont") if kind == "splits" else (kind,)
+    measures = {"splits": ("oppn", "cont"), "probe": PROBE_MEASURES}.get(kind, (kind,))
     for measure in measures:
         out.protocols.setdefault((measure, backbone), set()).add(protocol_note(kind, result))
     if kind in MEASURE_READERS:
@@ -296,6 +300,9 @@ def _read_kind(out: Evaluations, kind: str, result: dict, path: str) -> None:
     elif kind == "splits":
         for measure in measures:
             out.add(measure, result, path, _number(result, path, measure))
+    elif kind == "probe":
+        for measure in measures:
+            out.add(measure, result, path, _number(result, path, measure.removeprefix("probe_")))
     else:
         group = kind.removeprefix("mteb_")
         out.add(kind, result, path, _number(result.get("avg", {}), path, HEADLINE[group]))
