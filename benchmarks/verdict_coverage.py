@@ -7,15 +7,19 @@ Three parts, each printed as a Markdown table:
    ratios 1, 2, 4 (the interval of the verdicts table: a t over the seeds blended with the
    normal test-set share), beside the Welch-Satterthwaite t-interval and the two-level
    percentile bootstrap (seeds drawn with replacement, then the test set).
-2. ``rates``: each verdict's rate for four truths (identical methods, a gain half the claimed
-   one, the claimed gain, a reversed gain) at 3, 5 and 10 seeds, before and after Holm over a
-   grid of 16 claims.
+2. ``families``: the minimum detectable effect by seeds, test-set sd and family size; then
+   every family of the paper grid (claims.csv: a paper's claims on one measure, at its real
+   size) at 3, 5 and 10 seeds, truths 0, half, all and minus the paper's difference, normal,
+   t(3) and one-bad-seed noise: the share of families with a false "reproduced" or "reversed"
+   after the family's correction, the rows below the test set's floor, the power at the
+   paper's difference and the median MDE.
 3. ``end-to-end``: the whole procedure on synthetic STS-like test sets (real Spearman, the real
    paired bootstrap of negcse.analysis.bootstrap, a third of one task's pairs shared with
    another as STS-B's are with STS12-16): its coverage with the shared pairs drawn together
    (keys) and apart.
 
     OMP_NUM_THREADS=1 python benchmarks/verdict_coverage.py [--replicates 4000] [--e2e 300]
+        [--families 1000] [--parts coverage families end-to-end]
     OMP_NUM_THREADS=1 python benchmarks/verdict_coverage.py --widths A.json B.json
 
 ``--widths`` instead measures how much drawing the shared STS pairs together widens the test
@@ -34,6 +38,7 @@ from negcse.analysis import verdict_rules as vr
 from negcse.analysis.bootstrap import Draws, TaskPairs, observed_average, resampled_average
 
 RATIOS = (1.0, 2.0, 4.0)
+PARTS = ("coverage", "families", "end-to-end")
 
 
 def percentile_two_level(seeds: int, ratio: float, reps: int, rng: np.random.Generator,
@@ -87,21 +92,72 @@ def coverage(reps: int) -> None:
             print(f"| {ratio:g} | {name} | {cells} |")
 
 
-def rates(reps: int) -> None:
-    truths = {"identical (0)": 0.0, "half the claim (+1)": 1.0, "as claimed (+2)": 2.0,
-              "reversed (-2)": -2.0}  # fmt: skip
-    print("| truth | seeds | " + " | ".join(vr.WORDS) + " | any false, grid of 16 (Holm) |")
-    print("|---|---:|" + "---:|" * (len(vr.WORDS) + 1))
-    false = {0.0: (vr.REPRODUCED, vr.SMALLER, vr.REVERSED), 1.0: (vr.REVERSED,),
-             2.0: (vr.REVERSED, vr.SMALLER, vr.NOT_REPRODUCED), -2.0: (vr.REPRODUCED, vr.SMALLER)}  # fmt: skip
-    rng = np.random.default_rng(1)
-    for name, truth in truths.items():
+#: the variance model of the families' simulation: paired seeds' sd (UNA Table D7: SimCSE vs
+#: paraphrasing & UNA over ten seeds) and the test set's sd of a difference (STS average)
+SEED_SD, TEST_SD = 0.67, 0.3
+MULTIPLES = {"0": 0.0, "½Δ": 0.5, "Δ": 1.0, "−Δ": -1.0}
+
+
+def families(reps: int) -> None:
+    """Per family of the paper grid (claims.csv, each paper's claims on one measure) at 3, 5
+    and 10 seeds: the share of families with any false "reproduced" (truth 0, ½Δ or −Δ; a
+    direction only: 0 or −Δ) and with any false "reversed" (truth 0, ½Δ or Δ), the worst over
+    those truths, for normal seeds, t(3) seeds and one bad seed; then the rows below the test
+    set's floor, the share of the others read "reproduced" at truth Δ (normal seeds), and the
+    median MDE over them. The probe's cosines: the variance model x 0.01."""
+    from negcse.tables.claims import claim_families, family_design
+
+    print("| family | rows | seeds | false reproduced (normal / t3 / bad seed) | "
+          "false reversed (normal / t3 / bad seed) | untestable | reproduced at Δ | "
+          "median MDE / abs(Δ) |")  # fmt: skip
+    print("|---|---:|---:|---|---|---:|---:|---:|")
+    for f, ((paper, measure), claims) in enumerate(claim_families().items()):
+        delta, sized, unit = family_design(claims)
         for seeds in (3, 5, 10):
-            run = vr.simulate(seeds, truth, 2.0, 2.0, 16, reps // 4, rng=rng)
-            cells = " | ".join(f"{(run['verdict'] == k).mean():.3f} / {(run['holm'] == k).mean():.3f}"
-                               for k in range(len(vr.WORDS)))  # fmt: skip
-            family = np.isin(run["holm"], false[truth]).any(axis=1).mean()
-            print(f"| {name} | {seeds} | {cells} | {family:.3f} |")
+            rep, rev, found = {}, {}, (np.nan, np.nan, np.nan)
+            for n, noise in enumerate(vr.NOISES):
+                rep[noise], rev[noise] = 0.0, 0.0
+                for m, multiple in enumerate(MULTIPLES.values()):
+                    run = vr.simulate(seeds, multiple * delta, delta, unit * SEED_SD, replicates=reps,
+                                      rng=np.random.default_rng([f, seeds, n, m]), noise=noise,
+                                      test_sd=unit * TEST_SD, sized=sized,
+                                      mde_samples=20 if (noise, multiple) == ("normal", 1.0) else 0)  # fmt: skip
+                    got = run["corrected"]
+                    false_rep = multiple <= np.where(sized, 0.5, 0.0)
+                    rep[noise] = max(
+                        rep[noise], float(((got == vr.REPRODUCED) & false_rep).any(1).mean())
+                    )
+                    if multiple >= 0:
+                        rev[noise] = max(rev[noise], float((got == vr.REVERSED).any(1).mean()))
+                    if (noise, multiple) == ("normal", 1.0):
+                        testable = ~run["untestable"]
+                        ratio = run["mde"][:20] / np.abs(delta)
+                        found = (float(run["untestable"].mean() * len(delta)),
+                                 float((got == vr.REPRODUCED)[testable].mean()) if testable.any() else np.nan,
+                                 float(np.nanmedian(np.where(testable[:20], ratio, np.nan))))  # fmt: skip
+            cells = [" / ".join(f"{d[k]:.3f}" for k in vr.NOISES) for d in (rep, rev)]
+            print(
+                f"| {paper} {measure} | {len(delta)} | {seeds} | {cells[0]} | {cells[1]} | "
+                f"{found[0]:.1f} | {found[1]:.3f} | {found[2]:.2f} |"
+            )
+
+
+def mde_table() -> None:
+    """The minimum detectable effect (a true effect read "reproduced" with 80% power) under
+    the variance model, by seeds, test-set sd and family size (1: no correction)."""
+    print("| seeds | test-set sd | MDE, no family | family of 10 (SNCSE STS) | family of 46 (GCSE STS) "
+          "| zero test, no family | test set's floor |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for seeds in (3, 5, 10, 20):
+        for test_sd in (0.2, 0.4):
+            cells = [vr.planned_mde(SEED_SD, seeds, test_sd, k) for k in (1, 10, 46)]
+            cells.append(vr.planned_mde(SEED_SD, seeds, test_sd, 1, sized=False))
+            floor = vr.detection_floor(test_sd**2)
+            print(
+                f"| {seeds} | {test_sd} | "
+                + " | ".join(f"{c:.2f}" for c in cells)
+                + f" | {floor:.2f} |"
+            )
 
 
 # End to end: synthetic STS-like tasks, the real bootstrap.
@@ -215,17 +271,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=4000)
     parser.add_argument("--e2e", type=int, default=300, help="end-to-end replicates per row")
+    parser.add_argument("--families", type=int, default=1000,
+                        help="replicates per family, seed count, noise and truth")  # fmt: skip
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--widths", nargs=2, metavar="STS_JSON",
                         help="two STS evaluation files (with pairs and keys): widths only")  # fmt: skip
     args = parser.parse_args()
     if args.widths:
         widths(args.widths)
         return
-    coverage(args.replicates)
-    print()
-    rates(args.replicates)
-    print()
-    end_to_end(args.e2e)
+    if "coverage" in args.parts:
+        coverage(args.replicates)
+        print()
+    if "families" in args.parts:
+        mde_table()
+        print()
+        families(args.families)
+        print()
+    if "end-to-end" in args.parts:
+        end_to_end(args.e2e)
 
 
 if __name__ == "__main__":

@@ -152,3 +152,30 @@ def test_shared_pairs_widen_the_interval_of_the_average() -> None:
     together = resampled_variance(_resampled(preds, Draws.draw(shared, 2000, seed=2)))
     separate = resampled_variance(_resampled(preds, Draws.draw(apart, 2000, seed=2)))
     assert 1.6 < together / separate < 2.5
+
+
+def test_clustered_resamples_match_scipy_with_ties_and_keys() -> None:
+    """With keys, a resample of task b holds as many pairs as its clusters drew (its size
+    varies); its Spearman, ties and repeats included, is scipy's on the materialised vectors."""
+    rng = np.random.default_rng(3)
+    keys = [f"{i:010x}" for i in range(70)]
+    gold_a = rng.integers(0, 6, 40).astype(float)  # few distinct values: many ties
+    gold_b = np.r_[gold_a[:25], rng.integers(0, 6, 20).astype(float)]
+    tasks = {
+        "a": TaskPairs(gold_a, (20, 20), tuple(keys[:40])),
+        "b": TaskPairs(gold_b, (45,), tuple(keys[:25] + keys[40:60])),
+    }
+    pred_a = np.round(gold_a + rng.normal(0, 1.5, 40), 1)  # rounded: ties among predictions
+    preds = {
+        "a": pred_a,
+        "b": np.r_[pred_a[:25], np.round(gold_b[25:] + rng.normal(0, 1.5, 20), 1)],
+    }
+    draws = Draws.draw(tasks, resamples=50, seed=4)
+    sizes = draws.counts["b"].sum(axis=0)
+    assert len(set(sizes.tolist())) > 1  # b's size varies with how often its shared pairs came up
+    for task in tasks:
+        got = resampled_spearman(preds[task], draws, task)
+        for j in range(draws.resamples):
+            drawn = np.repeat(np.arange(len(preds[task])), draws.counts[task][:, j].astype(int))
+            want = 100 * spearmanr(preds[task][drawn], tasks[task].gold[drawn]).statistic
+            assert got[j] == pytest.approx(want, abs=1e-9)

@@ -235,3 +235,10 @@ def test_a_guide_reading_a_column_rewritten_every_epoch_gets_no_cache(
         k.startswith("guide_cache") for k in plan.train_inputs("gcse", "splade-tiny", "1")
     )
     assert "guide_cache_teacher1" in plan.train_inputs("rankcse", "splade-tiny", "1")
+
+
+def test_table_jobs_get_the_verdict_rule(plan: Plan) -> None:
+    """verdicts.min_seeds, fraction, equivalence and power (config/defaults.yaml) reach every
+    table job as the table command's options."""
+    options = plan.table_options()
+    assert "--min-seeds 3 --fraction 0.5 --equivalence 0.5 --power 0.8 --papers " in options

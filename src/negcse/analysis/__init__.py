@@ -9,5 +9,5 @@
 - :mod:`~negcse.analysis.groups`: the grid's methods in groups of at most 8 with their baseline.
 - :mod:`~negcse.analysis.figures` and :mod:`~negcse.analysis.latex`: figures and tables.
 - :mod:`~negcse.analysis.bootstrap`: the paired bootstrap of the STS average (the verdicts).
-- :mod:`~negcse.analysis.verdict_rules`: the verdicts' interval over seeds, Holm, the rule.
+- :mod:`~negcse.analysis.verdict_rules`: the verdicts' interval over seeds, the rule, its families and power.
 """

@@ -133,6 +133,12 @@ def resample_ranks(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def mean_rank(counts: np.ndarray) -> np.ndarray:
+    """(B,) the mean rank (m + 1) / 2 of each resample of m drawn values: a clustered resample's
+    size m varies (a drawn cluster counts in every task that holds it)."""
+    return (counts.sum(axis=0, dtype=np.float64) + 1.0) / 2.0
+
+
 def _weighted(weights: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """(B,) sum over the pairs of weights * x * y, all (n, B)."""
     return np.einsum("ij,ij,ij->j", weights, x, y)
@@ -144,12 +150,11 @@ class Draws:
     centred ranks."""
 
     counts: dict[str, np.ndarray]  # (n, B) small unsigned ints (memory: 2 bytes a cell)
-    gold_centred: dict[str, np.ndarray]  # ranks minus their mean (n + 1) / 2
+    gold_centred: dict[str, np.ndarray]  # ranks minus their mean (m + 1) / 2, m drawn
     gold_norm: dict[str, np.ndarray]  # (B,) sqrt of the count-weighted sum of squares
 
     def _add(self, name: str, task: TaskPairs, counts: np.ndarray) -> None:
-        n = len(task.gold)
-        g = resample_ranks(task.gold, counts) - (n + 1) / 2.0
+        g = resample_ranks(task.gold, counts) - mean_rank(counts)
         self.counts[name], self.gold_centred[name] = counts, g
         self.gold_norm[name] = np.sqrt(_weighted(counts.astype(np.float64), g, g))
 
@@ -193,9 +198,8 @@ class Draws:
 def resampled_spearman(pred: np.ndarray, draws: Draws, task: str) -> np.ndarray:
     """(B,) Spearman x100 of ``pred`` against gold on each resample of ``task``'s pairs."""
     c = draws.counts[task]
-    r = resample_ranks(pred, c)
+    r = resample_ranks(pred, c) - mean_rank(c)
     c = c.astype(np.float64)
-    r -= (len(pred) + 1) / 2.0
     cov = _weighted(c, r, draws.gold_centred[task])
     return 100.0 * cov / (np.sqrt(_weighted(c, r, r)) * draws.gold_norm[task])
 

@@ -13,17 +13,20 @@ Welch-Satterthwaite t-interval (docs/statistics.md has the model):
   treated as known (1,000 resamples), so it adds to the standard error but not to the
   uncertainty of the degrees of freedom.
 
-:func:`decide` reads a verdict off where the interval lies relative to 0 and to the paper's
-difference (never off the estimate's sign alone); :func:`holm` adjusts a grid's p-values so
-that every verdict that asserts something (a direction, a smaller effect than claimed) is false
-with probability at most ``alpha`` across the whole grid. Everything is vectorised over numpy
-arrays, so :func:`simulate` checks the coverage and the verdict rates of the same code on
-thousands of synthetic grids at once (tests/tables/test_verdict_rules.py,
-benchmarks/verdict_coverage.py).
+:func:`hypothesis_p` tests the four statements a verdict can make (at least ``fraction`` of
+the paper's difference; between 0 and the paper's; within ``equivalence`` of 0, TOST; the
+other way), each read off the interval; :func:`verdict_of` names the verdict from the
+rejections alone (never off the estimate's sign); :func:`family_verdicts` corrects one
+family's rows (a paper's verdicts on one measure) so that any false verdict in the family has
+probability at most ``alpha``; :func:`min_detectable` and :func:`detection_floor` give each
+row's power. Everything is vectorised over numpy arrays, so :func:`simulate` checks the
+coverage and the verdict rates of the same code on thousands of synthetic families at once
+(tests/tables/test_verdict_rules.py, benchmarks/verdict_coverage.py).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 else:  # the table specs (read when the workflow is parsed) import this module: scipy on use
     special = LazyModule("scipy.special")
 
-#: the interval's level; a verdict's hypotheses are tested at 1 - LEVEL
+#: the interval's level; a verdict's one-sided tests run at (1 - LEVEL) / 2 each
 LEVEL = 0.95
 #: the fewest seeds per side that give a verdict (params.yaml verdicts.min_seeds overrides it)
 MIN_SEEDS = 3
@@ -117,6 +120,10 @@ def p_values(estimate: np.ndarray, seed_var: np.ndarray, test_var: np.ndarray,
     gap = np.abs(np.asarray(estimate, dtype=np.float64) - value)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(se > 0, gap / np.where(se > 0, se, 1.0), np.where(gap > 0, np.inf, 0.0))
+    df = np.asarray(seed_df, dtype=np.float64)
+    if ratio.size >= 1024 and df.size and np.all(df == df.flat[0]):  # many: one quantile grid
+        return _p_on_grid(ratio, np.asarray(seed_var + 0.0 * ratio), np.asarray(test_var + 0.0 * ratio),
+                          float(df.flat[0]))  # fmt: skip
     lo = np.full(ratio.shape, np.log(1e-12))  # log p: critical(lo) >= ratio ... or p below it
     hi = np.zeros(ratio.shape)
     for _ in range(40):
@@ -124,6 +131,31 @@ def p_values(estimate: np.ndarray, seed_var: np.ndarray, test_var: np.ndarray,
         inside = critical(np.exp(mid), seed_var, test_var, seed_df) >= ratio
         lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
     return np.where(ratio >= critical(1e-12, seed_var, test_var, seed_df), 0.0, np.exp(hi))
+
+
+def _p_on_grid(ratio: np.ndarray, seed_var: np.ndarray, test_var: np.ndarray, df: float,
+               points: int = 4097) -> np.ndarray:  # fmt: skip
+    """:func:`p_values` for many elements of one degrees of freedom (the simulations): the
+    quantiles on a grid of log p once, each element's blend bisected over the grid's nodes and
+    interpolated between them (log p within about 1e-6 of the exact bisection)."""
+    log_p = np.linspace(np.log(1e-12), 0.0, points)
+    q = 1.0 - np.exp(log_p) / 2.0
+    t, z = special.stdtrit(max(df, 1e-9), q), special.ndtri(q)
+    total = seed_var + test_var
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(total > 0, seed_var / np.where(total > 0, total, 1.0), 0.0)
+    lo = np.zeros(ratio.shape, dtype=np.int64)  # crit[lo] >= ratio > crit[hi] (decreasing)
+    hi = np.full(ratio.shape, points - 1)
+    for _ in range(int(np.ceil(np.log2(points)))):
+        mid = (lo + hi) // 2
+        inside = w * t[mid] + (1 - w) * z[mid] >= ratio
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    c_lo, c_hi = w * t[lo] + (1 - w) * z[lo], w * t[hi] + (1 - w) * z[hi]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.clip(np.where(c_lo > c_hi, (c_lo - ratio) / (c_lo - c_hi), 1.0), 0.0, 1.0)
+    p = np.exp(log_p[lo] + frac * (log_p[hi] - log_p[lo]))
+    p = np.where(ratio >= w * t[0] + (1 - w) * z[0], 0.0, p)
+    return np.where(ratio <= w * t[-1] + (1 - w) * z[-1], 1.0, p)
 
 
 def welch(
@@ -182,104 +214,256 @@ def one_run_interval(values: Sequence[float], value: float, level: float = LEVEL
     return SeedInterval(float(v.mean() - value), var, 0.0, float(len(v) - 1), level)
 
 
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm's step-down adjusted p-values over the last axis (NaN: not in the family)."""
+# The decision rule (docs/statistics.md): four hypotheses a row, each rejected or not; the
+# verdict is read off the rejections alone, so a correction that only raises p-values can only
+# take evidence away (never "reproduced" unless the raw verdict is).
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The decision rule's settings (config/defaults.yaml ``verdicts``): "reproduced" needs the
+    effect to be at least ``fraction`` of the paper's difference; "not reproduced" needs it to be
+    within ``equivalence`` x the paper's difference of 0 (TOST); ``alpha`` is the family-wise
+    level of the two-sided 95% interval every verdict is read from (each one-sided test at
+    ``alpha`` / 2); ``power`` is the power of the minimum detectable effect."""
+
+    fraction: float = 0.5
+    equivalence: float = 0.5
+    alpha: float = 1.0 - LEVEL
+    power: float = 0.8
+
+    def __post_init__(self) -> None:
+        for name in ("fraction", "equivalence", "alpha", "power"):
+            value = getattr(self, name)
+            if not 0.0 < value < 1.0:
+                raise ValueError(f"verdicts.{name}: {value!r} is not between 0 and 1")
+
+
+#: the hypotheses of a row, columns of :func:`hypothesis_p`; rejecting one supports the verdict
+#: of the same code (REPRODUCED, SMALLER, NOT_REPRODUCED, REVERSED)
+HYPOTHESES = (
+    "effect at most fraction x the paper's",
+    "effect at most 0, or at least the paper's",
+    "effect at least equivalence x the paper's, either way",
+    "effect at least 0",
+)
+#: which rejection decides first: a verdict of a larger effect before one of a smaller
+PRIORITY = (REPRODUCED, REVERSED, SMALLER, NOT_REPRODUCED)
+
+
+def one_sided(estimate: np.ndarray, seed_var: np.ndarray, test_var: np.ndarray,
+              seed_df: np.ndarray, value: float | np.ndarray, above: bool) -> np.ndarray:  # fmt: skip
+    """p of "the difference is at most ``value``" (``above``: evidence that it is above) or
+    "at least ``value``" (not ``above``): half the :func:`p_values` of the interval on the side
+    the estimate lies, else 1 minus that."""
+    half = p_values(estimate, seed_var, test_var, seed_df, value) / 2.0
+    side = np.asarray(estimate, dtype=np.float64) > value
+    return np.where(side == above, half, 1.0 - half)
+
+
+def hypothesis_p(estimate: np.ndarray, seed_var: np.ndarray, test_var: np.ndarray,
+                 seed_df: np.ndarray, delta: np.ndarray, direction: np.ndarray,
+                 sized: np.ndarray | bool, rule: Rule = Rule()) -> np.ndarray:  # fmt: skip
+    """(..., 4) p-values of :data:`HYPOTHESES` in the claim's direction (x = direction x the
+    difference, D = |delta|), doubled so that p < ``rule.alpha`` exactly where the two-sided
+    (1 - alpha) interval says so (each test one-sided at alpha / 2):
+
+    - reproduced: rejects x <= fraction x D (a direction only: x <= 0);
+    - smaller than claimed: rejects x <= 0 or x >= D (intersection-union: both one-sided);
+    - not reproduced: rejects |x| >= equivalence x D (TOST: both one-sided);
+    - reversed: rejects x >= 0.
+
+    NaN where a hypothesis is not tested (no size: smaller and not reproduced)."""
+    x = np.asarray(direction, dtype=np.float64) * np.asarray(estimate, dtype=np.float64)
+    sized = np.asarray(sized, dtype=bool)
+    size = np.where(sized, np.abs(np.nan_to_num(np.asarray(delta, dtype=np.float64))), 0.0)
+    args = (seed_var, test_var, seed_df)
+    margin = rule.equivalence * size
+    rep = one_sided(x, *args, rule.fraction * size, above=True)
+    small = np.maximum(one_sided(x, *args, 0.0, above=True),
+                       one_sided(x, *args, size, above=False))  # fmt: skip
+    equal = np.maximum(one_sided(x, *args, -margin, above=True),
+                       one_sided(x, *args, margin, above=False))  # fmt: skip
+    rev = one_sided(x, *args, 0.0, above=False)
+    p = np.minimum(2.0 * np.stack([rep, small, equal, rev], axis=-1), 1.0)
+    p[..., 1:3] = np.where(sized[..., None], p[..., 1:3], np.nan)
+    return p
+
+
+def verdict_of(rejected: np.ndarray) -> np.ndarray:
+    """Verdict codes from (..., 4) rejections of :data:`HYPOTHESES`: the first rejected in
+    :data:`PRIORITY`, else INCONCLUSIVE. A subset of the rejections never gives "reproduced"
+    unless the whole set does, nor "smaller than claimed" unless the whole set gives it or
+    "reproduced"."""
+    rejected = np.asarray(rejected, dtype=bool)
+    return np.select([rejected[..., k] for k in PRIORITY], list(PRIORITY), INCONCLUSIVE)
+
+
+def family_verdicts(p: np.ndarray, alpha: float = 1.0 - LEVEL
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """One family's (rows, 4) :func:`hypothesis_p` (a row all NaN: not judged) -> the raw
+    verdicts, the Bonferroni-adjusted p-values (x k, the family's judged rows) and the corrected
+    verdicts: each row read off its (1 - alpha / k) interval. Every verdict says the truth lies
+    in a region the interval lies within, so a false one needs its row's interval to miss the
+    truth: at most alpha / k a row, alpha a family, whatever the rows' dependence. Leading
+    axes: independent families (the simulation's replicates)."""
     p = np.asarray(p, dtype=np.float64)
-    out = np.full_like(p, np.nan)
-    flat_p, flat_out = p.reshape(-1, p.shape[-1]), out.reshape(-1, p.shape[-1])
-    for row, dest in zip(flat_p, flat_out, strict=True):
-        keep = np.flatnonzero(~np.isnan(row))
-        m = len(keep)
-        if not m:
-            continue
-        order = keep[np.argsort(row[keep], kind="stable")]
-        scaled = np.maximum.accumulate((m - np.arange(m)) * row[order])
-        dest[order] = np.minimum(scaled, 1.0)
-    return out
+    k = family_size(p)
+    adjusted = np.minimum(p * np.asarray(k, dtype=np.float64)[..., None, None], 1.0)
+    with np.errstate(invalid="ignore"):
+        raw = verdict_of(p < alpha)
+        corrected = verdict_of(adjusted < alpha)
+    return raw, adjusted, corrected
 
 
-def holm_columns(p: np.ndarray) -> np.ndarray:
-    """:func:`holm` over axis 1 of a (replicates, hypotheses) array (fast path for
-    :func:`simulate`: every row has the same hypotheses, none NaN)."""
-    m = p.shape[1]
-    order = np.argsort(p, axis=1, kind="stable")
-    ranked = np.take_along_axis(p, order, axis=1) * (m - np.arange(m))
-    adjusted = np.minimum(np.maximum.accumulate(ranked, axis=1), 1.0)
-    out = np.empty_like(p)
-    np.put_along_axis(out, order, adjusted, axis=1)
-    return out
+def family_size(p: np.ndarray) -> np.ndarray:
+    """The number of rows a family's (..., rows, 4) p-values judge (a row not all NaN)."""
+    return np.count_nonzero(~np.isnan(np.asarray(p, dtype=np.float64)).all(axis=-1), axis=-1)
 
 
-def decide(zero_side: np.ndarray, claim_side: np.ndarray, direction: np.ndarray,
-           sized: np.ndarray | bool = True) -> np.ndarray:  # fmt: skip
-    """Verdict codes from where the interval lies: ``zero_side`` relative to 0 and
-    ``claim_side`` relative to the paper's difference (+1 above it, -1 below, 0 holding it),
-    ``direction`` the sign of the paper's difference; ``sized`` False for a claim of a
-    direction only (no printed size). In the claim's direction:
+# Power: the minimum detectable effect and the test set's floor.
 
-    - above 0, the paper's difference inside or below the interval: reproduced;
-    - above 0, the paper's difference above the interval: smaller than claimed;
-    - holding 0, the paper's difference above the interval: not reproduced;
-    - below 0: reversed; holding both 0 and the paper's difference: inconclusive.
-    """
-    z = np.asarray(zero_side) * direction
-    c = np.where(sized, np.asarray(claim_side) * direction, 0)
-    return np.select(
-        [z > 0, z < 0, c < 0],
-        [np.where(c < 0, SMALLER, REPRODUCED), REVERSED, NOT_REPRODUCED],
-        INCONCLUSIVE,
+
+def detectable(seed_var: float, test_var: float, seed_df: float, tail: float,
+               power: float = 0.8) -> float:  # fmt: skip
+    """The smallest true distance from a tested value that a one-sided test at level ``tail``
+    (the interval's blended critical value) rejects with probability ``power``: the standardised
+    estimate taken as a noncentral t on the Satterthwaite degrees of freedom of seed_var +
+    test_var (test_var known), so without a test-set share it is exactly Student's power
+    (statsmodels' TTestPower). inf without any variance estimate."""
+    from scipy import optimize, stats
+
+    total = seed_var + test_var
+    if not total > 0:
+        return 0.0 if total == 0 else math.inf
+    crit = float(
+        critical(2.0 * tail, np.float64(seed_var), np.float64(test_var), np.float64(seed_df))
     )
+    df = math.inf if seed_var <= 0 else total**2 / (seed_var**2 / seed_df)
+    se = math.sqrt(total)
+    if math.isinf(df) or df > 1e6:
+        return (crit + float(special.ndtri(power))) * se
+
+    def gap(nc: float) -> float:
+        return float(stats.nct.sf(crit, df, nc)) - power
+
+    nc = optimize.brentq(gap, 0.0, crit + 50.0 * (1.0 + float(special.ndtri(power))), xtol=1e-10)
+    return float(nc) * se
 
 
-def sides(estimate: np.ndarray, p: np.ndarray, alpha: float, value: float | np.ndarray = 0.0
-          ) -> np.ndarray:  # fmt: skip
-    """+1/-1 where the hypothesis "the difference is ``value``" is rejected at ``alpha`` (the
-    interval at that level lies above/below ``value``), else 0: the interval read off its test,
-    so adjusted p-values give the adjusted verdict."""
-    return np.where(p < alpha, np.sign(np.asarray(estimate) - value), 0).astype(np.int64)
+def min_detectable(seed_var: float, test_var: float, seed_df: float, rows: int,
+                   rule: Rule = Rule(), sized: bool = True) -> float:  # fmt: skip
+    """The minimum detectable effect (MDE) of a claim: the smallest true effect that the rule
+    calls "reproduced" with probability ``rule.power`` at these variances, in a family of
+    ``rows`` (:func:`family_verdicts`: one-sided at alpha / 2 / rows): the detectable distance
+    above ``fraction`` x the effect, i.e. that distance / (1 - fraction) (a direction only:
+    the distance above 0)."""
+    tail = rule.alpha / 2.0 / max(rows, 1)
+    shift = detectable(seed_var, test_var, seed_df, tail, rule.power)
+    return shift / (1.0 - rule.fraction) if sized else shift
+
+
+def planned_mde(seed_sd: float, seeds: int, test_sd: float, rows: int,
+                rule: Rule = Rule(), sized: bool = True) -> float:  # fmt: skip
+    """:func:`min_detectable` from a variance model (for planning seeds): paired seeds whose
+    differences spread ``seed_sd``, ``seeds`` of them, and the test set's sd ``test_sd`` of
+    the difference of the seed means."""
+    if seeds < 2:
+        return math.inf
+    return min_detectable(seed_sd**2 / seeds, test_sd**2, seeds - 1.0, rows, rule, sized)
+
+
+def detection_floor(test_var: float, rule: Rule = Rule()) -> float:
+    """The test set's floor: the smallest difference from 0 that any number of seeds detects
+    with ``rule.power`` (two-sided ``rule.alpha``, no multiplicity correction), the seeds' share
+    gone and the test set's share ``test_var`` left. A claim below it cannot be told from 0 on
+    these test sets."""
+    z = float(special.ndtri(1.0 - rule.alpha / 2.0)) + float(special.ndtri(rule.power))
+    return z * math.sqrt(max(test_var, 0.0))
 
 
 # Coverage and verdict rates by simulation.
 
+#: the seeds' noise in :func:`simulate`: normal; Student's t on 3 degrees of freedom (scaled to
+#: the same sd); normal with one bad seed a comparison (a run off by 4 sds, either way)
+NOISES = ("normal", "t3", "bad seed")
+
+
+def seed_noise(rng: np.random.Generator, shape: tuple[int, ...], sd: float, kind: str
+               ) -> np.ndarray:  # fmt: skip
+    """(..., seeds) seed deviations of sd ``sd`` of one of :data:`NOISES`."""
+    if kind == "normal":
+        return rng.normal(0.0, sd, shape)
+    if kind == "t3":
+        return rng.standard_t(3, shape) * sd / math.sqrt(3.0)
+    if kind == "bad seed":
+        out = rng.normal(0.0, sd, shape)
+        out[..., 0] += 4.0 * sd * rng.choice([-1.0, 1.0], shape[:-1])
+        return out
+    raise ValueError(f"seed noise {kind!r}: one of {', '.join(NOISES)}")
+
 
 def simulate(
     seeds: int,
-    truth: float,
-    claimed: float,
+    truth: float | np.ndarray,
+    claimed: float | np.ndarray,
     ratio: float,
     comparisons: int = 16,
     replicates: int = 4000,
     level: float = LEVEL,
     rng: np.random.Generator | None = None,
     test_var_df: int = 999,
+    rule: Rule | None = None,
+    noise: str = "normal",
+    test_sd: float = 1.0,
+    sized: np.ndarray | bool = True,
+    mde_samples: int = 0,
 ) -> dict[str, np.ndarray]:
-    """``replicates`` grids of ``comparisons`` paired comparisons, ``seeds`` seeds a side, true
-    difference ``truth``, paper's ``claimed``. Per seed: the difference is truth + seed noise
-    (sd ``ratio``) + the test set's share (sd 1, common to all seeds of a comparison: one test
-    set); the bootstrap's test-set variance is 1 with its own noise (chi-square, ``test_var_df``
-    degrees of freedom: the resamples). Returns per comparison: ``covered`` (the interval holds
-    ``truth``), raw ``verdict`` codes and ``holm`` codes (Holm over the grid's zero and claim
-    tests), each (replicates, comparisons); with 1 seed no interval exists: ``covered`` then
-    holds the test-set-only interval's coverage and every verdict is INCONCLUSIVE (no verdict)."""
+    """``replicates`` families of paired comparisons, ``seeds`` seeds a side, true difference
+    ``truth`` and paper's ``claimed`` (scalars, or one per comparison: then their length is the
+    family's). Per seed: the difference is truth + seed noise (sd ``ratio``, :data:`NOISES`) +
+    the test set's share (sd ``test_sd``, common to all seeds of a comparison: one test set);
+    the bootstrap's test-set variance is test_sd^2 with its own noise (chi-square,
+    ``test_var_df`` degrees of freedom: the resamples). A comparison whose |claimed| is below
+    the :func:`detection_floor` of its estimated test-set variance is untestable: out of the family,
+    every verdict INCONCLUSIVE. Returns, each (replicates, comparisons): ``covered`` (the
+    interval holds ``truth``), raw ``verdict`` codes, ``corrected`` codes
+    (:func:`family_verdicts` over the replicate's family), ``untestable`` and ``mde``
+    (:func:`min_detectable` at the replicate's family size; in the first ``mde_samples`` replicates, NaN in the others); with 1 seed no interval exists: ``covered`` then holds the
+    test-set-only interval's coverage and every verdict is INCONCLUSIVE (no verdict)."""
     rng = rng or np.random.default_rng(0)
+    rule = rule or Rule(alpha=1.0 - level)
+    truth_, claimed_ = np.broadcast_arrays(np.asarray(truth, dtype=np.float64),
+                                           np.asarray(claimed, dtype=np.float64))  # fmt: skip
+    if truth_.ndim:
+        comparisons = len(truth_)
+    sized_ = np.broadcast_to(np.asarray(sized, dtype=bool), (comparisons,))
     shape = (replicates, comparisons)
-    test = rng.normal(0.0, 1.0, shape)
-    per_seed = truth + test[..., None] + rng.normal(0.0, ratio, (*shape, seeds))
-    test_var = rng.chisquare(test_var_df, shape) / test_var_df
+    test = rng.normal(0.0, test_sd, shape)
+    per_seed = (truth_ + test)[..., None] + seed_noise(rng, (*shape, seeds), ratio, noise)
+    test_var = test_sd**2 * rng.chisquare(test_var_df, shape) / test_var_df
     mean = per_seed.mean(axis=-1)
-    alpha = 1.0 - level
+    none = np.full(shape, INCONCLUSIVE)
     if seeds < 2:  # what a one-seed interval would be: test-set sampling only
         half = special.ndtri(0.5 + level / 2) * np.sqrt(test_var)
-        none = np.full(shape, INCONCLUSIVE)
-        return {"covered": np.abs(mean - truth) <= half, "verdict": none, "holm": none}
+        covered = np.abs(mean - truth_) <= half
+        return {"covered": covered, "verdict": none, "corrected": none,
+                "untestable": np.zeros(shape, bool), "mde": np.full(shape, np.inf)}  # fmt: skip
     seed_var, df = welch(per_seed.var(axis=-1, ddof=1), seeds)
-    half = critical(alpha, seed_var, test_var, df) * np.sqrt(seed_var + test_var)
-    covered = np.abs(mean - truth) <= half
-    p0 = p_values(mean, seed_var, test_var, df, 0.0)
-    pc = p_values(mean, seed_var, test_var, df, claimed)
-    direction = np.sign(claimed)
-    raw = decide(sides(mean, p0, alpha), sides(mean, pc, alpha, claimed), direction)
-    adjusted = holm_columns(np.concatenate([p0, pc], axis=1))
-    p0_adj, pc_adj = adjusted[:, :comparisons], adjusted[:, comparisons:]
-    corrected = decide(sides(mean, p0_adj, alpha), sides(mean, pc_adj, alpha, claimed), direction)
-    return {"covered": covered, "verdict": raw, "holm": corrected}
+    half = critical(1.0 - level, seed_var, test_var, df) * np.sqrt(seed_var + test_var)
+    covered = np.abs(mean - truth_) <= half
+    floor = detection_floor(1.0, rule) * np.sqrt(test_var)
+    untestable = sized_ & (np.abs(claimed_) < floor)
+    p = hypothesis_p(mean, seed_var, test_var, df, claimed_, np.sign(claimed_), sized_, rule)
+    p[untestable] = np.nan
+    raw, _, corrected = family_verdicts(p, rule.alpha)
+    raw = np.where(untestable, INCONCLUSIVE, raw)
+    corrected = np.where(untestable, INCONCLUSIVE, corrected)
+    m = family_size(p)
+    mde = np.full(shape, np.nan)
+    for i in range(min(replicates, mde_samples)):  # a root-find each
+        for j in range(comparisons):
+            mde[i, j] = min_detectable(float(seed_var[i, j]), float(test_var[i, j]),
+                                       float(df[i, j]), int(m[i]), rule, bool(sized_[j]))  # fmt: skip
+    return {"covered": covered, "verdict": raw, "corrected": corrected, "untestable": untestable,
+            "mde": mde}  # fmt: skip

@@ -6,7 +6,7 @@ import argparse
 import logging
 from dataclasses import replace
 
-from negcse.analysis.verdict_rules import MIN_SEEDS
+from negcse.analysis.verdict_rules import MIN_SEEDS, Rule
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, json_text, write_texts
 from negcse.latex import latex_escape
@@ -56,6 +56,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=MIN_SEEDS,
         help=f"verdicts: the fewest seeds a side for a verdict (default {MIN_SEEDS})",
     )
+    for name, help_text in (
+        ("fraction", "'reproduced': the effect at least this fraction of the paper's"),
+        ("equivalence", "'not reproduced': within this fraction of the paper's of 0 (TOST)"),
+        ("power", "the power of each row's minimum detectable effect"),
+    ):
+        default = getattr(Rule(), name)
+        p.add_argument(f"--{name}", type=float, default=default,
+                       help=f"verdicts: {help_text} (default {default})")  # fmt: skip
     p.add_argument(
         "--scale-note",
         default="",
@@ -96,12 +104,17 @@ def run(args: argparse.Namespace) -> int:
     check_writable(args.tex, args.csv, args.md, args.html, args.metrics)
     if args.min_seeds < 2:
         raise UserError(f"--min-seeds {args.min_seeds}: an interval over seeds needs 2 or more")
+    try:
+        rule = Rule(fraction=args.fraction, equivalence=args.equivalence, power=args.power)
+    except ValueError as exc:
+        raise UserError(str(exc).replace("verdicts.", "--")) from None
     options = Options(
         parse_baselines(args.baselines),
         tuple(args.released),
         args.min_seeds,
         args.scale_note,
         parse_baselines(args.papers, "--papers"),
+        rule,
     )
     note = args.scale_note.strip()
     if note:  # the first line of every twin, and of the caption

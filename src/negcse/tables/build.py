@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from negcse.analysis.latex import scaled
-from negcse.analysis.verdict_rules import MIN_SEEDS
+from negcse.analysis.verdict_rules import MIN_SEEDS, Rule
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
 from negcse.display import task_name
 from negcse.latex import latex_escape
@@ -71,13 +71,15 @@ class Options:
     ``verdicts.min_seeds``); ``scale_note`` the first line of every table of a reduced-scale
     grid (empty at the papers' scale: :func:`negcse.workflow.config.scale_note`); ``papers``
     maps a method to its paper (``methods.<m>.paper``; a method of no paper is compared with
-    its declared baseline)."""
+    its declared baseline); ``rule`` the verdicts' decision rule (config/defaults.yaml
+    ``verdicts``: fraction, equivalence, power)."""
 
     baselines: Mapping[str, str] = field(default_factory=dict)
     released: tuple[str, ...] = ()
     min_seeds: int = MIN_SEEDS
     scale_note: str = ""
     papers: Mapping[str, str] = field(default_factory=dict)
+    rule: Rule = field(default_factory=Rule)
 
 
 @dataclass(frozen=True)

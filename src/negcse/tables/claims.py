@@ -9,7 +9,8 @@ direction: ``direction``). Only comparisons the papers make are listed: a projec
 ``tests/tables/test_claims.py`` recomputes every delta from the published numbers.
 
 Measures: ``sts`` (7-task STS average), ``transfer`` (transfer average), ``oppn``/``cont``
-(OssCSE's split averages), ``mteb_classification``/``mteb_reranking`` (MTEB averages).
+(OssCSE's split averages), ``mteb_classification``/``mteb_reranking`` (MTEB averages),
+``probe_paraphrase``/``probe_negation`` (OssCSE's Appendix B probe: mean cosine, as printed).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from negcse.data.mteb_tasks import HEADLINE
@@ -29,6 +31,7 @@ from negcse.tables.published import (
     load_published,
     load_published_mteb,
     load_published_transfer,
+    published_split_value,
 )
 from negcse.tables.published_csv import CSVSpec, PublishedTable, Row, Score, parse_frame
 
@@ -40,6 +43,8 @@ MEASURES: dict[str, str] = {
     "cont": "Cont. split",
     "mteb_classification": "MTEB classif.",
     "mteb_reranking": "MTEB rerank.",
+    "probe_paraphrase": "probe: paraphrases",
+    "probe_negation": "probe: negations",
 }
 #: the backbones the papers used, in the order a claim is borrowed for another backbone
 PAPER_BACKBONES = ("bert-base-uncased", "bert-large-uncased", "roberta-base", "roberta-large")
@@ -148,6 +153,32 @@ def load_claims(path: str | Path | None = None) -> list[Claim]:
 DECLARED_MEASURES = ("sts", "transfer")
 
 
+def claim_families(claims: Sequence[Claim] | None = None) -> dict[tuple[str, str], list[Claim]]:
+    """The paper grid's multiplicity families (docs/statistics.md): each paper's claims on one
+    measure, in file order; on the paper's own backbones and LLMs each is a verdict row of the
+    family (:func:`negcse.tables.verdicts.family_key`)."""
+    out: dict[tuple[str, str], list[Claim]] = {}
+    for claim in load_claims() if claims is None else claims:
+        out.setdefault((claim.paper, claim.measure), []).append(claim)
+    return out
+
+
+#: a measure's unit against the points (x100) of the others: the probe's cosines are printed
+#: as they are, so a variance model in points applies to them scaled by this
+UNITS = {"probe_paraphrase": 0.01, "probe_negation": 0.01}
+
+
+def family_design(claims: Sequence[Claim]) -> tuple[np.ndarray, np.ndarray, float]:
+    """What a simulation of one family needs: each row's claimed difference (a direction only:
+    the family's median size, so that its truths scale like the others'), whether it is sized,
+    and the measure's unit (:data:`UNITS`; 1 for points)."""
+    sized = np.array([c.delta is not None for c in claims])
+    sizes = [abs(c.delta) for c in claims if c.delta is not None]
+    typical = float(np.median(sizes)) if sizes else 2.0
+    delta = np.array([c.delta if c.delta is not None else c.direction * typical for c in claims])
+    return delta, sized, UNITS.get(claims[0].measure, 1.0)
+
+
 def declared_claim(method: str, baseline: str, measure: str, backbone: str) -> Claim:
     """The comparison of a method of no paper with its declared baseline
     (``methods.<m>.baseline``): the method should beat it; no paper prints a number, so it is
@@ -215,6 +246,9 @@ def published_value(claim: Claim, label: str, tasks: Sequence[str] | None = None
         if len(hit) > 1:
             hit = hit[hit["method"].isin([claim.method, claim.baseline])]
         return float(hit["value"].iloc[0]) if len(hit) == 1 else None
+    if claim.measure.startswith("probe_"):  # OssCSE Section 5.2: rows named by method
+        metric = claim.measure.removeprefix("probe_")
+        return published_split_value(label, claim.backbone, metric, "probe")
     return None  # the OssCSE splits: read off a figure, no row
 
 

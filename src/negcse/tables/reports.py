@@ -147,7 +147,10 @@ def paper_page(
         f"{_doc('docs/fidelity.md', out_dir)}."
     )
     claims = paper_rows(verdicts, paper)
-    for column, when in (("verdict", "after Holm's correction"), ("verdict_raw", "from the 95% intervals")):
+    for column, when in (
+        ("verdict", "after the correction over the paper's family"),
+        ("verdict_raw", "from the 95% intervals"),
+    ):
         held = claims[column].fillna("").value_counts()
         counts = markdown_escape(", ".join(f"{v} {k}" for k, v in held.items() if k))
         if counts:

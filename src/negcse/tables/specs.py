@@ -298,6 +298,7 @@ def _tables() -> dict[str, TableSpec]:
             also=(
                 (_eval("transfer")["inputs"], None),
                 (_eval("splits")["inputs"], None),
+                (_eval("probe")["inputs"], None),
                 *((f"results/eval/mteb/{g}/{{method}}/{{backbone}}/seed{{seed}}.json", "mteb")
                   for g in GROUPS),
             ),
@@ -310,22 +311,28 @@ def _tables() -> dict[str, TableSpec]:
                 "with a 95\\% interval over seeds and test set: a $t$-interval over the seeds "
                 "with the test set's share from {resamples} paired resamples of the test items "
                 "(STS: the sentence pairs, a pair several tasks hold drawn once; transfer: the "
-                "examples of each fold; the split and MTEB averages: seeds only; "
+                "examples of each fold; the split averages, the probe and the MTEB averages: "
+                "seeds only; "
                 "docs/statistics.md). No interval and no verdict below {min_seeds} seeds a side. "
-                "Verdict, in the claim's direction: reproduced (the interval past 0 and reaching "
-                "the paper's difference), smaller than claimed (past 0, short of it), not "
-                "reproduced (holding 0, short of it), reversed (past 0 the other way), "
-                "inconclusive (holding 0 and the paper's difference); on a backbone, LLM, "
-                "protocol or scale the paper did not use, a direction check only. $p$: "
-                "of no difference; Holm: the verdict after Holm's correction over every "
-                "hypothesis of the table (no difference, and the paper's difference). "
+                "Verdict, read off the interval in the claim's direction: reproduced (above "
+                "{fraction} $\\times$ the paper's difference), smaller than claimed (between 0 "
+                "and it), not reproduced (within {equivalence} $\\times$ it of 0: equivalence), "
+                "reversed (past 0 the other way), inconclusive; untestable where the paper's "
+                "difference is "
+                "below the test set's floor; on a backbone, LLM, protocol or scale the paper "
+                "did not use, a direction check only. Family: the verdict with each row's "
+                "interval widened to 1 $-$ 0.05/$k$ over the $k$ rows of its paper and "
+                "measure; $p$ (family): the corrected $p$ of the raw verdict. MDE: the smallest "
+                "true effect read as reproduced with {power} power at the seeds run, under the "
+                "family's correction. $p$: of no difference. "
                 "$\\Delta$~paper = our mean $-$ the paper's number for the method, "
                 "with the interval of one run (the paper's single run as one more seed of ours)."
             ),
             summary=(
                 "Verdicts: each claim of the papers (their table and rows) with our difference, "
-                "a 95% interval over seeds and test set, the paper's difference, and the "
-                "verdict before and after Holm's correction; direction checks only where the "
+                "a 95% interval over seeds and test set, the paper's difference, the minimum "
+                "detectable effect and the verdict before and after the correction over the "
+                "paper's family; direction checks only where the "
                 "backbone, LLM, protocol or scale is not the paper's."
             ),
             category="STS",

@@ -8,8 +8,9 @@ Two table builders over the evaluation files:
   correctness, ``details.<task>.test``; OssCSE's Oppn./Cont. split averages; the MTEB
   averages): our difference (mean over seeds) with a 95% interval over seeds and test set
   (:mod:`negcse.analysis.verdict_rules`), the paper's difference, the verdict before and after
-  Holm's correction over every verdict of the grid, and our mean against the paper's number
-  with the interval of one run. A comparison the paper did not make (another backbone, LLM,
+  the correction over its family (the paper's verdicts on the measure), its minimum detectable
+  effect and the test set's floor, and our mean against the paper's number with the interval
+  of one run. A comparison the paper did not make (another backbone, LLM,
   protocol, or a reduced-scale grid) is a *direction check*, never "reproduced"; fewer than
   ``min_seeds`` seeds a side give the estimate and no verdict.
 - :func:`checkpoint_table`: every released checkpoint (config/defaults.yaml ``released``): the paper's
@@ -33,7 +34,7 @@ import pandas as pd
 from negcse.analysis import bootstrap, transfer_bootstrap, verdict_rules
 from negcse.analysis.bootstrap import Draws, TaskPairs
 from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
-from negcse.analysis.verdict_rules import CHECK_WORDS, LEVEL, WORDS, SeedInterval
+from negcse.analysis.verdict_rules import CHECK_WORDS, WORDS, SeedInterval
 from negcse.data.mteb_tasks import HEADLINE
 from negcse.lazy import LazyModule
 from negcse.tables import verdict_inputs
@@ -42,6 +43,7 @@ from negcse.tables.claims import (
     DECLARED_MEASURES,
     MEASURES,
     SHORT_BACKBONES,
+    TITLES,
     Claim,
     declared_claim,
     load_claims,
@@ -164,11 +166,13 @@ TRANSFER = Measure(
 )
 
 MEASURE_READERS: dict[str, Measure] = {"sts": STS, "transfer": TRANSFER}
+#: the probe's measures (OssCSE Section 5.2): mean cosine to the paraphrases and the negations
+PROBE_MEASURES = ("probe_paraphrase", "probe_negation")
 
 
 def measure_kinds(result: dict) -> list[str]:
     """Which evaluations' results a file holds (one each as the workflow writes them):
-    ``sts`` (per-pair records), ``transfer``, ``splits``, ``mteb_<group>``."""
+    ``sts`` (per-pair records), ``transfer``, ``splits``, ``probe``, ``mteb_<group>``."""
     if result.get("group") in ("classification", "reranking"):
         return [f"mteb_{result['group']}"]
     details = result.get("details")
@@ -182,6 +186,8 @@ def measure_kinds(result: dict) -> list[str]:
         kinds.append("transfer")
     if "oppn" in result and "cont" in result:
         kinds.append("splits")
+    if "paraphrase" in result and "negation" in result:
+        kinds.append("probe")
     return kinds or ["sts"]  # read as STS: its error names what is missing
 
 
@@ -278,7 +284,7 @@ def read_evaluations(evals: Sequence[str]) -> Evaluations:
 
 def _read_kind(out: Evaluations, kind: str, result: dict, path: str) -> None:
     backbone = str(result.get("backbone", ""))
-    measures = ("oppn", "cont") if kind == "splits" else (kind,)
+    measures = {"splits": ("oppn", "cont"), "probe": PROBE_MEASURES}.get(kind, (kind,))
     for measure in measures:
         out.protocols.setdefault((measure, backbone), set()).add(protocol_note(kind, result))
     if kind in MEASURE_READERS:
@@ -294,6 +300,9 @@ def _read_kind(out: Evaluations, kind: str, result: dict, path: str) -> None:
     elif kind == "splits":
         for measure in measures:
             out.add(measure, result, path, _number(result, path, measure))
+    elif kind == "probe":
+        for measure in measures:
+            out.add(measure, result, path, _number(result, path, measure.removeprefix("probe_")))
     else:
         group = kind.removeprefix("mteb_")
         out.add(kind, result, path, _number(result.get("avg", {}), path, HEADLINE[group]))
@@ -321,6 +330,10 @@ def _p(p: float) -> str:
     return "" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _mde(value: float) -> str:
+    return "" if math.isnan(value) else "∞" if math.isinf(value) else f"{value:.2f}"
+
+
 def _tasks(data: Evaluations, measure: str, backbone: str) -> list[str] | None:
     design = data.designs.get((measure, backbone))
     return list(design[1]) if design and measure == "transfer" else None
@@ -336,10 +349,11 @@ def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
     estimate = float(np.mean(a.values) - np.mean(b.values))
     tasks = _tasks(data, claim.measure, a.backbone)
     delta = paper_delta(claim, tasks) if not why else claim.delta
-    interval = None
-    if min(n_a, n_b) >= min_seeds:
+    interval = power = None  # power: the variances of the MDE, from 2 seeds a side
+    if min(n_a, n_b) >= 2:
         test_var = data.test_variance(a, b)
-        interval = verdict_rules.seed_interval(a.values, b.values, paired, test_var or 0.0)
+        power = verdict_rules.seed_interval(a.values, b.values, paired, test_var or 0.0)
+        interval = power if min(n_a, n_b) >= min_seeds else None
     sized = not why and delta is not None
     where = "" if not why else f", {SHORT_BACKBONES.get(claim.backbone, claim.backbone)}"
     llm = f", {claim.llm}" if claim.llm else ""
@@ -352,7 +366,8 @@ def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
         "paper_name": claim.paper,
         "source": claim.source,
         "claim_backbone": claim.backbone,
-        "llm": claim.llm,
+        "claim_llm": claim.llm,
+        "llm": a.llm or b.llm,  # the run's (the row's † note); the paper's is claim_llm
         "seeds": n_a,
         "baseline_seeds": n_b,
         "seeds_text": f"{n_a}/{n_b}",
@@ -370,6 +385,7 @@ def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
         "comparison": "paper" if not why else "direction check",
         "note": "; ".join(why) if why else "",
         "_interval": interval,
+        "_power": power,
         "_sized": sized,
     }
     if interval is None:
@@ -386,30 +402,94 @@ def compare(claim: Claim, why: list[str], a: Model, b: Model, data: Evaluations,
     return row
 
 
-def adjust(rows: list[dict[str, object]], alpha: float = 1.0 - LEVEL) -> None:
-    """Holm over every hypothesis of the grid's rows (each interval's "no difference", and
-    "the paper's difference" where the paper prints one), then each row's verdict before
-    (``verdict_raw``, the 95% interval) and after (``verdict``) the correction."""
-    p = np.array([r["p"] for r in rows] + [r["p_claim"] for r in rows], dtype=np.float64)
-    adjusted = verdict_rules.holm(p) if len(p) else p
+#: the verdict of a claim smaller than what the test sets can tell from 0 at any seed count
+UNTESTABLE = "untestable on these test sets"
+
+
+def family_key(row: Mapping[str, object]) -> tuple[str, str] | None:
+    """The multiplicity family of a row: its paper and measure, for a verdict on the paper's
+    own comparison; None for a direction check, a control or a method of no paper (no verdict
+    words, outside every family)."""
+    if row["comparison"] != "paper" or not row["paper_name"]:
+        return None
+    return (str(row["paper_name"]), str(row["measure"]))
+
+
+def adjust(rows: list[dict[str, object]], rule: verdict_rules.Rule | None = None) -> None:
+    """Each row's verdict before (``verdict_raw``: the 95% interval) and after (``verdict``)
+    the correction over its family (:func:`family_key`: one paper's verdict rows on one
+    measure; :func:`verdict_rules.family_verdicts`), read off the rejections of
+    :data:`verdict_rules.HYPOTHESES`; its minimum detectable effect (``mde``, at the
+    family's size) and the test set's floor (``floor``): a sized claim below the floor is
+    :data:`UNTESTABLE`, outside its family. A direction check reads its own interval,
+    uncorrected. A row below ``min_seeds`` seeds has no verdict, and an MDE without a family
+    from 2 seeds a side (infinite from 1)."""
+    rule = rule or verdict_rules.Rule()
+    tested: dict[int, np.ndarray] = {}
+    families: dict[tuple[str, str], list[int]] = {}
     for i, row in enumerate(rows):
-        row["p_adjusted"] = adjusted[i]
-        row["p_claim_adjusted"] = adjusted[len(rows) + i]
-        interval: SeedInterval | None = row.pop("_interval")  # type: ignore[assignment]
-        sized = bool(row.pop("_sized"))
+        interval: SeedInterval | None = row["_interval"]  # type: ignore[assignment]
+        sized = bool(row["_sized"])
+        row.update(floor=math.nan, mde=math.nan, family="", family_size=0,
+                   p_corrected=math.nan)  # fmt: skip
         if interval is None:
-            row["verdict_raw"] = row["verdict"] = "no verdict"
             continue
+        resampled = row["test_set"] == "yes"
+        floor = verdict_rules.detection_floor(interval.test_var, rule) if resampled else math.nan
+        row["floor"] = floor
         delta = float(row["paper_delta"]) if sized else 0.0
-        direction = int(row["direction"])  # type: ignore[call-overload]
-        raw = verdict_rules.decide(interval.side(0.0), interval.side(delta) if sized else 0,
-                                   direction, sized)  # fmt: skip
-        est = interval.estimate
-        zero = verdict_rules.sides(est, row["p_adjusted"], alpha)
-        claim = verdict_rules.sides(est, row["p_claim_adjusted"], alpha, delta) if sized else 0
-        corrected = verdict_rules.decide(zero, claim, direction, sized)
-        words = WORDS if row["comparison"] == "paper" else CHECK_WORDS
-        row["verdict_raw"], row["verdict"] = words[int(raw)], words[int(corrected)]
+        tested[i] = verdict_rules.hypothesis_p(
+            interval.estimate, interval.seed_var, interval.test_var, interval.seed_df, delta,
+            int(row["direction"]), sized, rule,  # type: ignore[call-overload]
+        )  # fmt: skip
+        key = family_key(row)
+        if key is not None and not (sized and abs(delta) < floor):
+            families.setdefault(key, []).append(i)
+    corrected: dict[int, tuple[int, float]] = {}
+    for key, members in families.items():
+        p = np.stack([tested[i] for i in members])
+        raw, adjusted, codes = verdict_rules.family_verdicts(p, rule.alpha)
+        m = int(verdict_rules.family_size(p))
+        for j, i in enumerate(members):
+            code = int(raw[j])
+            p_code = float(adjusted[j, code]) if code != verdict_rules.INCONCLUSIVE else math.nan
+            corrected[i] = (int(codes[j]), p_code)
+            rows[i].update(family=f"{TITLES.get(key[0], key[0])} {MEASURES[key[1]]}",
+                           family_size=m)  # fmt: skip
+    for i, row in enumerate(rows):
+        interval, power = row.pop("_interval"), row.pop("_power")
+        sized = bool(row.pop("_sized"))
+        if interval is None:  # the MDE from 2 seeds a side, outside any family; 1 seed: none
+            row["verdict_raw"] = row["verdict"] = "no verdict"
+            row["mde"] = math.inf if power is None else verdict_rules.min_detectable(
+                power.seed_var, power.test_var, power.seed_df, 1, rule, sized
+            )  # fmt: skip
+            continue
+        m = int(row["family_size"]) or 1  # type: ignore[call-overload]
+        row["mde"] = verdict_rules.min_detectable(
+            interval.seed_var, interval.test_var, interval.seed_df, m, rule, sized
+        )
+        delta = float(row["paper_delta"]) if sized else 0.0
+        floor = float(row["floor"])  # type: ignore[arg-type]
+        if row["comparison"] == "paper" and sized and abs(delta) < floor:
+            row["verdict_raw"] = row["verdict"] = UNTESTABLE
+            row["note"] = _join(row["note"], f"{UNTESTABLE}: the paper's {delta:+.2f} is below "
+                                f"the test set's floor {floor:.2f}")  # fmt: skip
+            continue
+        with np.errstate(invalid="ignore"):
+            raw = int(verdict_rules.verdict_of(tested[i] < rule.alpha))
+        if i not in corrected:  # a direction check: its own interval, no family
+            row["verdict_raw"] = row["verdict"] = CHECK_WORDS[raw]
+            continue
+        code, row["p_corrected"] = corrected[i]
+        row["verdict_raw"], row["verdict"] = WORDS[raw], WORDS[code]
+        if sized and abs(delta) < row["mde"]:
+            row["note"] = _join(row["note"], f"below the minimum detectable effect at "
+                                f"{row['seeds_text']} seeds")  # fmt: skip
+
+
+def _join(note: object, text: str) -> str:
+    return "; ".join(t for t in (str(note or ""), text) if t)
 
 
 def claim_groups(claims: Iterable[Claim]) -> dict[tuple[str, str, str], list[Claim]]:
@@ -449,7 +529,7 @@ def verdict_frame(evals: Sequence[str], options: Options) -> pd.DataFrame:
                     why.append("reduced-scale grid")
                 claim = declared_claim(method, baseline, measure, backbone)
                 rows.append(compare(claim, why, a, b, data, options.min_seeds))
-    adjust(rows)
+    adjust(rows, options.rule)
     return pd.DataFrame(rows, columns=list(_VERDICT_FRAME))
 
 
@@ -461,6 +541,7 @@ _VERDICT_FRAME = (
     "paper_name",
     "source",
     "claim_backbone",
+    "claim_llm",
     "llm",
     "seeds",
     "baseline_seeds",
@@ -475,10 +556,13 @@ _VERDICT_FRAME = (
     "direction",
     "paper_delta_text",
     "comparison",
+    "family",
+    "family_size",
     "p",
-    "p_adjusted",
     "p_claim",
-    "p_claim_adjusted",
+    "p_corrected",
+    "mde",
+    "floor",
     "verdict_raw",
     "verdict",
     "note",
@@ -495,7 +579,8 @@ def _with_text(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(
         measure_text=frame["measure"].map(MEASURES),
         p_text=frame["p"].map(_p),
-        p_adjusted_text=frame["p_adjusted"].map(_p),
+        p_corrected_text=frame["p_corrected"].map(_p),
+        mde_text=frame["mde"].map(_mde),
     )
 
 
@@ -508,10 +593,11 @@ VERDICT_COLUMNS = (
     Column("paper_delta_text", "Paper Δ base", kind="text", align="l",
            latex=r"Paper $\Delta$ base"),
     Column("p_text", "p", kind="text", latex=r"$p$"),
-    Column("p_adjusted_text", "p (Holm)", kind="text", latex=r"$p$ (Holm)"),
+    Column("mde_text", "MDE", kind="text"),
+    Column("p_corrected_text", "p (family)", kind="text", latex=r"$p$ (family)"),
     Column("verdict_raw", "Verdict (95% CI)", kind="text", align="l",
            latex=r"Verdict (95\% CI)"),
-    Column("verdict", "Verdict (Holm)", kind="text", align="l"),
+    Column("verdict", "Verdict (family)", kind="text", align="l"),
     Column("vs_paper", "Δ paper", kind="signed", latex=r"$\Delta$ paper"),
     Column("vs_paper_ci", "95% PI (one run)", kind="text", latex=r"95\% PI (one run)"),
     Column("note", "Note", kind="text", align="l"),
@@ -520,9 +606,12 @@ VERDICT_COLUMNS = (
 
 def verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Table:
     frame = verdict_frame(evals, options)
-    caption = spec.caption.replace("{resamples}", str(bootstrap.RESAMPLES)).replace(
-        "{min_seeds}", str(options.min_seeds)
-    )
+    caption = spec.caption
+    for key, value in (("resamples", bootstrap.RESAMPLES), ("min_seeds", options.min_seeds),
+                       ("fraction", f"{options.rule.fraction:g}"),
+                       ("equivalence", f"{options.rule.equivalence:g}"),
+                       ("power", f"{options.rule.power:.0%}".replace("%", "\\%"))):  # fmt: skip
+        caption = caption.replace("{" + key + "}", str(value))
     judged = frame[frame["comparison"] == "paper"]
     if len(frame) and judged.empty:
         caption += (

@@ -383,12 +383,15 @@ class Plan:
         return f"--scale-note {quoted([note])}" if note else ""
 
     def table_options(self) -> str:
-        """What every table job is given: the fewest seeds of a verdict (verdicts.min_seeds),
-        each method's paper (a method of no paper is compared with its declared baseline) and
-        :meth:`scale_args`."""
-        min_seeds = (self.config.get("verdicts") or {}).get("min_seeds", 3)
-        papers = quoted(f"{m}={p}" for m, p in self.papers.items())
-        return f"--min-seeds {int(min_seeds)} --papers {papers} {self.scale_args()}".rstrip()
+        """What every table job is given: the fewest seeds of a verdict (verdicts.min_seeds), the
+        decision rule's settings (verdicts.fraction, equivalence, power), each method's paper (a
+        method of no paper is compared with its declared baseline) and :meth:`scale_args`."""
+        verdicts = self.config.get("verdicts") or {}
+        parts = [f"--min-seeds {int(verdicts.get('min_seeds', 3))}"]
+        parts += [f"--{k} {float(verdicts[k])}" for k in ("fraction", "equivalence", "power")
+                  if k in verdicts]  # fmt: skip
+        parts += [f"--papers {quoted(f'{m}={p}' for m, p in self.papers.items())}"]
+        return " ".join([*parts, self.scale_args()]).rstrip()
 
     def table_inputs(self, table: str) -> list[str]:
         return self.table_evals(TABLES[table])
