@@ -4,6 +4,7 @@ grid's seeds that follow from them."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -129,3 +130,25 @@ def test_reduced_scale_and_fixed_grids_keep_grid_seeds(config: dict) -> None:
     fixed = {**config, "seed_plan": {"mode": "fixed"}}
     assert method_seeds(fixed, "sncse", "bert-large-uncased") == [42, 43, 44]
     assert len(grid_runs(fixed)) > len(grid_runs(config))
+
+
+def test_the_runs_own_seeds_replace_the_prior_where_evaluated(config: dict, tmp_path: Path) -> None:
+    """Three paired seeds of sncse and simcse on BERT-base: their differences' sd (by hand:
+    differences 2, 3, 4 -> sd 1) replaces the prior's 0.67; two seeds are too few."""
+    for method, values in (("sncse", (78.0, 79.5, 80.0)), ("simcse", (76.0, 76.5, 76.0))):
+        folder = tmp_path / "eval" / "sts" / method / "bert-base-uncased"
+        folder.mkdir(parents=True)
+        for seed, value in zip((42, 43, 44), values, strict=True):
+            (folder / f"seed{seed}.json").write_text(json.dumps({"avg": value}))
+    own = seed_plan.own_models(config, tmp_path)
+    model = own[("sts", "sncse", "simcse", "bert-base-uncased")]
+    assert model.seed_sd == pytest.approx(1.0) and model.test_sd == 0.3
+    assert list(own) == [("sts", "sncse", "simcse", "bert-base-uncased")]
+    plan = next(
+        p for p in seed_plan.claim_plans(config, own)
+        if p.claim.pair == ("sts", "sncse", "simcse") and p.claim.backbone == "bert-base-uncased"
+    )  # fmt: skip
+    assert plan.model.source == "own 3 seeds, prior test sd"
+    assert plan.seeds == seeds_needed(2.72, model, low=3)
+    (tmp_path / "eval" / "sts" / "simcse" / "bert-base-uncased" / "seed44.json").unlink()
+    assert seed_plan.own_models(config, tmp_path) == {}

@@ -127,3 +127,10 @@ def design_lines(plan: Plan, costs: Costs) -> str:
     lines.append(f"  every row at grid.seeds ({n} seeds; seed_plan.mode: fixed): "
                  f"{grid_hours(fixed, costs):.1f}")  # fmt: skip
     return "\n".join(lines)
+
+
+def seed_report(plan: Plan, costs: Costs) -> str:
+    """What ``negcse estimate`` and the dry run print after the grid's table: the designs'
+    hours and the per-claim plan."""
+    plans = seed_plan.claim_plans(plan.config)
+    return design_lines(plan, costs) + "\n" + claim_table(plan.config, costs, plans)

@@ -14,9 +14,11 @@ runs the most seeds any of its claim rows asks for (both sides of a claim are pa
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from negcse.analysis.seed_power import (
@@ -29,6 +31,7 @@ from negcse.analysis.seed_power import (
 from negcse.analysis.sequential import TwoStage, stop_probability
 from negcse.generators.registry import settings as generator_settings
 from negcse.tables.claims import Claim, load_claims, paper_llm
+from negcse.tables.eval_files import number, read_result
 
 #: the defaults of ``seed_plan`` (config/defaults.yaml states them; the schema checks them)
 DEFAULTS: dict[str, Any] = {
@@ -42,6 +45,8 @@ DEFAULTS: dict[str, Any] = {
     "sequential": {"first": 3, "spending": "obrien-fleming"},
 }
 PRIOR_SOURCE = "prior (seed_plan)"
+#: the measures whose per-seed files record a full-test-set ``avg`` (results/eval/<measure>/)
+OWN_MEASURES = ("sts", "transfer")
 
 
 def plan_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,6 +136,31 @@ def plan_claim(config: Mapping[str, Any], claim: Claim, model: VarianceModel) ->
         floor=lowest,
         why=why,
     )
+
+
+def own_models(
+    config: Mapping[str, Any], results: str | Path = "results"
+) -> dict[tuple[str, str, str, str], VarianceModel]:
+    """The run's own variance model of each claim row that has ``verdicts.min_seeds`` paired
+    seeds evaluated (``<results>/eval/<measure>/<method>/<backbone>/seed<n>.json``): the sd of
+    the paired differences of ``avg``; the test set's sd stays the prior's."""
+    out = {}
+    for claim in claim_rows(config):
+        if claim.measure not in OWN_MEASURES:
+            continue
+        scores = []
+        for method in (claim.method, claim.baseline):
+            folder = Path(results) / "eval" / claim.measure / method / claim.backbone
+            files = {p.stem: p for p in folder.glob("seed*.json")}
+            scores.append({seed: number(read_result(p), "avg", p) for seed, p in files.items()})
+        paired = sorted(set(scores[0]) & set(scores[1]))
+        if len(paired) < min_seeds(config):
+            continue
+        sd = statistics.stdev(scores[0][s] - scores[1][s] for s in paired)
+        test = prior(config, claim.measure).test_sd
+        key = (claim.measure, claim.method, claim.baseline, claim.backbone)
+        out[key] = VarianceModel(sd, test, f"own {len(paired)} seeds, prior test sd")
+    return out
 
 
 def claim_plans(
