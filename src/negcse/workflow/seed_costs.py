@@ -50,12 +50,14 @@ def _planned_keys(config: Mapping[str, Any]) -> set[tuple[str, str]]:
     return out
 
 
-def sequential_saving(config: Mapping[str, Any], costs: Costs, plans: Sequence[ClaimPlan]) -> float:
-    """Expected GPU hours the sequential design saves on the planned grid when the papers'
-    differences hold: a planned run beyond the first stage runs only while a claim row of it
-    is undecided."""
+def sequential_saving(
+    config: Mapping[str, Any], costs: Costs, plans: Sequence[ClaimPlan], truth: float = 1.0
+) -> float:
+    """Expected GPU hours the sequential design saves on the planned grid when the true
+    differences are ``truth`` x the papers': a planned run beyond the first stage runs only
+    while a claim row of it is undecided."""
     first = int(seed_plan.plan_settings(config)["sequential"]["first"])
-    going_on = seed_plan.continue_probability(config, plans)
+    going_on = seed_plan.continue_probability(config, plans, truth)
     counts = seed_plan.cached_counts(config)
     saved = 0.0
     for key in _planned_keys(config) & set(going_on):

@@ -221,11 +221,12 @@ def seed_values(config: Mapping[str, Any], n: int) -> list[int]:
 
 
 def continue_probability(
-    config: Mapping[str, Any], plans: Sequence[ClaimPlan]
+    config: Mapping[str, Any], plans: Sequence[ClaimPlan], truth: float = 1.0
 ) -> dict[tuple[str, str], float]:
     """(method, backbone) -> the probability that a claim row of it is still undecided after
-    the sequential design's first stage, when the paper's difference is true (claims taken as
-    independent); only claim rows whose plan runs more seeds than the first stage."""
+    the sequential design's first stage, when the true difference is ``truth`` x the paper's
+    (claims taken as independent); only claim rows whose plan runs more seeds than the first
+    stage."""
     seq = plan_settings(config)["sequential"]
     first, alpha = int(seq["first"]), float(plan_settings(config)["alpha"])
     decided: dict[tuple[str, str], float] = {}
@@ -233,7 +234,7 @@ def continue_probability(
         if plan.seeds <= first or plan.claim.delta is None:
             continue
         design = TwoStage(first, plan.seeds, seq["spending"], alpha)
-        stop = stop_probability(plan.claim.delta, design, plan.model)
+        stop = stop_probability(truth * plan.claim.delta, design, plan.model)
         c = plan.claim
         for key in ((c.method, c.backbone), (c.baseline, c.backbone)):
             decided[key] = decided.get(key, 1.0) * stop
