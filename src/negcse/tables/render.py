@@ -200,7 +200,29 @@ def summarize(
         out["paper"] = out["paper"].astype(float)
         out["diff"] = out[f"{keys[-1]}_mean"] - out["paper"]
     out["trained"] = ~out["method"].isin([UNTRAINED, *released])
-    return out
+    return _with_seed_columns(out, long, keys[-1])
+
+
+def _with_seed_columns(out: pd.DataFrame, long: pd.DataFrame, key: str) -> pd.DataFrame:
+    """A column ``{key}_seed{s}`` per seed of the headline ``key``: each row's value at that
+    seed (empty where the row did not run it), for the CSV (the per-seed scores behind
+    mean ± std; the rendered tables show only the summary)."""
+    if "seed" not in long.columns:
+        return out
+    head = long[(long["metric"] == key) & (long["seed"].astype(str) != "")]
+    seeds = sorted(
+        {str(s) for s in head["seed"]},
+        key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s),
+    )
+    values = {
+        (m, b, str(s)): float(v)
+        for m, b, s, v in zip(
+            head["method"], head["backbone"], head["seed"], head["value"], strict=True
+        )
+    }
+    rows = list(zip(out["method"], out["backbone"], strict=True))
+    columns = {f"{key}_seed{s}": [values.get((m, b, s), math.nan) for m, b in rows] for s in seeds}
+    return pd.concat([out, pd.DataFrame(columns, index=out.index)], axis=1)
 
 
 def add_baseline_delta(summary: pd.DataFrame, key: str, baselines: dict[str, str]) -> pd.DataFrame:
