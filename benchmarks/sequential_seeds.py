@@ -1,7 +1,7 @@
 """Power and GPU hours of the seed designs of the paper grid (benchmarks/sequential_seeds.md,
 docs/statistics.md "Seeds").
 
-Two Markdown tables:
+Three Markdown tables:
 
 1. ``designs``: one claim's decision rates, simulated with negcse.analysis.sequential.simulate
    (the verdict interval, the seeds' sd estimated at each look): the share decided at a true
@@ -14,6 +14,9 @@ Two Markdown tables:
    designs, analytic for the fixed), how many reach 0.8, and the grid's GPU hours (``negcse
    estimate``'s unit costs; for a two-stage design the expectation when the papers' differences
    hold, and when every difference is 0). Every other row runs seed_plan.other_seeds.
+3. ``final look``: the false-decision rate of a claim with no true difference when stage 2 is
+   read at its spent level, and when it is read at 0.05 (as the verdicts table reads every
+   row), 3 seeds then 4, 6 or 10.
 
     OMP_NUM_THREADS=1 python benchmarks/sequential_seeds.py [--reps 20000] [--heavy]
 
@@ -31,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from negcse.analysis.seed_power import VarianceModel
-from negcse.analysis.sequential import TwoStage, simulate
+from negcse.analysis.sequential import SPENDING, TwoStage, decided, nominal_levels, simulate
 from negcse.workflow import seed_plan
 from negcse.workflow.gpu_estimate import COSTS_FILE, load_costs
 from negcse.workflow.plan import Plan
@@ -122,6 +125,27 @@ def grid(config: dict[str, Any], reps: int) -> str:
     return "\n".join(lines)
 
 
+def final_look(model: VarianceModel, reps: int) -> str:
+    lines = [
+        "| spending | seeds | stage 1 level | stage 2 level | false decisions, stage 2 at its "
+        "level | false decisions, stage 2 at 0.05 |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    rng = np.random.default_rng(5)
+    for spending in SPENDING:
+        for total in (4, 6, 10):
+            a1, a2 = nominal_levels(TwoStage(3, total, spending), model)
+            d = rng.normal(0, model.test_sd, (reps, 1)) + rng.normal(
+                0, model.seed_sd, (reps, total)
+            )
+            first = decided(d[:, :3], model.test_sd, a1)[1]
+            spent = np.mean(first | decided(d, model.test_sd, a2)[1])
+            table = np.mean(first | decided(d, model.test_sd, 0.05)[1])
+            lines.append(f"| {spending} | 3 then {total} | {a1:.4f} | {a2:.4f} | {spent:.4f} | "
+                         f"{table:.4f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=20000)
@@ -134,6 +158,8 @@ def main() -> None:
     print(designs(model, args.reps, args.heavy))
     print("\nThe paper grid (params.yaml, benchmarks/gpu_costs.csv):\n")
     print(grid(config, max(args.reps // 5, 1000)))
+    print(f"\nThe final look ({args.reps * 10} claims with no true difference a row):\n")
+    print(final_look(model, args.reps * 10))
 
 
 if __name__ == "__main__":

@@ -152,3 +152,39 @@ def test_the_runs_own_seeds_replace_the_prior_where_evaluated(config: dict, tmp_
     assert plan.seeds == seeds_needed(2.72, model, low=3)
     (tmp_path / "eval" / "sts" / "simcse" / "bert-base-uncased" / "seed44.json").unlink()
     assert seed_plan.own_models(config, tmp_path) == {}
+
+
+def _stage_config(config: dict, stage: int, results: Path) -> dict:
+    """SNCSE vs SimCSE on two backbones: BERT-base planned at 3 seeds, BERT-large at 4."""
+    out = {**config, "grid": {**config["grid"], "methods": ["simcse", "sncse"],
+                              "backbones": ["bert-base-uncased", "bert-large-uncased"]}}  # fmt: skip
+    out["seed_plan"] = {**config["seed_plan"], "stage": stage, "results": str(results)}
+    return out
+
+
+def _evaluate(results: Path, method: str, values: tuple[float, ...]) -> None:
+    folder = results / "eval" / "sts" / method / "bert-large-uncased"
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, value in zip((42, 43, 44), values, strict=True):
+        (folder / f"seed{seed}.json").write_text(json.dumps({"avg": value}))
+
+
+def test_sequential_stages_add_seeds_only_to_undecided_claims(config: dict, tmp_path: Path) -> None:
+    """Stage 1: every claim row at its first 3 seeds. Stage 2: a claim whose 3 paired seeds
+    are decided at stage 1's level (a steady +3: past 0 by far) keeps 3; an undecided one (+3,
+    -1, +0.5) runs on to its planned 4; a stage-1 seed not evaluated is a user error."""
+    from negcse.errors import UserError
+
+    one = _stage_config(config, 1, tmp_path)
+    assert method_seeds(one, "sncse", "bert-large-uncased") == [42, 43, 44]
+    fixed = _stage_config(config, 1, tmp_path) | {"seed_plan": {**config["seed_plan"]}}
+    assert method_seeds(fixed, "sncse", "bert-large-uncased") == [42, 43, 44, 45]
+    _evaluate(tmp_path, "simcse", (77.0, 77.1, 76.9))
+    _evaluate(tmp_path, "sncse", (80.0, 80.1, 79.9))
+    two = _stage_config(config, 2, tmp_path)
+    assert seed_plan.planned_counts(two)[("sncse", "bert-large-uncased")] == 3
+    _evaluate(tmp_path, "sncse", (80.0, 76.1, 77.4))
+    assert seed_plan.planned_counts(two)[("sncse", "bert-large-uncased")] == 4
+    (tmp_path / "eval" / "sts" / "sncse" / "bert-large-uncased" / "seed44.json").unlink()
+    with pytest.raises(UserError, match=r"seed44\.json: not evaluated yet \(run stage 1 first\)"):
+        seed_plan.planned_counts(two)

@@ -76,7 +76,7 @@ def expected_seeds(delta: float, design: TwoStage, model: VarianceModel) -> floa
     return design.first + (1 - stop) * (design.total - design.first)
 
 
-def _decided(d: np.ndarray, test_sd: float, level: float) -> tuple[np.ndarray, np.ndarray]:
+def decided(d: np.ndarray, test_sd: float, level: float) -> tuple[np.ndarray, np.ndarray]:
     """(estimate, whether the verdict interval at two-sided ``level`` excludes 0) per row of
     paired differences ``d`` (rows: claims, columns: seeds)."""
     n = d.shape[1]
@@ -115,12 +115,12 @@ def simulate(
         noise = rng.normal(0, model.seed_sd, size=(reps, total))
     d = delta + rng.normal(0, model.test_sd, size=(reps, 1)) + noise
     if isinstance(design, int):
-        est, hit = _decided(d, model.test_sd, 0.05)
+        est, hit = decided(d, model.test_sd, 0.05)
         seeds = np.full(reps, float(total))
     else:
         a1, a2 = nominal_levels(design, model)
-        est1, hit1 = _decided(d[:, : design.first], model.test_sd, a1)
-        est2, hit2 = _decided(d, model.test_sd, a2)
+        est1, hit1 = decided(d[:, : design.first], model.test_sd, a1)
+        est2, hit2 = decided(d, model.test_sd, a2)
         est = np.where(hit1, est1, est2)
         hit = hit1 | hit2
         seeds = np.where(hit1, design.first, design.total).astype(float)

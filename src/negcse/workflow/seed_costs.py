@@ -109,25 +109,36 @@ def claim_table(config: Mapping[str, Any], costs: Costs, plans: Sequence[ClaimPl
     return "\n".join(lines)
 
 
+def unstaged(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` with the fixed planned design (no ``seed_plan.stage``)."""
+    out = copy.deepcopy(dict(config))
+    out["seed_plan"] = {**(out.get("seed_plan") or {}), "stage": None}
+    return out
+
+
 def design_lines(plan: Plan, costs: Costs) -> str:
-    """The grid's GPU hours under the planned fixed design, the sequential one (expected) and
-    every row at grid.seeds."""
+    """The grid's GPU hours under the planned fixed design, the sequential one (expected), the
+    sequential stage this grid runs (``seed_plan.stage``) and every row at grid.seeds."""
     config = plan.config
-    plans = seed_plan.claim_plans(config)
-    seq = seed_plan.plan_settings(config)["sequential"]
+    s = seed_plan.plan_settings(config)
+    seq, stage = s["sequential"], s.get("stage")
     lines = ["Seed designs of this grid (GPU hours on one " + costs.device + "):"]
     if seed_plan.planned(config):
-        planned = grid_hours(plan, costs)
-        saved = sequential_saving(config, costs, plans)
+        fixed = unstaged(config)
+        planned = grid_hours(Plan(fixed) if stage else plan, costs)
+        saved = sequential_saving(fixed, costs, seed_plan.claim_plans(fixed))
         lines += [
             f"  planned seeds, fixed: {planned:.1f}",
             f"  planned seeds, sequential (stage 1 at {seq['first']} seeds, {seq['spending']} "
             f"spending; expected when the papers' differences hold): {planned - saved:.1f}",
         ]
-    fixed = Plan(fixed_config(config, None))
+        if stage:
+            lines.append(f"  this grid: stage {stage} of the sequential design (seed_plan.stage): "
+                         f"{grid_hours(plan, costs):.1f}")  # fmt: skip
+    every = Plan(fixed_config(config, None))
     n = len(config["grid"]["seeds"])
     lines.append(f"  every row at grid.seeds ({n} seeds; seed_plan.mode: fixed): "
-                 f"{grid_hours(fixed, costs):.1f}")  # fmt: skip
+                 f"{grid_hours(every, costs):.1f}")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -21,6 +21,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from negcse.analysis.seed_power import (
     VarianceModel,
     floor,
@@ -28,7 +30,8 @@ from negcse.analysis.seed_power import (
     power,
     seeds_needed,
 )
-from negcse.analysis.sequential import TwoStage, stop_probability
+from negcse.analysis.sequential import TwoStage, decided, nominal_levels, stop_probability
+from negcse.errors import UserError
 from negcse.generators.registry import settings as generator_settings
 from negcse.tables.claims import Claim, load_claims, paper_llm
 from negcse.tables.eval_files import number, read_result
@@ -43,6 +46,8 @@ DEFAULTS: dict[str, Any] = {
     "seed_sd": 0.67,
     "test_sd": {"sts": 0.3, "transfer": 0.3},
     "sequential": {"first": 3, "spending": "obrien-fleming"},
+    "stage": None,
+    "results": "results",
 }
 PRIOR_SOURCE = "prior (seed_plan)"
 #: the measures whose per-seed files record a full-test-set ``avg`` (results/eval/<measure>/)
@@ -138,28 +143,35 @@ def plan_claim(config: Mapping[str, Any], claim: Claim, model: VarianceModel) ->
     )
 
 
+def paired_differences(claim: Claim, results: str | Path = "results") -> dict[str, float]:
+    """Seed (``seed<n>``) -> the claim's method minus its baseline on ``avg``, for each seed
+    evaluated on both sides (``<results>/eval/<measure>/<method>/<backbone>/seed<n>.json``)."""
+    scores = []
+    for method in (claim.method, claim.baseline):
+        folder = Path(results) / "eval" / claim.measure / method / claim.backbone
+        files = {p.stem: p for p in folder.glob("seed*.json")}
+        scores.append({seed: number(read_result(p), "avg", p) for seed, p in files.items()})
+    return {seed: scores[0][seed] - scores[1][seed] for seed in set(scores[0]) & set(scores[1])}
+
+
 def own_models(
     config: Mapping[str, Any], results: str | Path = "results"
 ) -> dict[tuple[str, str, str, str], VarianceModel]:
     """The run's own variance model of each claim row that has ``verdicts.min_seeds`` paired
-    seeds evaluated (``<results>/eval/<measure>/<method>/<backbone>/seed<n>.json``): the sd of
-    the paired differences of ``avg``; the test set's sd stays the prior's."""
+    seeds evaluated (:func:`paired_differences`): the sd of the paired differences of ``avg``;
+    the test set's sd stays the prior's."""
     out = {}
     for claim in claim_rows(config):
         if claim.measure not in OWN_MEASURES:
             continue
-        scores = []
-        for method in (claim.method, claim.baseline):
-            folder = Path(results) / "eval" / claim.measure / method / claim.backbone
-            files = {p.stem: p for p in folder.glob("seed*.json")}
-            scores.append({seed: number(read_result(p), "avg", p) for seed, p in files.items()})
-        paired = sorted(set(scores[0]) & set(scores[1]))
-        if len(paired) < min_seeds(config):
+        d = paired_differences(claim, results)
+        if len(d) < min_seeds(config):
             continue
-        sd = statistics.stdev(scores[0][s] - scores[1][s] for s in paired)
         test = prior(config, claim.measure).test_sd
         key = (claim.measure, claim.method, claim.baseline, claim.backbone)
-        out[key] = VarianceModel(sd, test, f"own {len(paired)} seeds, prior test sd")
+        out[key] = VarianceModel(
+            statistics.stdev(d.values()), test, f"own {len(d)} seeds, prior test sd"
+        )
     return out
 
 
@@ -189,13 +201,54 @@ def planned(config: Mapping[str, Any]) -> bool:
 
 
 def planned_counts(config: Mapping[str, Any]) -> dict[tuple[str, str], int]:
-    """(method, backbone) -> the most seeds a claim row of it asks for."""
+    """(method, backbone) -> the most seeds a claim row of it asks for: its planned seeds; at
+    ``seed_plan.stage`` 1 of the sequential design at most the first stage's; at stage 2 the
+    planned seeds of a claim still undecided after stage 1 (:func:`decided_at_stage_1`), the
+    first stage's of one decided."""
+    s = plan_settings(config)
+    stage, first = s.get("stage"), int(s["sequential"]["first"])
+    plans = claim_plans(config)
+    decided = decided_at_stage_1(config, plans) if stage == 2 else set()
     counts: dict[tuple[str, str], int] = {}
-    for plan in claim_plans(config):
+    for plan in plans:
         c = plan.claim
+        n = plan.seeds
+        if stage == 1 or (stage == 2 and (c.measure, c.method, c.baseline, c.backbone) in decided):
+            n = min(n, first)
         for key in ((c.method, c.backbone), (c.baseline, c.backbone)):
-            counts[key] = max(counts.get(key, 0), plan.seeds)
+            counts[key] = max(counts.get(key, 0), n)
     return counts
+
+
+def decided_at_stage_1(
+    config: Mapping[str, Any], plans: Sequence[ClaimPlan]
+) -> set[tuple[str, str, str, str]]:
+    """(measure, method, baseline, backbone) of each claim row that stage 1 decided: its first
+    ``seed_plan.sequential.first`` paired seeds' interval (the seeds' sd, the prior's test-set
+    sd) at stage 1's nominal level excludes 0. A claim row planned at no more seeds than the
+    first stage needs no decision; one of a measure without per-seed ``avg`` files (the split
+    and MTEB averages) runs on. A stage-1 seed not evaluated yet is an error naming it."""
+    s = plan_settings(config)
+    first, results = int(s["sequential"]["first"]), s.get("results", "results")
+    wanted = [f"seed{seed}" for seed in seed_values(config, first)]
+    out = set()
+    for plan in plans:
+        c = plan.claim
+        if plan.seeds <= first or c.delta is None or c.measure not in OWN_MEASURES:
+            continue
+        d = paired_differences(c, results)
+        missing = [seed for seed in wanted if seed not in d]
+        if missing:
+            raise UserError(
+                f"seed_plan.stage 2: {results}/eval/{c.measure}/{{{c.method},{c.baseline}}}/"
+                f"{c.backbone}/{missing[0]}.json: not evaluated yet (run stage 1 first)"
+            )
+        design = TwoStage(first, plan.seeds, s["sequential"]["spending"], float(s["alpha"]))
+        level = nominal_levels(design, plan.model)[0]
+        values = np.array([[d[seed] for seed in wanted]])
+        if bool(decided(values, plan.model.test_sd, level)[1][0]):
+            out.add((c.measure, c.method, c.baseline, c.backbone))
+    return out
 
 
 _COUNTS: dict[str, dict[tuple[str, str], int]] = {}
