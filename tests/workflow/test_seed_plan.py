@@ -188,3 +188,29 @@ def test_sequential_stages_add_seeds_only_to_undecided_claims(config: dict, tmp_
     (tmp_path / "eval" / "sts" / "sncse" / "bert-large-uncased" / "seed44.json").unlink()
     with pytest.raises(UserError, match=r"seed44\.json: not evaluated yet \(run stage 1 first\)"):
         seed_plan.planned_counts(two)
+
+
+def test_a_claims_hours_price_each_seed_as_the_grid_estimate_does(config: dict) -> None:
+    """seed_hours (the plan's unit) times the seeds equals the grid estimate's row of the same
+    runs; the sequential design's expected saving lies between nothing and the runs beyond its
+    first stage."""
+    from negcse.workflow.gpu_estimate import COSTS_FILE, estimate, load_costs
+    from negcse.workflow.seed_costs import seed_hours, sequential_saving
+
+    costs = load_costs(REPO / COSTS_FILE)
+    grid = {**config["grid"], "methods": ["sncse"], "backbones": ["bert-large-uncased"]}
+    fixed = {**config, "grid": {**grid, "seeds": [1, 2, 3, 4]}, "seed_plan": {"mode": "fixed"}}
+    row = estimate(fixed, costs, {})[0]
+    assert row.name == "sncse" and row.jobs == 8
+    assert row.total_h == pytest.approx(4 * seed_hours(fixed, costs, "sncse", "bert-large-uncased"))
+    plans = seed_plan.claim_plans(config)
+    saved = sequential_saving(config, costs, plans)
+    counts = seed_plan.planned_counts(config)
+    beyond = sum(
+        seed_hours(config, costs, m, b) * (n - 3)
+        for (m, b), n in counts.items()
+        if n > 3 and not config["methods"][m].get("seeds")
+        and not (config["methods"][m].get("backbones") or {}).get(b, {}).get("seeds")
+    )  # fmt: skip
+    assert 0 < saved < beyond
+    assert sequential_saving(config, costs, plans, truth=0.0) < saved  # nothing true: few stop
