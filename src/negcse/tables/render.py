@@ -167,8 +167,10 @@ def summarize(
     keys: Sequence[str],
     paper_value: Callable[[str, str], float | None] | None = None,
     released: Collection[str] = (),
+    per_seed: str | None = None,
 ) -> pd.DataFrame:
-    """Mean, std (sample, ddof=1; 0 for one seed) and n per method x backbone x metric; with
+    """Mean, std (sample, ddof=1; 0 for one seed) and n per method x backbone x metric, and the
+    value of ``per_seed`` (the headline; default the last key) at each seed; with
     ``paper_value``, columns ``paper`` and ``diff`` (our mean of the last key minus it).
     Column ``trained``: False for the untrained backbone's rows and the ``released``
     checkpoints' (reference rows, never in bold)."""
@@ -200,7 +202,7 @@ def summarize(
         out["paper"] = out["paper"].astype(float)
         out["diff"] = out[f"{keys[-1]}_mean"] - out["paper"]
     out["trained"] = ~out["method"].isin([UNTRAINED, *released])
-    return _with_seed_columns(out, long, keys[-1])
+    return _with_seed_columns(out, long, per_seed or keys[-1])
 
 
 def _with_seed_columns(out: pd.DataFrame, long: pd.DataFrame, key: str) -> pd.DataFrame:
