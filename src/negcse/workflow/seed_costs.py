@@ -137,13 +137,16 @@ def design_lines(plan: Plan, costs: Costs) -> str:
                          f"{grid_hours(plan, costs):.1f}")  # fmt: skip
     every = Plan(fixed_config(config, None))
     n = len(config["grid"]["seeds"])
-    lines.append(f"  every row at grid.seeds ({n} seeds; seed_plan.mode: fixed): "
-                 f"{grid_hours(every, costs):.1f}")  # fmt: skip
+    lines.append(f"  every row at grid.seeds ({n} seed{'s' if n > 1 else ''}, a method's own "
+                 f"kept; seed_plan.mode: fixed): {grid_hours(every, costs):.1f}")  # fmt: skip
     return "\n".join(lines)
 
 
 def seed_report(plan: Plan, costs: Costs) -> str:
     """What ``negcse estimate`` and the dry run print after the grid's table: the designs'
     hours and the per-claim plan."""
+    why = seed_plan.unplanned_because(plan.config)
+    if why:
+        return f"{design_lines(plan, costs)}\n(no seed plan: {why}; `negcse plan-seeds` prints it)"
     plans = seed_plan.claim_plans(plan.config)
     return design_lines(plan, costs) + "\n" + claim_table(plan.config, costs, plans)

@@ -192,12 +192,20 @@ def claim_plans(
     ]
 
 
-def planned(config: Mapping[str, Any]) -> bool:
-    """Whether the grid's seeds follow the plan: ``seed_plan.mode: planned`` at the papers'
-    scale (a reduced-scale grid judges no paper: every row at its fixed seeds)."""
-    overrides = config.get("train_overrides") or {}
+def unplanned_because(config: Mapping[str, Any]) -> str:
+    """Why the grid's seeds do not follow the plan ("" when they do): ``seed_plan.mode: fixed``,
+    or a reduced-scale grid (it judges no paper: every row at its fixed seeds)."""
+    if plan_settings(config)["mode"] != "planned":
+        return "seed_plan.mode: fixed"
     capped = (config.get("corpus") or {}).get("max_sentences") is not None
-    return plan_settings(config)["mode"] == "planned" and not overrides and not capped
+    if config.get("train_overrides") or capped:
+        return "a reduced-scale grid judges no paper"
+    return ""
+
+
+def planned(config: Mapping[str, Any]) -> bool:
+    """Whether the grid's seeds follow the plan (:func:`unplanned_because`)."""
+    return not unplanned_because(config)
 
 
 def planned_counts(config: Mapping[str, Any]) -> dict[tuple[str, str], int]:
