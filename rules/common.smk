@@ -21,7 +21,8 @@ from negcse.workflow.config import (
     check_unique_keys,
 )
 from negcse.generators import registry as generators
-from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table
+from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table, load_costs
+from negcse.workflow.seed_costs import seed_report
 from negcse.workflow.gpu_slots import job_limit
 from negcse.workflow.plan.load import with_defaults
 from negcse.tables.specs import TABLES
@@ -138,7 +139,7 @@ def all_inputs(wildcards):
     if workflow.dryrun:
         costs = Path(workflow.basedir) / COSTS_FILE
         logger.info(
-            grid_table(PLAN, costs)
+            f"{grid_table(PLAN, costs)}\n{seed_report(PLAN, load_costs(costs))}"
             if costs.is_file()
             else f"No GPU-hours estimate: {costs} is missing (benchmarks/gpu.py)"
         )

@@ -21,6 +21,8 @@ rule paper_report:
         ),
         forest=grid_path("results/figures/forest/{paper}.png"),
         forest_pdf=grid_path("results/figures/forest/{paper}.pdf"),
+        seeds=grid_path("results/figures/seeds/{paper}.png"),
+        seeds_pdf=grid_path("results/figures/seeds/{paper}.pdf"),
     log:
         grid_path("logs/reports/{paper}.log"),
     wildcard_constraints:
@@ -37,7 +39,7 @@ rule paper_report:
         "--baselines {params.baselines} --papers {params.papers} --sts {input.sts:q} "
         "--verdicts {input.verdicts:q} --checkpoints {input.checkpoints:q} "
         "--figures {input.figures:q} --out {output.md:q} --html {output.html:q} "
-        "--forest {output.forest:q} {params.options} 2> {log:q}"
+        "--forest {output.forest:q} --seed-strip {output.seeds:q} {params.options} 2> {log:q}"
 
 
 rule method_report:

@@ -441,6 +441,16 @@ CASES: dict[str, Case] = {
                                                "random": [0.1, 0.2]}}),
             "similarity.soft_negative[0]")},
     ),
+    "plot-seeds": Case(
+        ("plot-seeds", "--table", "{sts}", "--out", "{out}/seeds.png"),
+        {"sts": Input("csv", lambda tmp, mirror: _table_csv(tmp, "sts"), "avg_seed1")},
+    ),
+    "plan-seeds": Case(
+        ("plan-seeds", "--params", "{params}", "--results", "{params}.no-results",
+         "--costs", str(REPO / "benchmarks/gpu_costs.csv")),
+        {"params": Input("yaml", lambda tmp, mirror: _params_copy(tmp),
+                         "train.learning_rate")},
+    ),
     "estimate": Case(
         ("estimate", "--params", "{params}", "--configfile", str(REPO / "tests/smoke/config.yaml"),
          "--costs", str(REPO / "benchmarks/gpu_costs.csv")),

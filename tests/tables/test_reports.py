@@ -192,3 +192,23 @@ def test_page_of_a_method_of_no_paper(tmp_path: Path) -> None:
     paths["sts"].write_text(to_csv(frames["sts"].assign(backbone="tiny")))
     assert main(args) == 0
     assert "No paper prints numbers on tiny" in out.read_text()
+
+
+def test_page_of_a_paper_shows_its_rows_per_seed_scores(
+    tables: dict[str, Path], tmp_path: Path
+) -> None:
+    """--seed-strip: the STS CSV's avg_seed<n> columns of the paper's methods and their
+    baselines, drawn and linked at the end of the page."""
+    from negcse.commands.plot_seeds import seed_rows
+
+    sts = pd.read_csv(tables["sts"])
+    for seed in (1, 2, 3):
+        sts[f"avg_seed{seed}"] = sts["avg_mean"] + (seed - 2) * 0.5
+    tables["sts"].write_text(to_csv(sts))
+    out = tmp_path / "reports" / "sncse.md"
+    strip = tmp_path / "figures" / "seeds" / "sncse.png"
+    assert main(_args(tables, out, "--seed-strip", str(strip))) == 0
+    assert out.read_text().endswith("![Per-seed STS averages](../figures/seeds/sncse.png)\n")
+    assert strip.is_file() and strip.with_suffix(".pdf").is_file()
+    labels, values = seed_rows(sts[sts["method"].isin(["simcse", "sncse"])], "avg", 1)
+    assert values == [[59.5, 60.0, 60.5], [62.5, 63.0, 63.5]] and len(labels) == 2

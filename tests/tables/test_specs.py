@@ -55,10 +55,13 @@ def test_a_toy_spec_renders_every_twin(toy_table: TableSpec, tmp_path: Path) -> 
     assert "| a_1 | **62.00 ± 2.83** | 15.00 ± 7.07 |" in md
     csv = out["csv"].read_text().splitlines()
     assert csv[0] == (
-        "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds,trained"
+        "method,backbone,score_mean,score_std,err_rate_mean,err_rate_std,seeds,trained,"
+        "score_seed1,score_seed2"
     )
-    # every float as stored: the std of (60, 64) is 2 sqrt(2), of (10, 20) 5 sqrt(2)
-    assert csv[1] == f"a_1,bb,62.0,{2 * 2**0.5!r},15.0,{5 * 2**0.5!r},2,True"
+    # every float as stored: the std of (60, 64) is 2 sqrt(2), of (10, 20) 5 sqrt(2); the
+    # headline's (the spec's metric) value at each seed (b ran seed 1 only)
+    assert csv[1] == f"a_1,bb,62.0,{2 * 2**0.5!r},15.0,{5 * 2**0.5!r},2,True,60.0,64.0"
+    assert csv[2] == "b,bb,61.0,0.0,5.0,0.0,1,True,61.0,"
     assert json.loads(out["json"].read_text()) == {
         "a_1": {"bb": {"score": 62.0}},
         "b": {"bb": {"score": 61.0}},
@@ -98,8 +101,8 @@ def test_the_llm_that_wrote_the_data_names_the_row(toy_table: TableSpec, tmp_pat
     md = out["md"].read_text()
     assert "| g † |" in md and "| b |" in md and "† data written by the LLM deepseek-chat." in md
     csv = out["csv"].read_text().splitlines()
-    assert csv[0].endswith(",seeds,llm,trained") and csv[1].endswith(",1,deepseek-chat,True")
-    assert csv[2].endswith(",1,,True")
+    assert csv[0].endswith(",seeds,llm,trained,score_seed1")
+    assert ",1,deepseek-chat,True," in csv[1] and ",1,,True," in csv[2]
 
 
 def test_a_substituted_resource_names_the_row(toy_table: TableSpec, tmp_path: Path) -> None:

@@ -223,26 +223,29 @@ def test_corpora_and_method_corpus_are_checked(config: dict) -> None:
 UNA_D7_SEEDS = [42, 0, 1, 11, 15, 48, 111, 421, 456, 3407]
 
 
-def test_seeds_are_three_where_a_claim_needs_them_and_a_method_can_have_its_own(
+def test_seeds_follow_the_plan_and_a_method_can_have_its_own(
     config: dict,
 ) -> None:
-    """grid.seeds (three: the fewest a verdict takes, verdicts.min_seeds) for every method of a
-    claim; a method's or a backbone's own seeds first: UNA's Table D7 (ten seeds of
-    una_baseline and una_both on BERT-base), one seed for a method no claim names."""
-    from negcse.tables.claims import load_claims
+    """A claim row's planned seeds (negcse.workflow.seed_plan; tests/workflow/test_seed_plan.py)
+    for the methods of a claim on its backbone, one seed elsewhere; a method's or a backbone's
+    own seeds first: UNA's Table D7 (ten seeds of una_baseline and una_both on BERT-base), one
+    seed for a method no claim names."""
+    from negcse.workflow import seed_plan
     from negcse.workflow.config import grid_runs, method_seeds
 
     assert config["verdicts"]["min_seeds"] == 3
-    assert method_seeds(config, "simcse", "bert-base-uncased") == [42, 43, 44]
+    assert method_seeds(config, "simcse", "roberta-large") == [42, 43, 44]
     assert method_seeds(config, "una_both", "bert-base-uncased") == UNA_D7_SEEDS
-    assert method_seeds(config, "una_both", "roberta-base") == [42, 43, 44]
-    claimed = {m for c in load_claims() for m in (c.method, c.baseline)}
-    for method in config["grid"]["methods"]:
-        seeds = method_seeds(config, method, "roberta-base")
-        assert (len(seeds) >= 3) == (method in claimed or method == "simcse_dropout15"), method
+    assert method_seeds(config, "una_both", "roberta-base") == [42, 43, 44, 45]
+    counts = seed_plan.planned_counts(config)
     runs = grid_runs(config)
-    one_seed = 18 + 3 + 1 + 5  # the tau2 x p2 and lambda grids, simcse_san_masked, 5 of GCSE
-    assert len(runs) == len(set(runs)) == (58 - one_seed) * 4 * 3 + one_seed * 4 + 2 * 7
+    assert len(runs) == len(set(runs))
+    for method, backbone, _ in runs:
+        entry = config["methods"][method]
+        if entry.get("seeds") or (entry.get("backbones") or {}).get(backbone, {}).get("seeds"):
+            continue
+        n = len(method_seeds(config, method, backbone))
+        assert n == counts.get((method, backbone), 1), (method, backbone)
     config["methods"]["osscse"]["seeds"] = [7, 8]  # the method's own, on every backbone
     config["methods"]["osscse"]["backbones"] = {"roberta-base": {"seeds": [9]}}
     assert method_seeds(config, "osscse", "bert-base-uncased") == [7, 8]

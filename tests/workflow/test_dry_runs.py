@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from negcse.tables.verdicts import read_evaluations
-from negcse.workflow.config import project_config
+from negcse.workflow.config import grid_runs, method_seeds, project_config
+from negcse.workflow.guide_config import guide_outputs
 from workflow_copy import (
     CI_REDUCTIONS,
     DOMAIN_CONFIGS,
@@ -71,18 +72,18 @@ def test_paper_grid_dry_run_lists_every_train_job(
     lambda variants, RLRD, RLRD+SAN + GCSE, its released run, its paper reading (data and loss),
     its literal paper form (sharing GCSE's data) and, in the domain setting, GCSE, its stage-1
     model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o domain and two
-    sigma variants) x 4 backbones at three seeds where a claim of the papers names the method
-    (seed 42 where none does; UNA's Table D7: ten seeds of una_baseline and una_both on
-    BERT-base), with the GPU generators behind it, and the dry
-    run prints the GPU-hours estimate. Run as `make paper-dry-run` runs it: a summary
-    (estimate, jobs per rule) without every job's block. Its time is a benchmark figure
-    (benchmarks/base.md), not asserted here."""
+    sigma variants) x 4 backbones, each claim row at its planned seeds and every other row at
+    one (seed_plan; tests/workflow/test_seed_plan.py; seed 42 where no claim names the method;
+    UNA's Table D7: ten seeds of una_baseline and una_both on BERT-base), with the GPU
+    generators behind it, and the dry run prints the GPU-hours estimate and the seed plan. Run
+    as `make paper-dry-run` runs it: a summary (estimate, jobs per rule) without every job's
+    block. Its time is a benchmark figure (benchmarks/base.md), not asserted here."""
     config = project_config(workspace, check=False)
     recipe = (workspace / "Makefile").read_text().split("\npaper-dry-run:")[1].splitlines()[1]
     command = recipe.split("&& ", 1)[1].split()
     assert command[:4] == ["snakemake", "-n", "--quiet", "rules"]
     out = sh(command, workspace)
-    assert len(out.stdout + out.stderr) < 30_000  # 2.8 MB with every job's block
+    assert len(out.stdout + out.stderr) < 40_000  # 2.8 MB with every job's block
     assert not jobs_with_wildcards(out.stdout)  # no "rule train:" blocks
     counts = job_counts(out.stdout)
     grid = config["grid"]
@@ -92,16 +93,36 @@ def test_paper_grid_dry_run_lists_every_train_job(
     assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
     assert len(grid["backbones"]) == 4 and grid["seeds"] == [42, 43, 44]
     assert len(grid["methods"]) == 58
-    seeds = {m: len(config["methods"][m].get("seeds") or grid["seeds"]) for m in grid["methods"]}
-    assert sum(n == 1 for n in seeds.values()) == 27  # no claim: the grids, our variants
-    d7 = 2 * 7  # una_baseline and una_both: seven more seeds each on BERT-base
-    runs = sum(seeds.values()) * 4 + d7
-    assert counts["train"] == runs + len(guides_only) * 4 * 3 == 530  # + GCSE's stage 1s
-    assert counts["evaluate_model"] == runs
-    # SAN samples (one per seed): scale 20 (simcse_san, sncse_san, the tau2 x p2 grid), 10, 30,
-    # 40 and scale 20 with the negation fallback (RankCSE+SAN, its lambda variants and
-    # RLRD+SAN share it) at three seeds; the masked-only variant (simcse_san_masked) at one
-    assert counts["san_negatives"] == 5 * 3 + 1
+
+    def seeds(*methods: str) -> dict[str, set[int]]:
+        """Backbone -> the seeds ``methods`` run on it, together."""
+        return {b: {s for m in methods for s in method_seeds(config, m, b)}
+                for b in grid["backbones"]}  # fmt: skip
+
+    runs = {m: sum(map(len, seeds(m).values())) for m in grid["methods"]}
+    assert sum(n == 4 for n in runs.values()) == 37  # one seed a backbone: no claim row
+    assert runs["una_both"] == 10 + 4 + 1 + 1 and runs["sncse"] == 10 + 4 + 10 + 5
+    assert counts["evaluate_model"] == sum(runs.values())
+    # + the guide runs, seed-matched to the runs they guide: GCSE's stage-1 models, and the
+    # teachers' seeds of RankCSE and RLRD beyond the grid's own (e.g. SimCSE on BERT-large at
+    # the nine seeds of RLRD on BERT-base)
+    trained = {f"results/models/{m}/{b}/seed{s}" for m, b, s in grid_runs(config)}
+    todo = [(m, b, s) for m, b, s in grid_runs(config)]
+    while todo:
+        for path in guide_outputs(config, *todo.pop()).values():
+            if path.startswith("results/models/") and path not in trained:
+                trained.add(path)
+                method, backbone, seed = path.split("/")[2:5]
+                todo.append((method, backbone, int(seed.removeprefix("seed"))))
+    assert counts["train"] == len(trained) == sum(runs.values()) + 31
+    # SAN samples, one per seed of each setting: scale 20 (simcse_san, sncse_san, the tau2 x p2
+    # grid), 10, 30, 40 and scale 20 with the negation fallback (RankCSE+SAN, its lambda
+    # variants and RLRD+SAN share it), and the masked-only variant (simcse_san_masked)
+    tau_grid = [m for m in grid["methods"] if m.startswith("simcse_san_tau")]
+    lam = [m for m in grid["methods"] if m.startswith("rankcse_san")]
+    settings = [("simcse_san", "sncse_san", *tau_grid), ("san_scale10",), ("san_scale30",),
+                ("san_scale40",), (*lam, "rlrd_san"), ("simcse_san_masked",)]  # fmt: skip
+    assert counts["san_negatives"] == sum(len(set().union(*seeds(*g).values())) for g in settings)
     assert counts["back_translation"] == 2 and counts["paraphrase"] == 1  # de and ru pivots
     # the three mixed corpora of the domain setting (full, w/o general, w/o domain)
     assert counts["mixed_corpus"] == 3 and counts["corpus"] == 1
@@ -111,8 +132,11 @@ def test_paper_grid_dry_run_lists_every_train_job(
     # stage-1 model (backbone x seed) for each of those plus the domain setting's w/o filtering
     # (w/o decay and the sigma variants share the default's or w/o filtering's)
     assert counts["gcse_synthesize"] == 7
-    # (the released run and the paper reading at seed 42, the other six at three seeds)
-    assert counts["gcse_denoise"] == (2 + 6 * 3) * 4
+    denoised = [("gcse", "gcse_paper_form"), ("gcse_released",), ("gcse_paper",),
+                ("gcse_domain", "gcse_wo_decay", "gcse_sigma0.32"), ("gcse_w_randomly",),
+                ("gcse_wo_general",), ("gcse_wo_domain",),
+                ("gcse_wo_filtering", "gcse_wo_filtering_sigma0.32")]  # fmt: skip
+    assert counts["gcse_denoise"] == sum(sum(map(len, seeds(*g).values())) for g in denoised)
     log = out.stdout + out.stderr
     assert "Estimated GPU hours on one" in log
     table = log[log.index("Estimated GPU hours") :].splitlines()
@@ -122,9 +146,8 @@ def test_paper_grid_dry_run_lists_every_train_job(
         if line.strip()
     }
     assert set(grid["methods"]) <= set(rows)
-    jobs = {m: 2 * (4 * seeds[m] + (7 if m in ("una_baseline", "una_both") else 0))
-            for m in grid["methods"]}  # fmt: skip
-    assert all(int(rows[m][1]) == jobs[m] for m in grid["methods"])  # train + evaluation
+    assert all(int(rows[m][1]) == 2 * runs[m] for m in grid["methods"])  # train + evaluation
+    assert "planned seeds, sequential" in log and "Seed plan" in log
     assert "not counted" not in log[log.index("Estimated GPU hours") :]
     # the dry-run-only table stays out of other commands (the lint run, a real run)
     assert "Estimated GPU hours" not in lint.stdout

@@ -318,3 +318,27 @@ def forest_figure(
         fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                    frameon=False)  # fmt: skip
     return fig
+
+
+def seed_strip_figure(
+    labels: Sequence[str], values: Sequence[Sequence[float]], xlabel: str, title: str = ""
+) -> plt.Figure:
+    """One row per model, top to bottom: each seed's score (a grey point) and their mean (a
+    black tick), so the spread behind a table's mean ± std is visible. Two columns wide."""
+    n = len(labels)
+    with plt.rc_context(FONT):
+        fig, ax = plt.subplots(figsize=(2 * WIDTH, 0.7 + 0.2 * max(n, 1)))
+        y = np.arange(n)[::-1]
+        for row, scores in zip(y, values, strict=True):
+            points = np.asarray(scores, dtype=float)
+            ax.plot(points, np.full(len(points), row), "o", color="#777777", ms=3.2, alpha=0.8,
+                    mec="none")  # fmt: skip
+            ax.plot([points.mean()] * 2, [row - 0.3, row + 0.3], color="black", lw=1.4)
+        ax.set_yticks(y, labels)
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", alpha=0.3)
+        if title:
+            ax.set_title(title, loc="left")
+        fig.tight_layout()
+    return fig

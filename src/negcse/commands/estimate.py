@@ -7,9 +7,10 @@ import logging
 from pathlib import Path
 
 from negcse.errors import UserError
-from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table
+from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table, load_costs
 from negcse.workflow.plan import Plan
 from negcse.workflow.plan.load import profile_configfiles, workflow_config
+from negcse.workflow.seed_costs import seed_report
 
 NAME = "estimate"
 HELP = (
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(workflow_config(".", overlays, params=args.params), log=logger.info)
     try:
         print(grid_table(plan, args.costs, " + ".join(args.costs), args.jobs_per_gpu))
+        print(seed_report(plan, load_costs(*args.costs)))
     except ValueError as err:  # a bad row, or no jobs_per_gpu rows for K
         raise UserError(str(err)) from None
     return 0

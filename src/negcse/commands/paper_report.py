@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from negcse.commands.plot_seeds import seed_rows
 from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, write_texts
@@ -58,6 +59,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="the page (Markdown)")
     p.add_argument("--html", help="its HTML twin (for the Snakemake report)")
     p.add_argument("--forest", help="the claims' forest plot (.png; a .pdf twin beside it)")
+    p.add_argument(
+        "--seed-strip",
+        help="the per-seed STS averages of the paper's methods and their baselines, a strip "
+        "plot shown on the page (.png; a .pdf twin beside it)",
+    )
     p.add_argument("--scale-note", default="", help="a reduced-scale grid's first line")
 
 
@@ -93,6 +99,26 @@ def _forest(path: str, claims: pd.DataFrame, paper: str, scale_note: str) -> Non
         figures.save_figure(fig, os.path.splitext(path)[0] + suffix)
 
 
+def _with_seed_strip(
+    page: str, args: argparse.Namespace, sts: pd.DataFrame, baselines: dict[str, str], out_dir: str
+) -> str:
+    """Draw the paper's rows' per-seed STS averages (``avg_seed<n>`` of the STS CSV) and show
+    the plot at the end of ``page``."""
+    papers = parse_baselines(args.papers)
+    methods = {m for m in args.methods if papers.get(m) == args.paper}
+    methods |= {baselines[m] for m in methods if m in baselines}
+    labels, values = seed_rows(sts[sts["method"].isin(methods)], "avg", 1)
+    title = "STS average: each seed (grey) and the mean (black)"
+    fig = figures.seed_strip_figure(
+        labels, values, "STS average (Spearman ×100)",
+        f"{args.scale_note}\n{title}" if args.scale_note else title,
+    )  # fmt: skip
+    for suffix in (".png", ".pdf"):
+        figures.save_figure(fig, os.path.splitext(args.seed_strip)[0] + suffix)
+    link = os.path.relpath(os.path.abspath(args.seed_strip), out_dir)
+    return f"{page.rstrip()}\n\n![Per-seed STS averages]({link})\n"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.paper is not None and args.paper not in PAPERS:
         raise UserError(f"--paper {args.paper!r}: known papers {', '.join(PAPERS)}")
@@ -102,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--forest {args.forest!r}: the plot is a .png (its .pdf goes beside)")
     if args.forest and args.paper is None:
         raise UserError("--forest: a paper's page only (--paper)")
-    check_writable(args.out, args.html, args.forest)
+    check_writable(args.out, args.html, args.forest, args.seed_strip)
     sts = _csv(args.sts, ("method", "backbone", "seeds", "avg_mean", "avg_std"), STS_COLUMNS)
     verdicts = _csv(args.verdicts, ("method", "paper_name", "comparison", "verdict",
                                     "vs_baseline_ci"), CLAIM_COLUMNS)  # fmt: skip
@@ -125,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
             checkpoints, args.figures, out_dir,
             os.path.abspath(args.forest) if args.forest else None, args.scale_note,
         )  # fmt: skip
+    if args.seed_strip and args.paper is not None:
+        page = _with_seed_strip(page, args, sts, baselines, out_dir)
     out = {args.out: page}
     if args.html:
         out[args.html] = markdown_html(page, args.paper or args.method)

@@ -170,7 +170,10 @@ def summarize_spec(spec: TableSpec, evals: Sequence[str], options: Options) -> p
         if col.source:
             long.loc[long["metric"] == col.source, "value"] *= col.scale
             long["metric"] = long["metric"].replace({col.source: col.key})
-    summary = summarize(long, keys, paper_value=spec.paper, released=options.released)
+    headline = spec.metric if spec.metric in keys else None
+    summary = summarize(
+        long, keys, paper_value=spec.paper, released=options.released, per_seed=headline
+    )
     if spec.published:
         summary = _with_published(summary, spec.published)
     if spec.baseline:

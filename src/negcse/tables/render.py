@@ -168,8 +168,10 @@ def summarize(
     keys: Sequence[str],
     paper_value: Callable[[str, str], float | None] | None = None,
     released: Collection[str] = (),
+    per_seed: str | None = None,
 ) -> pd.DataFrame:
-    """Mean, std (sample, ddof=1; 0 for one seed) and n per method x backbone x metric; with
+    """Mean, std (sample, ddof=1; 0 for one seed) and n per method x backbone x metric, and the
+    value of ``per_seed`` (the headline; default the last key) at each seed; with
     ``paper_value``, columns ``paper`` and ``diff`` (our mean of the last key minus it).
     Column ``trained``: False for the untrained backbone's rows and the ``released``
     checkpoints' (reference rows, never in bold)."""
@@ -201,7 +203,29 @@ def summarize(
         out["paper"] = out["paper"].astype(float)
         out["diff"] = out[f"{keys[-1]}_mean"] - out["paper"]
     out["trained"] = ~out["method"].isin([UNTRAINED, *released])
-    return out
+    return _with_seed_columns(out, long, per_seed or keys[-1])
+
+
+def _with_seed_columns(out: pd.DataFrame, long: pd.DataFrame, key: str) -> pd.DataFrame:
+    """A column ``{key}_seed{s}`` per seed of the headline ``key``: each row's value at that
+    seed (empty where the row did not run it), for the CSV (the per-seed scores behind
+    mean ± std; the rendered tables show only the summary)."""
+    if "seed" not in long.columns:
+        return out
+    head = long[(long["metric"] == key) & (long["seed"].astype(str) != "")]
+    seeds = sorted(
+        {str(s) for s in head["seed"]},
+        key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s),
+    )
+    values = {
+        (m, b, str(s)): float(v)
+        for m, b, s, v in zip(
+            head["method"], head["backbone"], head["seed"], head["value"], strict=True
+        )
+    }
+    rows = list(zip(out["method"], out["backbone"], strict=True))
+    columns = {f"{key}_seed{s}": [values.get((m, b, s), math.nan) for m, b in rows] for s in seeds}
+    return pd.concat([out, pd.DataFrame(columns, index=out.index)], axis=1)
 
 
 def add_baseline_delta(summary: pd.DataFrame, key: str, baselines: dict[str, str]) -> pd.DataFrame:

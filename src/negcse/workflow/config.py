@@ -35,6 +35,7 @@ from negcse.methods.registry import build_method, method_class
 from negcse.poolers import POOLERS
 from negcse.tables.published import PAPERS
 from negcse.training.settings import TrainSettings
+from negcse.workflow import seed_plan
 
 #: The papers' backbones (Hugging Face hub ids). Other models are accepted where they can be
 #: found without the network (a local folder, the mirror or the Hugging Face cache). A backbone
@@ -548,11 +549,19 @@ def _check_acyclic(config: dict[str, Any], method: str, path: list[str], source:
 
 def method_seeds(config: dict[str, Any], method: str, backbone: str) -> list[int]:
     """The seeds ``method`` runs with on ``backbone``: ``methods.<m>.backbones.<b>.seeds``,
-    else ``methods.<m>.seeds``, else ``grid.seeds`` (the papers' run counts differ: UNA's
-    Table D7 is ten seeds of two methods on BERT-base)."""
+    else ``methods.<m>.seeds`` (the papers' run counts differ: UNA's Table D7 is ten seeds of
+    two methods on BERT-base), else, where the grid follows the seed plan
+    (:mod:`negcse.workflow.seed_plan`), the first seeds of ``grid.seeds`` its claim rows ask for
+    (``seed_plan.other_seeds`` for a row of no claim), else ``grid.seeds``."""
     entry = config["methods"][method]
     own = ((entry.get("backbones") or {}).get(backbone) or {}).get("seeds")
-    return list(own or entry.get("seeds") or config["grid"]["seeds"])
+    if own or entry.get("seeds"):
+        return list(own or entry["seeds"])
+    if seed_plan.planned(config):
+        other = int(seed_plan.plan_settings(config)["other_seeds"])
+        counts = seed_plan.cached_counts(config)
+        return seed_plan.seed_values(config, counts.get((method, backbone), other))
+    return list(config["grid"]["seeds"])
 
 
 def grid_runs(

@@ -1,0 +1,216 @@
+"""The seed plan: the verdict interval's power (against the paired t-test, published
+group-sequential boundaries and a simulation of the interval), each claim's planned seeds, and the
+grid's seeds that follow from them."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from negcse.analysis.seed_power import VarianceModel, floor, min_detectable, power, seeds_needed
+from negcse.analysis.sequential import TwoStage, nominal_levels, simulate
+from negcse.workflow import seed_plan
+from negcse.workflow.config import grid_runs, method_seeds, project_config
+
+REPO = Path(__file__).resolve().parents[2]
+UNA_D7 = 0.67  # UNA Table D7's paired seed sd (STS average)
+
+
+def test_power_without_a_test_set_is_the_paired_t_tests() -> None:
+    """With no test-set share the interval is the paired t-test's: its power by the noncentral t,
+    written out here from the textbook formula (statsmodels' TTestPower, where installed)."""
+    model = VarianceModel(UNA_D7, 0.0, "test")
+    for n, delta in ((3, 2.0), (5, 1.0), (10, 0.7)):
+        df, ncp = n - 1, delta / UNA_D7 * math.sqrt(n)
+        crit = stats.t.ppf(0.975, df)
+        by_hand = stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp)
+        assert power(delta, n, model) == pytest.approx(by_hand, abs=1e-9)
+    smp = pytest.importorskip("statsmodels.stats.power")
+    assert power(1.0, 5, model) == pytest.approx(
+        smp.TTestPower().power(effect_size=1.0 / UNA_D7, nobs=5, alpha=0.05), abs=1e-6
+    )
+
+
+@pytest.mark.parametrize("test_sd", [0.2, 0.4])
+def test_minimum_detectable_effects_and_floor_match_the_stated_ranges(test_sd: float) -> None:
+    """The verdict-coverage review's figures at seed sd 0.67, test-set sd 0.2-0.4: 80% power
+    from 2.2-2.3 at 3 seeds, 1.2-1.6 at 5, 0.9-1.3 at 10; a floor of 0.56-1.12 points."""
+    model = VarianceModel(UNA_D7, test_sd, "test")
+    assert 2.15 <= min_detectable(3, model) <= 2.35
+    assert 1.2 <= min_detectable(5, model) <= 1.6
+    assert 0.85 <= min_detectable(10, model) <= 1.35
+    assert floor(model) == pytest.approx(2.8016 * test_sd, abs=1e-3)
+    assert min_detectable(10, model) > floor(model)
+    assert power(min_detectable(5, model), 5, model) == pytest.approx(0.8, abs=1e-4)
+
+
+def test_power_agrees_with_a_simulation_of_the_interval() -> None:
+    """The analytic power (a noncentral-t reading of the blended interval) against the share of
+    simulated claims whose verdict interval (seeds' sd estimated) excludes 0."""
+    model = VarianceModel(UNA_D7, 0.3, "test")
+    for n, delta in ((3, 2.2), (5, 1.4), (10, 1.0)):
+        rates = simulate(delta, model, n, reps=20000, rng=np.random.default_rng(n))
+        assert rates.positive == pytest.approx(power(delta, n, model), abs=0.03)
+
+
+def test_seeds_needed_is_the_first_count_with_the_power() -> None:
+    model = VarianceModel(UNA_D7, 0.3, "test")
+    n = seeds_needed(1.4, model)
+    assert n == 5 and power(1.4, 4, model) < 0.8 <= power(1.4, 5, model)
+    assert seeds_needed(0.9, model) is None  # above the floor, beyond 10 seeds
+    assert seeds_needed(5.0, model, low=3) == 3
+
+
+def test_obrien_fleming_spending_at_half_the_information_matches_published_bounds() -> None:
+    """Lan-DeMets O'Brien-Fleming-type spending, two looks at information 0.5 and 1, two-sided
+    0.05: z bounds 2.963 and 1.969 (Jennison and Turnbull; R's ldbounds); Pocock-type: 2.157
+    and 2.201."""
+    model = VarianceModel(UNA_D7, 0.0, "test")  # information grows with the seeds: 5 of 10
+    a1, a2 = nominal_levels(TwoStage(5, 10, "obrien-fleming"), model)
+    assert stats.norm.isf(a1 / 2) == pytest.approx(2.963, abs=2e-3)
+    assert stats.norm.isf(a2 / 2) == pytest.approx(1.969, abs=2e-3)
+    a1, a2 = nominal_levels(TwoStage(5, 10, "pocock"), model)
+    assert stats.norm.isf(a1 / 2) == pytest.approx(2.157, abs=3e-3)
+    assert stats.norm.isf(a2 / 2) == pytest.approx(2.201, abs=3e-3)
+
+
+@pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
+@pytest.mark.parametrize("heavy", [False, True])
+def test_sequential_design_keeps_its_error_rate_and_saves_seeds(heavy: bool, spending: str) -> None:
+    """No true difference: the two-stage design (3 seeds, then 10) decides (either way) at most
+    5% of claims, normal seeds or t(3) seeds; a true difference of 2: it runs fewer seeds than
+    the fixed ten-seed design, its power within a few points of that design's."""
+    model = VarianceModel(UNA_D7, 0.3, "test")
+    design = TwoStage(3, 10, spending)
+    null = simulate(0.0, model, design, reps=20000, rng=np.random.default_rng(1), heavy=heavy)
+    assert null.positive + null.negative <= 0.05
+    true = simulate(2.0, model, design, reps=20000, rng=np.random.default_rng(2), heavy=heavy)
+    fixed = simulate(2.0, model, 10, reps=20000, rng=np.random.default_rng(2), heavy=heavy)
+    assert true.seeds < {"obrien-fleming": 9.5, "pocock": 7}[spending]
+    assert true.positive >= fixed.positive - 0.05
+
+
+@pytest.fixture(scope="module")
+def config() -> dict:
+    return project_config(REPO)
+
+
+def test_claim_rows_get_their_planned_seeds_and_other_rows_one(config: dict) -> None:
+    plans = {
+        (p.claim.measure, p.claim.method, p.claim.baseline, p.claim.backbone): p
+        for p in seed_plan.claim_plans(config)
+    }
+    sncse = plans[("sts", "sncse", "simcse", "bert-base-uncased")]  # +2.72
+    assert sncse.seeds == 3 and sncse.power >= 0.8 and sncse.why == ""
+    large = plans[("sts", "sncse", "simcse", "bert-large-uncased")]  # +1.78: 3 seeds too few
+    assert large.seeds == 4 and power(1.78, 3, large.model) < 0.8 <= large.power
+    san = plans[("sts", "rankcse_san", "rankcse", "roberta-base")]  # +0.12, floor 0.84
+    assert san.seeds == 1 and san.why == "untestable on these test sets (floor 0.84)"
+    capped = plans[("sts", "una_both", "una_paraphrase", "bert-base-uncased")]  # +0.96
+    assert capped.seeds == 10 and capped.why.startswith("power 0.71 at the cap of 10")
+    # GCSE's Table 4 ablations name ChatGLM3-6B, the grid's LLM is GLM4-9B-Chat: no claim row
+    assert not [k for k in plans if k[1] == "gcse_wo_decay"]
+    assert ("sts", "gcse", "simcse", "bert-base-uncased") in plans
+    # a method and backbone runs the most seeds its claim rows ask for
+    assert method_seeds(config, "sncse", "bert-large-uncased") == [42, 43, 44, 45]
+    assert method_seeds(config, "simcse", "bert-base-uncased") == list(range(42, 52))
+    assert method_seeds(config, "simcse_dropout15", "roberta-base") == [42]  # a control
+    assert method_seeds(config, "una_random_both", "roberta-base") == [42]  # direction check
+    assert method_seeds(config, "una_both", "bert-base-uncased") == list(range(42, 52))  # D7
+
+
+def test_reduced_scale_and_fixed_grids_keep_grid_seeds(config: dict) -> None:
+    reduced = {**config, "train_overrides": {"max_steps": 40}}
+    assert method_seeds(reduced, "simcse_dropout15", "roberta-base") == [42, 43, 44]
+    fixed = {**config, "seed_plan": {"mode": "fixed"}}
+    assert method_seeds(fixed, "sncse", "bert-large-uncased") == [42, 43, 44]
+    assert len(grid_runs(fixed)) > len(grid_runs(config))
+
+
+def test_the_runs_own_seeds_replace_the_prior_where_evaluated(config: dict, tmp_path: Path) -> None:
+    """Three paired seeds of sncse and simcse on BERT-base: their differences' sd (by hand:
+    differences 2, 3, 4 -> sd 1) replaces the prior's 0.67; two seeds are too few."""
+    for method, values in (("sncse", (78.0, 79.5, 80.0)), ("simcse", (76.0, 76.5, 76.0))):
+        folder = tmp_path / "eval" / "sts" / method / "bert-base-uncased"
+        folder.mkdir(parents=True)
+        for seed, value in zip((42, 43, 44), values, strict=True):
+            (folder / f"seed{seed}.json").write_text(json.dumps({"avg": value}))
+    own = seed_plan.own_models(config, tmp_path)
+    model = own[("sts", "sncse", "simcse", "bert-base-uncased")]
+    assert model.seed_sd == pytest.approx(1.0) and model.test_sd == 0.3
+    assert list(own) == [("sts", "sncse", "simcse", "bert-base-uncased")]
+    plan = next(
+        p for p in seed_plan.claim_plans(config, own)
+        if p.claim.pair == ("sts", "sncse", "simcse") and p.claim.backbone == "bert-base-uncased"
+    )  # fmt: skip
+    assert plan.model.source == "own 3 seeds, prior test sd"
+    assert plan.seeds == seeds_needed(2.72, model, low=3)
+    (tmp_path / "eval" / "sts" / "simcse" / "bert-base-uncased" / "seed44.json").unlink()
+    assert seed_plan.own_models(config, tmp_path) == {}
+
+
+def _stage_config(config: dict, stage: int, results: Path) -> dict:
+    """SNCSE vs SimCSE on two backbones: BERT-base planned at 3 seeds, BERT-large at 4."""
+    out = {**config, "grid": {**config["grid"], "methods": ["simcse", "sncse"],
+                              "backbones": ["bert-base-uncased", "bert-large-uncased"]}}  # fmt: skip
+    out["seed_plan"] = {**config["seed_plan"], "stage": stage, "results": str(results)}
+    return out
+
+
+def _evaluate(results: Path, method: str, values: tuple[float, ...]) -> None:
+    folder = results / "eval" / "sts" / method / "bert-large-uncased"
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, value in zip((42, 43, 44), values, strict=True):
+        (folder / f"seed{seed}.json").write_text(json.dumps({"avg": value}))
+
+
+def test_sequential_stages_add_seeds_only_to_undecided_claims(config: dict, tmp_path: Path) -> None:
+    """Stage 1: every claim row at its first 3 seeds. Stage 2: a claim whose 3 paired seeds
+    are decided at stage 1's level (a steady +3: past 0 by far) keeps 3; an undecided one (+3,
+    -1, +0.5) runs on to its planned 4; a stage-1 seed not evaluated is a user error."""
+    from negcse.errors import UserError
+
+    one = _stage_config(config, 1, tmp_path)
+    assert method_seeds(one, "sncse", "bert-large-uncased") == [42, 43, 44]
+    fixed = _stage_config(config, 1, tmp_path) | {"seed_plan": {**config["seed_plan"]}}
+    assert method_seeds(fixed, "sncse", "bert-large-uncased") == [42, 43, 44, 45]
+    _evaluate(tmp_path, "simcse", (77.0, 77.1, 76.9))
+    _evaluate(tmp_path, "sncse", (80.0, 80.1, 79.9))
+    two = _stage_config(config, 2, tmp_path)
+    assert seed_plan.planned_counts(two)[("sncse", "bert-large-uncased")] == 3
+    _evaluate(tmp_path, "sncse", (80.0, 76.1, 77.4))
+    assert seed_plan.planned_counts(two)[("sncse", "bert-large-uncased")] == 4
+    (tmp_path / "eval" / "sts" / "sncse" / "bert-large-uncased" / "seed44.json").unlink()
+    with pytest.raises(UserError, match=r"seed44\.json: not evaluated yet \(run stage 1 first\)"):
+        seed_plan.planned_counts(two)
+
+
+def test_a_claims_hours_price_each_seed_as_the_grid_estimate_does(config: dict) -> None:
+    """seed_hours (the plan's unit) times the seeds equals the grid estimate's row of the same
+    runs; the sequential design's expected saving lies between nothing and the runs beyond its
+    first stage."""
+    from negcse.workflow.gpu_estimate import COSTS_FILE, estimate, load_costs
+    from negcse.workflow.seed_costs import seed_hours, sequential_saving
+
+    costs = load_costs(REPO / COSTS_FILE)
+    grid = {**config["grid"], "methods": ["sncse"], "backbones": ["bert-large-uncased"]}
+    fixed = {**config, "grid": {**grid, "seeds": [1, 2, 3, 4]}, "seed_plan": {"mode": "fixed"}}
+    row = estimate(fixed, costs, {})[0]
+    assert row.name == "sncse" and row.jobs == 8
+    assert row.total_h == pytest.approx(4 * seed_hours(fixed, costs, "sncse", "bert-large-uncased"))
+    plans = seed_plan.claim_plans(config)
+    saved = sequential_saving(config, costs, plans)
+    counts = seed_plan.planned_counts(config)
+    beyond = sum(
+        seed_hours(config, costs, m, b) * (n - 3)
+        for (m, b), n in counts.items()
+        if n > 3 and not config["methods"][m].get("seeds")
+        and not (config["methods"][m].get("backbones") or {}).get(b, {}).get("seeds")
+    )  # fmt: skip
+    assert 0 < saved < beyond
+    assert sequential_saving(config, costs, plans, truth=0.0) < saved  # nothing true: few stop
