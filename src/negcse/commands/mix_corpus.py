@@ -1,5 +1,6 @@
-"""``negcse mix-corpus``: one corpus of params.yaml's ``corpora`` (GCSE's domain setting: domain
-sentences plus three general ones per domain line), from registered data files."""
+"""``negcse mix-corpus``: one corpus of the config's ``corpora`` (config/defaults.yaml; GCSE's
+domain setting: domain sentences plus three general ones per domain line), from registered data
+files."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from negcse.io_utils import write_json, write_lines
 from negcse.workflow.config import check_corpus_entry
 
 NAME = "mix-corpus"
-HELP = "build a mixed corpus (domain + general sentences) from its params.yaml corpora entry"
+HELP = "build a mixed corpus (domain + general sentences) from its config/defaults.yaml corpora entry"
 logger = logging.getLogger(__name__)
 
 

@@ -33,14 +33,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="*",
         default=[],
         metavar="METHOD=BASELINE",
-        help="the method each one's paper compared it with (params.yaml methods.<m>.baseline)",
+        help="the method each one's paper compared it with (config/defaults.yaml methods.<m>.baseline)",
     )
     p.add_argument(
         "--papers",
         nargs="*",
         default=[],
         metavar="METHOD=PAPER",
-        help="each method's paper (params.yaml methods.<m>.paper): verdicts compare a method of "
+        help="each method's paper (config methods.<m>.paper): verdicts compare a method of "
         "no paper with its declared baseline",
     )
     p.add_argument(
@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="*",
         default=[],
         metavar="NAME",
-        help="rows of released checkpoints (params.yaml released): shown, never in bold",
+        help="rows of released checkpoints (config/defaults.yaml released): shown, never in bold",
     )
     p.add_argument(
         "--min-seeds",
