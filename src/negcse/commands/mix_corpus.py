@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spec", required=True, help="the corpora.<name> entry as JSON")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the mixed corpus, one sentence per line")
     p.add_argument("--stats", required=True, help="JSON: sizes per source, skipped sources")
     p.add_argument("--mirror", default=None)
 
