@@ -209,3 +209,23 @@ def test_names_holding_a_comma_are_listed_apart() -> None:
     assert runs_sentence(["una", "una_random_select", "una_random_replace"]) == (
         "UNA; UNA, random selection; UNA, random replacement"
     )
+
+
+
+def test_a_figure_is_captioned_with_every_method_it_draws(tmp_path: Path) -> None:
+    """The smoke grid's UNA figure, named for the roots of its trees
+    (una_baseline+simcse_dropout15), names every method drawn in it: SimCSE+SAN, under SimCSE
+    (dropout 0.15), too."""
+    import yaml
+
+    from negcse.tables.reports import figure_groups, figure_section
+    from negcse.workflow.config import method_baselines, project_config
+
+    repo = Path(__file__).resolve().parents[2]
+    methods = yaml.safe_load((repo / "tests/smoke/config.yaml").read_text())["grid"]["methods"]
+    groups = figure_groups(methods, method_baselines(project_config(repo, check=False)))
+    path = str(tmp_path / "figures/tiny/training_curves/una_baseline+simcse_dropout15.png")
+    section = "\n".join(figure_section([path], str(tmp_path / "reports"), groups))
+    caption = ("*SimCSE; SimCSE (UNA's run); UNA; UNA, random selection; UNA, random "
+               "replacement; UNA, random sel. + repl.; SimCSE (dropout 0.15); SimCSE+SAN (tiny)*")
+    assert caption in section, section

@@ -21,6 +21,7 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from negcse.analysis.groups import method_groups
 from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.display import backbone_name, method_name
 from negcse.tables import published_view
@@ -134,9 +135,24 @@ def _doc(path: str, out_dir: str) -> str:
     return f"[{path}]({_link(path, out_dir)})" if os.path.isfile(path) else f"`{path}`"
 
 
-def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
-    """The figures by kind, each an image with its group's methods named below it (a group
-    is named for the roots of the families it holds: ``sncse+osscse``)."""
+def figure_groups(methods: Sequence[str], baselines: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Each figure group of the grid (as the workflow draws them,
+    :func:`negcse.analysis.groups.method_groups`): its name -> the methods it draws."""
+    try:
+        return {g.name: g.methods for g in method_groups(list(methods), baselines)}
+    except ValueError:  # a grid the workflow refuses draws no figure either
+        return {}
+
+
+def figure_section(
+    figures: Sequence[str],
+    out_dir: str,
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """The figures by kind, each an image with every method it draws named below it (from
+    ``groups``, :func:`figure_groups`); a figure of no known group by the roots of the families
+    its file is named for (``sncse+osscse``)."""
+    groups = groups or {}
     by_kind: dict[str, list[str]] = {}
     for path in figures:
         by_kind.setdefault(PurePath(path).parent.name, []).append(path)
@@ -146,9 +162,13 @@ def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
         lines += ["", f"### {FIGURE_KINDS.get(kind, kind)}", ""]
         for path in by_kind[kind]:
             where = PurePath(path)
-            roots = [r.replace("-", " ") if r.endswith("-more") else method_name(r)
-                     for r in where.stem.split("+")]  # fmt: skip
-            group = f"{' + '.join(roots)}, {backbone_name(where.parent.parent.name)}"
+            backbone = backbone_name(where.parent.parent.name)
+            if where.stem in groups:
+                group = f"{runs_sentence(groups[where.stem])} ({backbone})"
+            else:
+                roots = [r.replace("-", " ") if r.endswith("-more") else method_name(r)
+                         for r in where.stem.split("+")]  # fmt: skip
+                group = f"{' + '.join(roots)}, {backbone}"
             lines += [f"![{group}]({_link(path, out_dir)})", "", f"*{group}*", ""]
     return lines
 
@@ -202,7 +222,7 @@ def paper_page(
     else:
         parts.append("None evaluated (none released, or offline and in no mirror or cache).")
     if figures:
-        parts += figure_section(figures, out_dir)
+        parts += figure_section(figures, out_dir, figure_groups(methods, baselines))
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -258,5 +278,5 @@ def method_page(
                 "RoBERTa's: src/negcse/resources/published_sts.csv)."
             )
     if figures:
-        parts += figure_section(figures, out_dir)
+        parts += figure_section(figures, out_dir, figure_groups(methods, baselines))
     return "\n".join(parts).rstrip() + "\n"
