@@ -203,7 +203,7 @@ def smoke_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
 
 
 @needs_pdflatex
-@pytest.mark.parametrize("name", ["sts", "transfer", "analysis", "splits", "probe"])
+@pytest.mark.parametrize("name", ["sts", "transfer", "analysis", "splits", "probe", "verdicts"])
 def test_a_smoke_size_table_is_one_float(
     name: str, smoke_grid: tuple[list[str], Options], tmp_path: Path
 ) -> None:
