@@ -44,13 +44,13 @@ def test_five_columns_and_each_note_once() -> None:
     rows = [line for line in tex.splitlines() if line.endswith(r"\\") and "parbox[t]" in line]
     assert len(rows) == 3 and all(line.count(" & ") == 4 for line in rows)
     # marks in order of first use: a the first source, b c the first row's notes
-    assert r"$-$0.42 [$-$2.33, +1.49] & +2.72\textsuperscript{a}" in rows[0]
-    assert r"direction check: inconclusive\textsuperscript{b,c}}" in rows[0]
-    assert r"+0.18 & $-$1.86\textsuperscript{d}" in rows[1]  # no interval: the estimate alone
-    assert r"no verdict\textsuperscript{b,c,e}}" in rows[1]
+    assert r"$-$0.42 [$-$2.33, +1.49] & +2.72\raisebox{0.6ex}{a}" in rows[0]
+    assert r"direction check: inconclusive\raisebox{0.6ex}{b,c}}" in rows[0]
+    assert r"+0.18 & $-$1.86\raisebox{0.6ex}{d}" in rows[1]  # no interval: the estimate alone
+    assert r"no verdict\raisebox{0.6ex}{b,c,e}}" in rows[1]
     # another measure named; no paper difference: no mark
     assert r"OssCSE (transfer avg.)}" in rows[2] and r"+1.49] &  & " in rows[2]
-    notes = re.findall(r"\\textsuperscript\{(\w)\}~([^.]*(?:\.\d[^.]*)?)\.", tex)
+    notes = re.findall(r"\\raisebox\{0\.6ex\}\{(\w)\}~([^.]*(?:\.\d[^.]*)?)\.", tex)
     assert [m for m, _ in notes] == list("abcdef")
     assert dict(notes)["a"] == r"Paper $\Delta$: SNCSE Table 2, BERT-base"
     assert dict(notes)["b"] == "backbone splade-tiny is not in the paper"  # once for both rows
@@ -69,7 +69,7 @@ def test_a_long_table_splits_and_each_part_has_its_own_notes() -> None:
     assert len(parts) >= 2
     for i, part in enumerate(parts, start=1):
         assert f"(part {i} of {len(parts)})" in part and f"tab:verdicts-{i}" in part
-        assert part.count(r"\textsuperscript{a}~") == 1  # its own footnotes, each once
+        assert part.count(r"\raisebox{0.6ex}{a}~") == 1  # its own footnotes, each once
     assert r"\multicolumn{5}{l}{\emph{b0}}" in parts[0]  # several backbones: each named
 
 

@@ -5,10 +5,10 @@ footnote under the table.
 The CSV, Markdown and HTML twins keep every column (p-values, both verdicts, Δ paper and its
 interval, the notes in full); this one is for a paper's page: one float where the rows fit it
 (the smoke grid's), else one per :data:`LINES_PER_FLOAT` lines of rows, each part with the
-footnotes of its own rows; the wrapped columns take the widths their text needs within the
-text width (:func:`widths`). A row's notes (its Note, split at "; ") are marked on its verdict, the source of
-the paper's difference (``SNCSE Table 2, BERT-base``) on that number: lower-case letters, a
-note's letter the same wherever it recurs in a part.
+footnotes of its own rows. The wrapped columns take the widths their text needs within the text
+width (:func:`widths`). A row's notes (its Note, split at "; ") are marked on its verdict, the
+source of the paper's difference (``SNCSE Table 2, BERT-base``) on that number: lower-case
+letters, raised, at the table's size; a note's letter the same wherever it recurs in a part.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _shown(text: str) -> str:
 
 
 def _marks(marks: Sequence[str]) -> str:
-    return rf"\textsuperscript{{{','.join(marks)}}}" if marks else ""
+    return rf"\raisebox{{0.6ex}}{{{','.join(marks)}}}" if marks else ""
 
 
 def _cell(text: str, width: float, marks: Sequence[str] = ()) -> str:
@@ -140,8 +140,9 @@ def rows_of(frame: pd.DataFrame) -> list[Row]:
     return sorted(out, key=lambda r: order.index(r.backbone))
 
 
-#: points a footnote mark adds (a letter and a comma at \scriptsize)
-MARK_WIDTH = 4.5
+#: points a footnote mark adds: a letter and a comma, raised, at the table's size (no text of a
+#: table is smaller than \footnotesize)
+MARK_WIDTH = 7.0
 
 
 def widths(rows: Sequence[Row], marks: int = 3) -> dict[str, float]:
@@ -192,7 +193,7 @@ def _float(rows: Sequence[Row], width: Mapping[str, float], caption: str, label:
         ]
         body.append(" & ".join(cells) + r" \\")
     footnotes = " ".join(
-        rf"\textsuperscript{{{m}}}~{latex_escape(note)}." for note, m in marks.items()
+        rf"{_marks([m])}~{latex_escape(note)}." for note, m in marks.items()
     )
     below = (
         [r"\par\smallskip", rf"\parbox{{{PAGE.text_width:g}pt}}{{\raggedright {footnotes}}}"]
