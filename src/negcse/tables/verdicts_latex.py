@@ -26,7 +26,7 @@ from negcse.tables.render import text_width
 
 #: lines of rows in one float: with its header, its caption (the legend, ~11 lines) and its
 #: footnotes it stays within a page (ACL's: 23 cm of text)
-LINES_PER_FLOAT = 30
+LINES_PER_FLOAT = 31
 HEADER = r"Method & Baseline & $\Delta$ [95\% CI] & Paper $\Delta$ & Verdict \\"
 LEGEND = (
     r"Do the papers' claims hold? $\Delta$: the method $-$ its baseline on the claim's "
@@ -151,8 +151,8 @@ def widths(rows: Sequence[Row], marks: int = 3) -> dict[str, float]:
     name); the Δ and Paper Δ columns take their longest text."""
     verdict = min(max(text_width(r.verdict) for r in rows) + marks * MARK_WIDTH, 150.0)
     fixed = max(text_width(r.delta) for r in rows) + max(text_width(r.paper) for r in rows)
-    room = PAGE.text_width - 10 * PAGE.tabcolsep - 4 - verdict - fixed - marks * MARK_WIDTH
-    method = min(max(text_width(r.method) for r in rows), max(room * 0.55, 60.0))
+    room = PAGE.text_width - 10 * PAGE.tabcolsep - 4 - verdict - fixed - MARK_WIDTH
+    method = min(max(text_width(r.method) for r in rows), max(room * 0.6, 60.0))
     baseline = min(max(text_width(r.baseline) for r in rows), max(room - method, 60.0))
     return {"method": round(method, 1), "baseline": round(baseline, 1), "verdict": round(verdict, 1)}
 
