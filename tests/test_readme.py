@@ -304,6 +304,8 @@ def test_runnable_blocks_run_in_a_fresh_copy(tmp_path: Path) -> None:
     assert "Job stats:" in joined  # the dry run listed its jobs
     assert all(name in joined for name in command_names())  # negcse --help lists every command
     assert "results/headline.json" in joined  # dvc metrics show read the committed metrics
+    assert "results/metrics/sts.json" in joined  # ... and one table's (results/README.md)
+    assert any(line.startswith("results/README.md:") for line, _ in blocks)
     assert "sts.simcse.splade-tiny.avg" in joined  # ... nested, and dvc exp show listed them
     page = (ws / "dvc_plots" / "index.html").read_text(encoding="utf-8")
     assert "vegaEmbed(" in page and "<script src=" not in page  # dvc plots show, offline
