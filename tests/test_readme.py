@@ -210,7 +210,7 @@ def test_the_sts_excerpts_are_the_committed_table() -> None:
 #: words that speak of the project's own history, not of the suite
 HISTORY = re.compile(
     r"\b(issue|stop|round) \d+|\bthis box\b|\blent\b|\blast round\b|\bprevious round\b"
-    r"|\b(this|that|last|other|parallel|engineering) sessions?\b|\bsessions'",
+    r"|\b(this|that|last|other|parallel|engineering) sessions?\b|\bsessions'|\bthis branch\b",
     re.I,
 )
 
@@ -251,7 +251,7 @@ USER_FILES = [
 def test_history_words_by_hand() -> None:
     for text in ("as in issue 23", "Stop 22: CI", "measured on this box", "no GPU was lent",
                  "the last round", "shared with other sessions", "this session's tests",
-                 "other sessions' jobs"):  # fmt: skip
+                 "other sessions' jobs", "measured on this branch"):  # fmt: skip
         assert HISTORY.search(text), text
     for text in ("tissue 3", "a non-stop run", "the lentil", "round trip", "this boxplot",
                  "an SSH session", "the session cookie"):  # fmt: skip
