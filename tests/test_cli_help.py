@@ -6,16 +6,21 @@ options."""
 
 from __future__ import annotations
 
+import argparse
 import ast
 import importlib
 import inspect
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
-from negcse.cli import command_help, command_names
+from negcse.cli import PERSON_COMMANDS, STEPS_GROUP, build_parser, command_help, command_names
 from negcse.lazy import LazyModule
+
+REPO = Path(__file__).resolve().parents[1]
 
 HEAVY = ("torch", "transformers", "sklearn", "spacy", "pandas", "scipy", "nltk",
          "negcse.commands.train")  # fmt: skip
@@ -101,3 +106,62 @@ def test_every_lazy_name_a_command_uses_exists() -> None:
                 assert hasattr(real, node.attr), f"{module_name}: {node.value.id}.{node.attr}"
                 checked += 1
     assert checked >= 15  # train alone uses eight
+
+
+def _command_parser(name: str) -> argparse.ArgumentParser:
+    parser, _ = build_parser([name])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+def test_top_help_says_what_negcse_is_and_groups_the_commands() -> None:
+    out = subprocess.run([sys.executable, "-m", "negcse", "--help"], capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    assert "reproducibility suite for unsupervised sentence embeddings" in out
+    assert "thin entry points" not in out
+    titles = [*PERSON_COMMANDS, STEPS_GROUP]
+    at = [out.index(f"\n{title}:\n") for title in titles]
+    assert at == sorted(at)  # the person's groups first, the workflow's steps last
+    steps = out[at[-1]:]
+    for name in command_names():  # each command once, in its group
+        in_steps = f"    {name} " in steps
+        assert in_steps != any(name in group for group in PERSON_COMMANDS.values()), name
+    assert "    train " not in steps and "    san-negatives " in steps
+
+
+def test_version() -> None:
+    out = subprocess.run([sys.executable, "-m", "negcse", "--version"], capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert out.strip() == f"negcse {project['version']}"
+
+
+@pytest.mark.parametrize("name", sorted(command_names()))
+def test_every_option_of_every_command_has_help(name: str) -> None:
+    parser = _command_parser(name)
+    bare = [a.option_strings or [a.dest] for a in parser._actions
+            if not a.help or a.help == argparse.SUPPRESS]  # fmt: skip
+    assert not bare, f"negcse {name}: options without help: {bare}"
+
+
+#: the old names of the output option, kept as aliases
+OLD_OUTPUT_NAMES = ("--output", "--to")
+
+
+@pytest.mark.parametrize("name", sorted(command_names()))
+def test_the_output_option_is_named_out(name: str) -> None:
+    """One name for the file or folder a command writes: ``--out``; the old names still parse
+    as aliases of the same option."""
+    parser = _command_parser(name)
+    for alias in OLD_OUTPUT_NAMES:
+        if alias in parser._option_string_actions:
+            action = parser._option_string_actions[alias]
+            assert action.option_strings[0] == "--out", (name, action.option_strings)
+            assert parser._option_string_actions["--out"] is action
+
+
+def test_old_output_names_parse_as_out() -> None:
+    parser, _ = build_parser(["tfidf"])
+    by_old = parser.parse_args(["tfidf", "--input", "c.txt", "--output", "t.tsv"])
+    by_new = parser.parse_args(["tfidf", "--input", "c.txt", "--out", "t.tsv"])
+    assert by_old.output == by_new.output == "t.tsv"

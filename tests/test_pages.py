@@ -177,3 +177,34 @@ def test_pages_built_from_evaluations_render(browser: object, built: Path) -> No
     report = (built / "results/reports/sncse.html").read_text()
     assert '<img src="../figures/splade-tiny/training_curves/sncse+osscse.png"' in report
     assert '<img src="../figures/forest/sncse.png"' in report
+
+
+def overflow(browser: object, page_path: Path, width: int = 1280) -> list[str]:
+    """The tables of ``page_path`` that pass the right edge of a ``width``-pixel window."""
+    page = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    try:
+        page.goto(page_path.as_uri(), wait_until="load")
+        rights = page.evaluate(
+            "Array.from(document.querySelectorAll('table'), t => t.getBoundingClientRect().right)"
+        )
+        scroll = page.evaluate("document.documentElement.scrollWidth")
+        found = [f"table {i} ends at {r:.0f} px" for i, r in enumerate(rights) if r > width]
+        return found + ([f"the page scrolls to {scroll} px"] if scroll > width else [])
+    finally:
+        page.close()
+
+
+def test_a_table_too_wide_is_caught(browser: object, tmp_path: Path) -> None:
+    cells = "".join(f"<td style='white-space:nowrap'>{'word ' * 40}</td>" for _ in range(3))
+    (tmp_path / "wide.html").write_text(f"<!DOCTYPE html><html><body><table><tr>{cells}</tr>"
+                                        "</table></body></html>")  # fmt: skip
+    assert overflow(browser, tmp_path / "wide.html")
+
+
+def test_the_verdicts_and_pages_fit_a_1280_pixel_window(browser: object, built: Path) -> None:
+    """The widest tables (the verdicts' Verdict and Note columns, on the verdicts page and the
+    pages' claims tables) wrap their text to fit 1280 px."""
+    pages = [built / "results/tables/verdicts.html", built / "results/reports/sncse.html",
+             built / "results/reports/methods/simcse.html"]  # fmt: skip
+    found = {str(p.relative_to(built)): overflow(browser, p) for p in pages}
+    assert not any(found.values()), found

@@ -26,7 +26,11 @@ from workflow_copy import committed_copy
 
 REPO = Path(__file__).resolve().parents[1]
 #: the documents a newcomer reads, with their shell blocks
-DOCUMENTS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
+DOCUMENTS = [
+    "README.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md")),
+    "results/README.md",
+]
 MARKER = "<!-- runnable -->"
 #: pages whose runnable blocks a test of their own runs, in a throwaway environment (the
 #: tutorial installs a package: never into this one)
@@ -124,6 +128,34 @@ def test_every_command_the_docs_name_exists() -> None:
     assert all(seen.values()), seen  # each kind is checked at least once
 
 
+def _holds(tree: object, dotted: str) -> bool:
+    """Whether a nested mapping holds the dotted key (``a.b.c``)."""
+    for part in dotted.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
+
+
+def test_dvc_exp_run_sets_only_keys_params_yaml_holds_or_adds_them_with_plus_plus() -> None:
+    """``dvc exp run -S key=value`` edits params.yaml: a key it does not hold fails ("Key ... is
+    not in struct") unless written ``++key=value``."""
+    params = yaml.safe_load((REPO / "params.yaml").read_text(encoding="utf-8"))
+    assert _holds(params, "workflow.profile") and not _holds(params, "methods.simcse")
+    seen = 0
+    for name, line, body, _ in _blocks():
+        for words in commands(body):
+            if words[:3] != ["dvc", "exp", "run"]:
+                continue
+            for value in _options(words, "-S") + _options(words, "--set-param"):
+                key = value.partition("=")[0]
+                seen += 1
+                assert key.startswith("++") or _holds(params, key.lstrip("+")), (
+                    f"{name}:{line}: dvc exp run -S {value}: params.yaml has no {key}; write ++{key}"
+                )
+    assert seen, "no dvc exp run -S in the docs"
+
+
 def slug(heading: str) -> str:
     """GitHub's anchor of a Markdown heading."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower().replace("`", ""))
@@ -134,7 +166,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def test_every_relative_link_points_to_a_file_and_heading() -> None:
-    for name in [*DOCUMENTS, "results/README.md"]:
+    for name in DOCUMENTS:
         text = (REPO / name).read_text(encoding="utf-8")
         for target in LINK.findall(text):
             if re.match(r"[a-z]+:", target):
@@ -177,13 +209,38 @@ def test_the_sts_excerpts_are_the_committed_table() -> None:
 
 #: words that speak of the project's own history, not of the suite
 HISTORY = re.compile(
-    r"\b(issue|stop|round) \d+|\bthis box\b|\blent\b|\blast round\b|\bprevious round\b",
+    r"\b(issue|stop|round) \d+|\bthis box\b|\blent\b|\blast round\b|\bprevious round\b"
+    r"|\b(this|that|last|other|parallel|engineering) sessions?\b|\bsessions'|\bthis branch\b",
     re.I,
 )
-#: what a user reads: the documents, the configs' comments, the results' guide
+
+
+def linked_pages(names: list[str]) -> list[str]:
+    """Every Markdown file of the repository that ``names`` link to, directly or through a page
+    they link to (a link's ``#heading`` dropped)."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        for target in LINK.findall((REPO / name).read_text(encoding="utf-8")):
+            path = target.partition("#")[0]
+            if re.match(r"[a-z]+:", target) or not path.endswith(".md"):
+                continue
+            dest = ((REPO / name).parent / path).resolve()
+            if dest.is_file() and REPO in dest.parents:
+                page = str(dest.relative_to(REPO))
+                if page not in seen:
+                    seen.add(page)
+                    todo.append(page)
+    return sorted(seen - set(names))
+
+
+#: what a user reads: the documents and every page they link to, the benchmarks' reports, the
+#: configs' comments
 USER_FILES = [
     *DOCUMENTS,
-    "results/README.md",
+    *linked_pages(DOCUMENTS),
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "benchmarks").glob("*.md")),
     "params.yaml",
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "config").glob("*.yaml")),
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "tests/smoke").glob("*.yaml")),
@@ -193,9 +250,11 @@ USER_FILES = [
 
 def test_history_words_by_hand() -> None:
     for text in ("as in issue 23", "Stop 22: CI", "measured on this box", "no GPU was lent",
-                 "the last round"):  # fmt: skip
+                 "the last round", "shared with other sessions", "this session's tests",
+                 "other sessions' jobs", "measured on this branch"):  # fmt: skip
         assert HISTORY.search(text), text
-    for text in ("tissue 3", "a non-stop run", "the lentil", "round trip", "this boxplot"):
+    for text in ("tissue 3", "a non-stop run", "the lentil", "round trip", "this boxplot",
+                 "an SSH session", "the session cookie"):  # fmt: skip
         assert not HISTORY.search(text), text
 
 
@@ -245,6 +304,8 @@ def test_runnable_blocks_run_in_a_fresh_copy(tmp_path: Path) -> None:
     assert "Job stats:" in joined  # the dry run listed its jobs
     assert all(name in joined for name in command_names())  # negcse --help lists every command
     assert "results/headline.json" in joined  # dvc metrics show read the committed metrics
+    assert "results/metrics/sts.json" in joined  # ... and one table's (results/README.md)
+    assert any(line.startswith("results/README.md:") for line, _ in blocks)
     assert "sts.simcse.splade-tiny.avg" in joined  # ... nested, and dvc exp show listed them
     page = (ws / "dvc_plots" / "index.html").read_text(encoding="utf-8")
     assert "vegaEmbed(" in page and "<script src=" not in page  # dvc plots show, offline

@@ -3,7 +3,9 @@ marker, tests/test_readme.py) run in order in a fresh copy of the repository, wi
 venv first on PATH that sees this project's packages (so `python -m pip install -e` installs the
 tutorial's package there, not in the project's venv). They write a plug-in package (a generator
 and a method), install it, run the smoke grid cut to SimCSE and the new method at one seed,
-read its verdict, page and status, and export the model; then the results are checked. Every
+read its verdict, page and status, and export the model; then the results are checked, and
+`git status` shows the committed files untouched (the tutorial's grid is a named one: its
+tables and pages go under results/grids/my-negatives/, which git ignores). Every
 command, profile and config file any docs page's blocks name exists (fast)."""
 
 from __future__ import annotations
@@ -95,3 +97,9 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     assert "model-index:" in card and "name: STS12" in card
     assert "(2, 128)" in joined  # sentence-transformers encoded with the exported folder
     assert importlib.util.find_spec("my_negatives") is None  # installed in the throwaway venv only
+    # its own grid's pages, and the committed results as they were
+    assert (ws / "results/grids/my-negatives/reports/methods/shufcse.md").is_file()
+    assert not (ws / "results/reports/methods/shufcse.md").exists()
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ws,
+                            capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert status == "", f"the tutorial changed the checkout:\n{status[:3000]}"

@@ -1,4 +1,6 @@
-"""``python -m negcse <command>``: thin entry points that Snakemake rules call.
+"""``negcse <command>`` (``python -m negcse``): the suite's command line. The commands a person
+runs (check the machine, watch or estimate a run, train, evaluate or export one model) come
+first; the steps that the workflow's rules run follow in a group of their own.
 
 Each module in ``negcse.commands`` is one command named after the module (``fetch_data`` ->
 ``fetch-data``): it defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
@@ -18,14 +20,37 @@ import logging
 import os
 import pkgutil
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+import negcse
 import negcse.commands as commands_pkg
 from negcse.errors import UserError
 from negcse.finite import finite_float
 from negcse.io_utils import check_writable
 
+DESCRIPTION = (
+    "negcse: a reproducibility suite for unsupervised sentence embeddings trained with "
+    "synthetic negatives (SimCSE, SNCSE, UNA, SAN + HiNCE, GCSE, OssCSE, RankCSE, RLRD). "
+    "Snakemake runs its grid (make smoke; snakemake --profile profiles/local); these commands "
+    "check the machine, watch and estimate a run, train, evaluate and export one model, and are "
+    "the steps the workflow's rules run."
+)
+#: the commands a person runs, by group, in the order ``negcse --help`` lists them; every other
+#: command is a step of the workflow (its rules run it)
+PERSON_COMMANDS = {
+    "set up and check": ("doctor", "quickstart", "remote-check", "fetch-data", "fetch-mteb"),
+    "plan and watch a run": ("estimate", "fidelity", "status", "dvc-lock"),
+    "one model or table": ("train", "evaluate", "export", "table"),
+}
+STEPS_GROUP = "workflow steps (Snakemake's rules run these; each takes --help)"
+#: help of options many commands share, where a command gives none of its own
+SHARED_HELP = {
+    "mirror": "mirror folder (default: $NEGCSE_MIRROR)",
+    "threads": "torch CPU threads (default: torch's own)",
+    "no_progress": "no progress bar",
+}
 DEBUG_ENV = "NEGCSE_DEBUG"
 #: the exit status of an expected error (as argparse's for a bad argument); a bug's traceback
 #: exits 1
@@ -66,16 +91,24 @@ def build_parser(
 ) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     """The parser of the command named in ``argv`` (only its module imported), or of every
     command's name and help when none is named (``negcse --help``: no module imported)."""
-    parser = argparse.ArgumentParser(prog="negcse", description=__doc__.splitlines()[0])
+    names = command_names()
+    parser = argparse.ArgumentParser(
+        prog="negcse",
+        description=textwrap.fill(DESCRIPTION, 100),
+        epilog=grouped_commands(names),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"negcse {negcse.__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument(
         "--debug",
         action="store_true",
         help=f"show the traceback of expected errors too (or set {DEBUG_ENV}=1)",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help="one of the commands below"
+    )
     words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
-    names = command_names()
     chosen = words[0] if words and words[0] in names else None
     modules = _commands(chosen) if chosen else {}
     for name, module in modules.items():
@@ -84,10 +117,34 @@ def build_parser(
         for action in p._actions:  # a number option takes no NaN or infinity
             if action.type is float:
                 action.type = finite_float
-    if not chosen:
-        for name, module_name in names.items():
-            sub.add_parser(name, help=command_help(module_name))
+            if action.help is None and action.dest in SHARED_HELP:
+                action.help = SHARED_HELP[action.dest]
+    if not chosen:  # listed by the epilog, in groups
+        for name in names:
+            sub.add_parser(name)
     return parser, modules
+
+
+def grouped_commands(names: dict[str, str], width: int = 100) -> str:
+    """``negcse --help``'s list of commands: the person's groups, then the workflow's steps,
+    each command with its ``HELP`` (read from its source)."""
+    listed = [name for group in PERSON_COMMANDS.values() for name in group]
+    unknown = sorted(set(listed) - set(names))
+    if unknown:
+        raise RuntimeError(f"PERSON_COMMANDS names no command: {', '.join(unknown)}")
+    groups = {**PERSON_COMMANDS, STEPS_GROUP: tuple(n for n in names if n not in listed)}
+    lines = []
+    for title, members in groups.items():
+        lines.append(f"{title}:")
+        for name in members:
+            lines += textwrap.wrap(
+                command_help(names[name]),
+                width=width,
+                initial_indent=f"    {name:<19} ",
+                subsequent_indent=" " * 24,
+            )
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 #: options that name files a command writes: checked before the command runs

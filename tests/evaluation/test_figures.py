@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from figure_size import pdf_size
 from negcse.analysis.curves import Curve
 from negcse.analysis.figures import (
     SHADES,
@@ -182,3 +183,27 @@ def test_long_method_names_keep_the_saved_figure_one_column_wide(tmp_path) -> No
     save_figure(curves_figure(_curves(methods), "b", baseline="gcse_domain"), path)
     width, _ = Image.open(path).size
     assert width <= WIDTH * 150  # 150 dpi; the tight box still within one column
+
+
+def test_a_curves_figure_of_many_parts_fits_a_column_and_a_page(tmp_path) -> None:
+    """Eight methods whose losses log six parts: one column wide (at most 240 pt) and, with
+    its legend, short enough for a float and its caption on a page (at most 540 pt)."""
+    from negcse.analysis.figures import MAX_HEIGHT, MAX_WIDTH_PT, panel_heights, save_figure
+
+    methods = ["gcse_domain", *(f"simcse_san_tau0.0{i}_p0.15" for i in range(5, 10)), "una",
+               "sncse"]  # fmt: skip
+    curves = _curves(methods, losses=True)
+    for i, runs in enumerate(curves.values()):
+        for run in runs:
+            for k in range(6):
+                run.losses[f"part{k}"] = [(s, v * (k + 1) + i) for s, v in run.losses["loss"]]
+    fig = curves_figure(curves, "bert-base-uncased", baseline="gcse_domain")
+    assert len(fig.axes) == 9  # the dev curve, the loss, bml, six parts
+    save_figure(fig, tmp_path / "f.pdf")
+    width, height = pdf_size(tmp_path / "f.pdf")
+    assert width <= MAX_WIDTH_PT and height <= 540, (width, height)
+    # the panels shrink together only where they must: two panels keep their full heights
+    assert panel_heights(2, ["a", "b"]) == [1.7, 1.0]
+    heights = panel_heights(8, [f"m{i}" for i in range(8)])
+    assert heights[1] / heights[0] == pytest.approx(1.0 / 1.7)
+    assert sum(heights) == pytest.approx(MAX_HEIGHT - 0.6 - (0.25 + 0.16 * 4))

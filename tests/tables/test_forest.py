@@ -30,3 +30,23 @@ def test_each_claim_is_a_row_with_its_interval_and_the_papers_difference() -> No
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["smaller than claimed", "direction check", "paper's difference",
                       "paper's (direction check)", "no verdict (too few seeds)"]  # fmt: skip
+
+
+def test_a_forest_plot_fits_the_text_width_of_a_paper(tmp_path) -> None:
+    """A paper's twelve claims with long labels under a reduced-scale run's note: the saved PDF
+    is at most the text width of a two-column paper (505 pt) wide, its labels and title
+    wrapped."""
+    from figure_size import pdf_size
+    from negcse.analysis.figures import MAX_TEXT_WIDTH_PT, save_figure
+
+    n = 12
+    labels = [f"UNA, random selection + replacement {i} - UNA (transfer avg., RoBERTa-large)"
+              for i in range(n)]  # fmt: skip
+    title = ("Reduced-scale run (40 training steps a run, a corpus of 3,200 sentences): it checks "
+             "the plumbing, not the papers.\nUNA: our difference (95% interval) and the paper's")
+    fig = forest_figure(labels, [0.5] * n, [-1.0] * n, [2.0] * n, [2.7] * n,
+                        ["direction check: inconclusive"] * n, title, [True] * n)  # fmt: skip
+    save_figure(fig, tmp_path / "f.pdf")
+    width, _ = pdf_size(tmp_path / "f.pdf")
+    assert width <= MAX_TEXT_WIDTH_PT, width
+    assert all("\n" in t.get_text() for t in fig.axes[0].get_yticklabels())  # wrapped

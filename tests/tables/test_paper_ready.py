@@ -108,12 +108,13 @@ PREAMBLE = (
 FOOTNOTESIZE = 9
 
 
-def _compile(tex: str, tmp: Path) -> str:
-    """pdflatex on ``tex`` in the two-column paper of :data:`PREAMBLE`; its log, after checking
-    the PDF: every glyph at least \\footnotesize, every text inside the text block."""
+def _compile(tex: str, tmp: Path, packages: str = "", check_text: bool = True) -> str:
+    """pdflatex on ``tex`` in the two-column paper of :data:`PREAMBLE` (with ``packages``); its
+    log, after checking the PDF (``check_text``; not for figures, whose type is a figure's):
+    every glyph at least \\footnotesize, every text inside the text block."""
     (tmp / "table.tex").write_text(tex)
     (tmp / "doc.tex").write_text(
-        f"{PREAMBLE}\\begin{{document}}\nText.\n\\input{{table}}\n\\end{{document}}\n"
+        f"{PREAMBLE}{packages}\\begin{{document}}\nText.\n\\input{{table}}\n\\end{{document}}\n"
     )
     run = subprocess.run(
         ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
@@ -121,7 +122,8 @@ def _compile(tex: str, tmp: Path) -> str:
     )  # fmt: skip
     log = (tmp / "doc.log").read_text(errors="replace")
     assert run.returncode == 0, log[-3000:]
-    _check_pdf(tmp / "doc.pdf")
+    if check_text:
+        _check_pdf(tmp / "doc.pdf")
     return log
 
 
@@ -155,6 +157,7 @@ def _assert_fits(log: str) -> None:
     overfull = [float(x) for x in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)]
     assert not overfull, f"wider than the text by {max(overfull)} pt"
     assert "Float too large for page" not in log
+    assert "Overfull \\vbox" not in log, "taller than the page"
 
 
 _MISSING = [tool for tool in ("pdflatex", "pdftohtml") if shutil.which(tool) is None]
@@ -200,7 +203,7 @@ def smoke_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Opt
 
 
 @needs_pdflatex
-@pytest.mark.parametrize("name", ["sts", "transfer", "analysis", "splits", "probe"])
+@pytest.mark.parametrize("name", ["sts", "transfer", "analysis", "splits", "probe", "verdicts"])
 def test_a_smoke_size_table_is_one_float(
     name: str, smoke_grid: tuple[list[str], Options], tmp_path: Path
 ) -> None:
@@ -275,3 +278,35 @@ def test_wide_columns_split_into_parts_that_fit_and_balance() -> None:
     # whose wider part is narrowest ([1] [2, 3, 4] is 350 wide; [1, 2] would be 400)
     assert _column_parts(widths, 1) == [[0, 1], [0, 2, 3, 4]]
     assert _column_parts({0: 100.0, 1: 100.0, 2: 100.0}, 1) == [[0, 1, 2]]
+
+
+@needs_pdflatex
+def test_the_figures_fit_a_column_and_the_text_width(tmp_path: Path) -> None:
+    """A training-curve figure of many loss parts in a column float and a forest plot of
+    twelve long claims across both columns, at their natural size (never scaled): no "Float
+    too large", no overfull box."""
+    from negcse.analysis.curves import Curve
+    from negcse.analysis.figures import curves_figure, forest_figure, save_figure
+
+    total = [(10, 2.0), (20, 1.5), (30, 1.0), (40, 0.5)]
+    losses = {"loss": total, **{f"part{k}": [(s, v * (k + 2)) for s, v in total] for k in range(6)}}
+    methods = ["gcse_domain", *(f"simcse_san_tau0.0{i}_p0.15" for i in range(5, 10)), "una"]
+    curves = {m: [Curve(m, "b", 1, [20, 40], [60.0 + i, 62.0], None, losses)]
+              for i, m in enumerate(methods)}  # fmt: skip
+    save_figure(curves_figure(curves, "bert-base-uncased", baseline="gcse_domain"),
+                tmp_path / "curves.pdf")  # fmt: skip
+    n = 12
+    labels = [f"UNA, random selection + replacement {i} - UNA (transfer avg., RoBERTa-large)"
+              for i in range(n)]  # fmt: skip
+    save_figure(forest_figure(labels, [0.5] * n, [-1.0] * n, [2.0] * n, [2.7] * n,
+                              ["reproduced"] * n, "A paper: our difference and the paper's"),
+                tmp_path / "forest.pdf")  # fmt: skip
+    tex = (
+        "\\begin{figure}[tp]\n\\centering\n\\includegraphics{curves.pdf}\n"
+        "\\caption{Training curves.}\n\\end{figure}\n"
+        "\\begin{figure*}[tp]\n\\centering\n\\includegraphics{forest.pdf}\n"
+        "\\caption{The claims.}\n\\end{figure*}\n"
+    )
+    log = _compile(tex, tmp_path, packages="\\usepackage{graphicx}\n", check_text=False)
+    _assert_fits(log)
+    assert "Overfull \\hbox" not in log and "Overfull \\vbox" not in log

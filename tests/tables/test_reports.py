@@ -93,6 +93,11 @@ def test_page_of_a_paper(tables: dict[str, Path], tmp_path: Path) -> None:
         ["| SNCSE", "tiny"], ["| SNCSE (PL)", "tiny"], ["| SNCSE (PL)", "BERT-base"]
     ]  # fmt: skip
     assert "direction check" in lines[0] and "| reproduced |" in lines[2]
+    # the words of the table, defined on the page
+    for words in ("*direction check: inconclusive* (the interval holds 0)",
+                  "*Seeds* n/m: our runs of the method / of its baseline",
+                  "*95% PI (one run)*, the interval of one more run of ours"):  # fmt: skip
+        assert words in claims, words
     assert "UNA" not in claims and "OssCSE" not in claims  # other papers' rows
     assert "(../figures/forest/sncse.png)" in claims
     assert forest.is_file() and forest.with_suffix(".pdf").is_file()
@@ -173,8 +178,11 @@ def test_page_of_a_method_of_no_paper(tmp_path: Path) -> None:
     assert main(args) == 0
     page = out.read_text()
     assert page.startswith("# mine") and "against its baseline SimCSE" in page
+    assert "no paper here" not in page  # SimCSE has a paper; none of the suite's tests `mine`
+    assert "No paper's claims about it are tested here" in page
     claims = page.split("## Against its baseline")[1].split("## STS average")[0]
     assert "| mine | STS avg. | SimCSE | 2/2 |" in claims  # one backbone: in the note above
+    assert "*Seeds* n/m" in claims and "*direction check: as claimed*" in claims  # the legend
     sts_part = page.split("## STS average")[1].split("## Beside")[0]
     assert [r.split(" | ")[0] for r in sts_part.splitlines() if r.startswith("| ")][1:] == [
         "| SimCSE", "| mine"
@@ -212,3 +220,32 @@ def test_page_of_a_paper_shows_its_rows_per_seed_scores(
     assert strip.is_file() and strip.with_suffix(".pdf").is_file()
     labels, values = seed_rows(sts[sts["method"].isin(["simcse", "sncse"])], "avg", 1)
     assert values == [[59.5, 60.0, 60.5], [62.5, 63.0, 63.5]] and len(labels) == 2
+
+
+def test_names_holding_a_comma_are_listed_apart() -> None:
+    from negcse.tables.reports import runs_sentence
+
+    assert runs_sentence(["sncse", "sncse_pl"]) == "SNCSE, SNCSE (PL)"
+    assert runs_sentence(["una", "una_random_select", "una_random_replace"]) == (
+        "UNA; UNA, random selection; UNA, random replacement"
+    )
+
+
+
+def test_a_figure_is_captioned_with_every_method_it_draws(tmp_path: Path) -> None:
+    """The smoke grid's UNA figure, named for the roots of its trees
+    (una_baseline+simcse_dropout15), names every method drawn in it: SimCSE+SAN, under SimCSE
+    (dropout 0.15), too."""
+    import yaml
+
+    from negcse.tables.reports import figure_groups, figure_section
+    from negcse.workflow.config import method_baselines, project_config
+
+    repo = Path(__file__).resolve().parents[2]
+    methods = yaml.safe_load((repo / "tests/smoke/config.yaml").read_text())["grid"]["methods"]
+    groups = figure_groups(methods, method_baselines(project_config(repo, check=False)))
+    path = str(tmp_path / "figures/tiny/training_curves/una_baseline+simcse_dropout15.png")
+    section = "\n".join(figure_section([path], str(tmp_path / "reports"), groups))
+    caption = ("*SimCSE; SimCSE (UNA's run); UNA; UNA, random selection; UNA, random "
+               "replacement; UNA, random sel. + repl.; SimCSE (dropout 0.15); SimCSE+SAN (tiny)*")
+    assert caption in section, section

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from negcse.errors import UserError
-from negcse.workflow.dvc_lock import cached_outs, check_committed, stage, unexpected
+from negcse.workflow.dvc_lock import (
+    cached_outs,
+    check_committed,
+    clone_status,
+    stage,
+    unexpected,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ["results/data", "results/features", "results/negatives", "results/gcse",
@@ -20,6 +26,23 @@ def test_cached_outs_are_the_heavy_folders() -> None:
     # dvc.yaml: the tables, figures, pages and metrics are in git (cache: false), the rest in
     # DVC's cache
     assert cached_outs(stage(REPO)) == HEAVY
+
+
+def test_a_clone_of_the_committed_tree_reports_no_changed_dependency() -> None:
+    """``dvc status`` in a copy of what git holds: dvc.lock matches the stage's dependencies and
+    the committed outputs; only the heavy outputs, never pulled here, are absent."""
+    wrong = unexpected(clone_status(REPO), HEAVY)
+    assert wrong == [], (
+        "dvc.lock does not record the committed tree (a dependency of the workflow stage "
+        f"changed since the run): {wrong}; rerun the grid (`make smoke`) and `make dvc-lock`, "
+        "then commit results/ and dvc.lock"
+    )
+
+
+def test_the_package_code_is_no_dependency_of_the_stage() -> None:
+    """Snakemake reruns no job when src/ changes: a src edit must not dirty `dvc status`."""
+    deps = [d if isinstance(d, str) else next(iter(d)) for d in stage(REPO)["deps"]]
+    assert "src" not in deps and {"Snakefile", "rules", "config/defaults.yaml"} <= set(deps)
 
 
 def test_only_absent_heavy_outputs_are_expected() -> None:

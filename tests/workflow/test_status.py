@@ -9,11 +9,13 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from negcse.commands.status import runs_on_gpu, snakemake_running
 from negcse.workflow.status import (
     Eta,
     Job,
@@ -21,6 +23,7 @@ from negcse.workflow.status import (
     RunLog,
     classify,
     eta,
+    job_records,
     latest_run_log,
     parse_run_log,
     render,
@@ -81,6 +84,75 @@ def test_a_real_run_log_is_read_back(tmp_path: Path) -> None:
     assert re.search(r"^bad\s+0\s+0\s+1\s+0\s+1$", screen, re.M)
     assert re.search(r"^total\s+2\s+0\s+1\s+1\s+4$", screen, re.M)
     assert f"bad: {tmp_path}/logs/c.log: ValueError: boom" in screen
+
+
+#: a job that waits for a file the test writes, one that fails, one that succeeds
+WAITING = """
+rule all:
+    input: "out/wait.txt", "out/bad.txt", "out/ok.txt"
+rule wait:
+    output: "out/wait.txt"
+    shell: "while [ ! -e go ]; do sleep 0.1; done; echo w > {output}"
+rule bad:
+    output: "out/bad.txt"
+    shell: "exit 1"
+rule ok:
+    output: "out/ok.txt"
+    shell: "echo ok > {output}"
+"""
+
+
+def test_quiet_rules_run_is_read_from_snakemakes_job_records(tmp_path: Path) -> None:
+    """Under ``--quiet rules`` the run log holds no job blocks: the running job is found by its
+    ``incomplete`` marker, the failed one by its metadata record, while Snakemake runs."""
+    (tmp_path / "Snakefile").write_text(WAITING)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "-c2", "-k", "--quiet", "rules"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    jobs = [
+        Job("wait", {}, ("out/wait.txt",), (), True),
+        Job("bad", {}, ("out/bad.txt",), (), True),
+        Job("ok", {}, ("out/ok.txt",), (), True),
+    ]
+    try:
+        for _ in range(1200):  # until the other two jobs ended and wait is marked (< 2 min)
+            records = job_records(tmp_path, ["out/wait.txt", "out/bad.txt", "out/ok.txt"])
+            if "out/wait.txt" in records.started and {"out/bad.txt", "out/ok.txt"} <= set(
+                records.ended
+            ):
+                break
+            assert proc.poll() is None, "snakemake ended before the test released it"
+            time.sleep(0.1)
+        assert snakemake_running(tmp_path)
+        path = latest_run_log(tmp_path)
+        assert path is not None
+        log = parse_run_log(path.read_text())
+        assert log.started == {} and log.failed == {}  # --quiet rules: no job blocks
+        done = [j if j.rule != "ok" else Job("ok", {}, j.outputs, (), False) for j in jobs]
+        states = classify(done, log, active=True, mtime=lambda p: None, records=records)
+        assert [s.state for s in states] == ["running", "failed", "done"]
+    finally:
+        (tmp_path / "go").write_text("")
+        proc.wait(timeout=120)
+    assert (tmp_path / "out/wait.txt").is_file()
+    records = job_records(tmp_path, ["out/wait.txt"])
+    assert records.started == {} and "out/wait.txt" in records.ended
+
+
+def test_the_eta_of_a_cpu_run_is_wall_clock_without_gpu_hours() -> None:
+    job = Job("train", {}, ("a",), (), False)
+    statuses = [JobStatus(job, "done", finished_at=1100.0), JobStatus(job, "pending")]
+    got = eta(statuses, lambda job: 100.0, start=1000.0, now=1200.0)  # pace 2
+    cpu = render(statuses, got, "h", gpu=False)
+    assert "ETA: 3 min of wall clock for 1 jobs on the CPU" in cpu and "GPU" not in cpu
+    assert "GPU-h left" in render(statuses, got, "h", gpu=True)
+    waiting = render(statuses[1:], eta(statuses[1:], lambda job: 1.0, 1000.0, 1200.0), "h",
+                     gpu=False)  # fmt: skip
+    assert "not yet measured (1 jobs on the CPU" in waiting and "GPU" not in waiting
+    assert not runs_on_gpu({}, {"device": "cpu"})
+    assert runs_on_gpu({"config": {"device": "cuda"}}, {"device": "auto"})
+    assert not runs_on_gpu({"config": {"device": "cpu"}}, {"device": "cuda"})
 
 
 def test_running_jobs_are_those_the_live_run_started_and_did_not_finish() -> None:
@@ -173,11 +245,17 @@ def test_status_of_a_partial_run_with_one_failure(tmp_path: Path) -> None:
         "logs/train/broken/splade-tiny/seed1.log: "
     )
     assert failure.endswith("ValueError: boom: the broken method's loss"), failure
-    m = re.search(
-        r"^ETA: (.*) for (\d+) jobs \(cost model: ([\d.]+) GPU-h left, x([\d.]+)", screen, re.M
-    )
+    from negcse.device import cuda_missing  # torch: only here
+
+    if cuda_missing() is None:  # the smoke profile's device is auto: a GPU run here
+        m = re.search(r"^ETA: (.*) for (\d+) jobs \(cost model: [\d.]+ GPU-h left, x[\d.]+ the "
+                      r"measured pace of the (\d+) jobs", screen, re.M)  # fmt: skip
+    else:  # a CPU run: wall clock, no GPU hours
+        m = re.search(r"^ETA: (.*) of wall clock for (\d+) jobs on the CPU \(the pace of the "
+                      r"(\d+) jobs done", screen, re.M)  # fmt: skip
+        assert "GPU" not in screen
     assert m, screen
-    assert float(m.group(4)) > 0  # the pace of the run's finished trainings
+    assert int(m.group(3)) > 0  # the pace of the run's finished trainings
     dry = sh([*SMOKE, "-n", "--configfile", *configs], ws).stdout
     total = int(re.search(r"^total\s+(\d+)$", dry, re.M).group(1))
     assert int(m.group(2)) == total  # the jobs left: those a dry run would run

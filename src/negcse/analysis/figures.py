@@ -6,7 +6,7 @@
 - :func:`curves_figure`: STS-B dev Spearman against training steps, mean over seeds with the
   min-max band, and below it the training loss and each part the methods log.
 - :func:`forest_figure`: a paper's claims, our difference with its interval beside the
-  paper's, coloured by the verdict (the paper pages, ``negcse paper-report``; two columns wide).
+  paper's, coloured by the verdict (the paper pages, ``negcse paper-report``; the text width of a paper).
 
 The first two are one column of a two-column paper wide (:data:`WIDTH`), for one group of at
 most ~8 methods (:mod:`negcse.analysis.groups`), named as the tables name them
@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -76,11 +77,19 @@ SHADES = (0.0, -0.35, 0.4, -0.6, 0.6, -0.15, 0.2, -0.75)
 LINESTYLES = ("-", "--", "-.", (0, (1, 1)))
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: One column of a two-column paper (inches), the fonts sized for it.
-WIDTH = 3.3
+WIDTH = 3.0
+#: The text width of a two-column paper (inches): the forest plots span it. What is saved stays
+#: within :data:`MAX_WIDTH_PT` (a column) or :data:`MAX_TEXT_WIDTH_PT` (the text) points, and
+#: no taller than :data:`MAX_HEIGHT` inches with its legend, so that a float of it and its
+#: caption fits a page at its natural size (ACL's: 7.7 cm columns, 16 cm by 23 cm of text).
+TEXT_WIDTH = 6.2
+MAX_WIDTH_PT = 219.0
+MAX_TEXT_WIDTH_PT = 455.0
+MAX_HEIGHT = 7.4
 FONT = {"font.size": 7.5, "axes.titlesize": 7.5, "axes.labelsize": 7.5, "legend.fontsize": 7,
         "xtick.labelsize": 6.5, "ytick.labelsize": 6.5, **FONT_TYPES}  # fmt: skip
 #: The longest legend label two legend columns hold within :data:`WIDTH` at that font size.
-LABEL_CHARS = 22
+LABEL_CHARS = 20
 
 
 def shade(color: str, amount: float) -> str:
@@ -201,14 +210,30 @@ def loss_panels(curves: Mapping[str, Sequence[Curve]]) -> list[str]:
     return [n for n in names if n == "loss" or len(values[n]) > 1]
 
 
+def _legend_height(labels: Sequence[str]) -> float:
+    """Inches the legend of :func:`_legend_below` takes under the axes."""
+    ncol = 2 if max(map(len, labels), default=0) <= LABEL_CHARS else 1
+    return 0.25 + 0.16 * -(-len(labels) // ncol)
+
+
+def panel_heights(n_panels: int, labels: Sequence[str]) -> list[float]:
+    """Heights (inches) of the curves figure's panels: the dev curve 1.7, each loss panel 1.0,
+    scaled down together where the figure with its legend would pass :data:`MAX_HEIGHT`."""
+    heights = [1.7] + [1.0] * (n_panels - 1)
+    room = MAX_HEIGHT - 0.6 - _legend_height(labels)
+    scale = min(1.0, room / sum(heights))
+    return [h * scale for h in heights]
+
+
 def curves_figure(
     curves: Mapping[str, Sequence[Curve]], title: str, baseline: str | None = None
 ) -> plt.Figure:
     """Per method, stacked over one step axis: STS-B dev Spearman (mean over seeds, shaded
-    min to max), the training loss and each logged part (:func:`loss_panels`)."""
+    min to max), the training loss and each logged part (:func:`loss_panels`); one column wide
+    and at most :data:`MAX_HEIGHT` tall with its legend (:func:`panel_heights`)."""
     styles = line_styles(list(curves), baseline)
     panels = ["stsb_dev", *loss_panels(curves)]
-    heights = [1.7] + [1.0] * (len(panels) - 1)
+    heights = panel_heights(len(panels), [method_name(m) for m in curves])
     with plt.rc_context(FONT):
         fig, axes = plt.subplots(
             len(panels), 1, figsize=(WIDTH, 0.6 + sum(heights)), sharex=True, squeeze=False,
@@ -262,6 +287,11 @@ def _verdict_color(verdict: str) -> str:
     return CHECK_COLOR if key == "direction check" else VERDICT_COLORS.get(key or "", "#999999")
 
 
+#: characters of a forest plot's row label and title line (7.5 pt type within TEXT_WIDTH)
+LABEL_WRAP = 42
+TITLE_WRAP = 100
+
+
 def forest_figure(
     labels: Sequence[str],
     estimates: Sequence[float],
@@ -275,11 +305,14 @@ def forest_figure(
     """One row per claim, top to bottom: our difference (a point) with its 95% interval (a
     line; none without a verdict: a hollow point), the paper's difference (an open diamond;
     grey where ``borrowed``: a direction check, not the paper's comparison), coloured by the
-    verdict; a dotted line at 0. Two columns of a paper wide."""
+    verdict; a dotted line at 0. The text width of a paper wide (:data:`TEXT_WIDTH`): long
+    labels and the title are wrapped to stay within it."""
     n = len(labels)
     borrowed = list(borrowed) if borrowed is not None else [False] * n
+    labels = [textwrap.fill(label, LABEL_WRAP) for label in labels]
+    title = "\n".join(textwrap.fill(line, TITLE_WRAP) for line in title.splitlines())
     with plt.rc_context(FONT):
-        fig, ax = plt.subplots(figsize=(2 * WIDTH, 0.9 + 0.24 * max(n, 1)))
+        fig, ax = plt.subplots(figsize=(TEXT_WIDTH, 0.9 + 0.24 * max(n, 1)))
         y = np.arange(n)[::-1]
         for i in range(n):
             color = _verdict_color(verdicts[i])
@@ -298,7 +331,7 @@ def forest_figure(
         ax.set_xlabel("difference to the baseline (score ×100)")
         ax.grid(axis="x", alpha=0.3)
         if title:
-            ax.set_title(title, loc="left")
+            fig.suptitle(title, x=0.01, ha="left", fontsize=FONT["axes.titlesize"])
         present = {_legend_key(v) for v in verdicts}
         handles = [
             plt.Line2D([], [], color=c, marker="o", lw=1.6, label=v)

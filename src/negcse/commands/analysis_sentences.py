@@ -17,8 +17,13 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="text file to write")
     p.add_argument("--n", type=int, default=5000, help="sentences (SNCSE: 5000)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--protocol", choices=PROTOCOLS, default="senteval")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    p.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="senteval",
+        help="STS files: SentEval's processed ones or MTEB's raw text",
+    )
     p.add_argument("--mirror", default=None, help="mirror folder (default: $NEGCSE_MIRROR)")
 
 

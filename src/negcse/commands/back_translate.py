@@ -27,7 +27,9 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
-    p.add_argument("--output", required=True, help="round trips, aligned with --corpus")
+    p.add_argument(
+        "--out", "--output", dest="output", required=True, help="round trips, aligned with --corpus"
+    )
     p.add_argument("--cache", required=True, help="SQLite file of earlier translations")
     p.add_argument("--pivot", choices=sorted(WMT19_PIVOTS), help="the paper's wmt19 model pair")
     p.add_argument("--forward", help="en -> pivot model (hub id or folder); overrides --pivot")

@@ -1,8 +1,8 @@
 """``negcse export``: a trained model as it travels: a complete sentence-transformers folder whose
 card (``README.md``) holds its STS and transfer results, optionally pushed to the Hugging Face Hub.
 
-    python -m negcse export results/models/sncse/bert-base-uncased/seed42 --to sncse-bert
-    python -m negcse export results/models/sncse/bert-base-uncased/seed42 --to sncse-bert \\
+    python -m negcse export results/models/sncse/bert-base-uncased/seed42 --out sncse-bert
+    python -m negcse export results/models/sncse/bert-base-uncased/seed42 --out sncse-bert \\
         --push-to-hub my-org/sncse-bert-base
 
 The evaluation files are found beside the model (``results/models/<m>/<b>/seed<n>`` ->
@@ -64,7 +64,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "model", help="a trained model folder (results/models/<method>/<backbone>/seed<n>)"
     )
-    p.add_argument("--to", required=True, metavar="DIR", help="the folder to write (a new one)")
+    p.add_argument(
+        "--out",
+        "--to",
+        dest="to",
+        required=True,
+        metavar="DIR",
+        help="the folder to write (a new one)",
+    )
     for name in EVALS:
         p.add_argument(
             f"--{name}",

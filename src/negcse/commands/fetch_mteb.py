@@ -21,7 +21,9 @@ HELP = "download one group's MTEB datasets (networked machine) and write their m
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--group", required=True, choices=tuple(GROUPS))
+    p.add_argument(
+        "--group", required=True, choices=tuple(GROUPS), help="the MTEB task group to download"
+    )
     p.add_argument("--tasks", nargs="+", default=None, help="a subset of the group's tasks")
     p.add_argument("--out", required=True, help="manifest JSON file to write")
 

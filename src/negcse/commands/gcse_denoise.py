@@ -53,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-seq-len", type=int, default=32, help="scorer truncation (released 32 tokens)"
     )
-    p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=128, help="sentences per encoding batch")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--mirror", default=None)
 

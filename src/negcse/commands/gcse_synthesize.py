@@ -41,7 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--input", required=True, type=Path, help="UTF-8 text, one source sentence per line"
     )
     p.add_argument(
-        "--output", required=True, type=Path, help="candidates, JSON lines (written atomically)"
+        "--out",
+        "--output",
+        dest="output",
+        required=True,
+        type=Path,
+        help="candidates, JSON lines (written atomically)",
     )
     p.add_argument(
         "--report", required=True, type=Path, help="parse report, JSON (written atomically)"

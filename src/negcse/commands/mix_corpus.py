@@ -1,5 +1,6 @@
-"""``negcse mix-corpus``: one corpus of params.yaml's ``corpora`` (GCSE's domain setting: domain
-sentences plus three general ones per domain line), from registered data files."""
+"""``negcse mix-corpus``: one corpus of the config's ``corpora`` (config/defaults.yaml; GCSE's
+domain setting: domain sentences plus three general ones per domain line), from registered data
+files."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from negcse.io_utils import write_json, write_lines
 from negcse.workflow.config import check_corpus_entry
 
 NAME = "mix-corpus"
-HELP = "build a mixed corpus (domain + general sentences) from its params.yaml corpora entry"
+HELP = "build a mixed corpus (domain + general sentences) from its config/defaults.yaml corpora entry"
 logger = logging.getLogger(__name__)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spec", required=True, help="the corpora.<name> entry as JSON")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the mixed corpus, one sentence per line")
     p.add_argument("--stats", required=True, help="JSON: sizes per source, skipped sources")
     p.add_argument("--mirror", default=None)
 

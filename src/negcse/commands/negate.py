@@ -30,7 +30,14 @@ class InputError(UserError, ValueError):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input", required=True, type=Path, help="UTF-8 text, one sentence per line")
-    p.add_argument("--output", required=True, type=Path, help="file to write (atomically)")
+    p.add_argument(
+        "--out",
+        "--output",
+        dest="output",
+        required=True,
+        type=Path,
+        help="file to write (atomically)",
+    )
     p.add_argument(
         "--style", choices=STYLES, default="sncse", help="negation rules (default sncse)"
     )

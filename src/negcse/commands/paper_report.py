@@ -47,7 +47,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     page.add_argument("--paper", help="sncse, una, san-hince, gcse or osscse")
     page.add_argument("--method", help="a method of no paper (its own page)")
     p.add_argument("--methods", nargs="+", required=True, help="the grid's methods, in order")
-    p.add_argument("--baselines", nargs="*", default=[], metavar="METHOD=BASELINE")
+    p.add_argument(
+        "--baselines",
+        nargs="*",
+        default=[],
+        metavar="METHOD=BASELINE",
+        help="the method each one's paper compared it with",
+    )
     p.add_argument(
         "--papers", nargs="*", default=[], metavar="METHOD=PAPER", help="each method's paper"
     )

@@ -29,7 +29,9 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
-    p.add_argument("--output", required=True, help="paraphrases, aligned with --corpus")
+    p.add_argument(
+        "--out", "--output", dest="output", required=True, help="paraphrases, aligned with --corpus"
+    )
     p.add_argument("--cache", required=True, help="SQLite file of earlier paraphrases")
     add_options(p, ParaphraseSettings)  # --model, --num-beams, --max-length, ...
     p.add_argument("--mirror", default=None)

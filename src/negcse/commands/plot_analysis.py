@@ -25,16 +25,16 @@ KINDS = ("soft_negatives", "hard_positives", "training_curves")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", choices=KINDS, required=True)
+    p.add_argument("--kind", choices=KINDS, required=True, help="which figure to draw")
     p.add_argument(
         "--inputs",
         nargs="+",
         required=True,
         help="analyze-model JSON files (training_curves: trained model folders)",
     )
-    p.add_argument("--png", required=True)
-    p.add_argument("--pdf", required=True)
-    p.add_argument("--title", default="")
+    p.add_argument("--png", required=True, help="the figure as PNG (for pages)")
+    p.add_argument("--pdf", required=True, help="the figure as PDF (for papers)")
+    p.add_argument("--title", default="", help="the figure's title")
     p.add_argument(
         "--baseline",
         help="the method the others were compared with: drawn as a solid black line",

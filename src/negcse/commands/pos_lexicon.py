@@ -21,7 +21,9 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mlm", required=True, help="model name or folder whose tokenizer is tagged")
-    p.add_argument("--output", required=True, help="TSV table to write (atomically)")
+    p.add_argument(
+        "--out", "--output", dest="output", required=True, help="TSV table to write (atomically)"
+    )
     p.add_argument("--stats", default=None, help="optional JSON: tokens and share per tag")
     p.add_argument(
         "--scale", type=float, default=20.0, help="scale of the logged mean mask probability"

@@ -18,11 +18,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--source", help="registered data file (resources/datasets.tsv)")
     src.add_argument("--input", help="any local file")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the kept lines, one sentence per line")
     p.add_argument("--stats", help="JSON with counts of kept and skipped lines")
     p.add_argument("--max-sentences", type=int, default=0, help="keep at most N (0: all)")
-    p.add_argument("--max-chars", type=int, default=2000)
-    p.add_argument("--on-bad-line", choices=("skip", "fail"), default="skip")
+    p.add_argument("--max-chars", type=int, default=2000, help="a longer line is bad")
+    p.add_argument(
+        "--on-bad-line",
+        choices=("skip", "fail"),
+        default="skip",
+        help="skip: drop bad lines (empty, not UTF-8, too long) and count them; fail: stop at one",
+    )
     p.add_argument("--mirror", default=None)
 
 

@@ -30,8 +30,10 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
     p.add_argument("--lexicon", required=True, help="table from `negcse pos-lexicon` (same MLM)")
-    p.add_argument("--output", required=True, help="samples, aligned with --corpus")
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument(
+        "--out", "--output", dest="output", required=True, help="samples, aligned with --corpus"
+    )
+    p.add_argument("--seed", type=int, required=True, help="seed of the sampling")
     add_options(p, SanSettings)  # --mlm, --scale, ..., --reference-quirks, --no-fallback
     p.add_argument(
         "--device", default=None, help="auto, cpu or cuda (default: $NEGCSE_DEVICE, else auto)"

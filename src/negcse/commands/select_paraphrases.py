@@ -32,7 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="[NAME=]FILE",
         help="candidate files aligned with --corpus (e.g. de=bt_de.txt ru=bt_ru.txt)",
     )
-    p.add_argument("--output", required=True, help="paraphrases, aligned with --corpus")
+    p.add_argument(
+        "--out", "--output", dest="output", required=True, help="paraphrases, aligned with --corpus"
+    )
     p.add_argument("--stats", help="JSON file for the counts")
     add_options(p, OssCseParaphraseSettings, only=("mer_min", "mer_max", "seed"))
     p.add_argument("--case-sensitive", action="store_true", help="MER on words as written")

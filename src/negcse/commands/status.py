@@ -3,12 +3,14 @@
     python -m negcse status --profile profiles/smoke            # once
     python -m negcse status --profile profiles/local --watch 60  # redrawn every minute
 
-Jobs done, running, failed and pending per rule, each failure with its log's last line, and an
-ETA: the GPU cost model's seconds of what is left (``benchmarks/gpu_costs.csv``, as ``negcse
-estimate``) times the pace measured in this run. Snakemake's own state is read, nothing is run:
-the DAG of the profile's config (as ``snakemake -n`` builds it, without taking the lock), the
-outputs' existence and times, its incomplete markers and its latest run log
-(``.snakemake/log/``); works beside a running Snakemake.
+Jobs done, running, failed and pending per rule, each failure with its log's last line, and a
+wall-clock ETA: the cost model's seconds of what is left (``benchmarks/gpu_costs.csv``, as
+``negcse estimate``) times the pace measured in this run (on a GPU run with the model's GPU hours
+beside it). Snakemake's own state is read, nothing is run: the DAG of the profile's config (as
+``snakemake -n`` builds it, without taking the lock), the outputs' existence and times, its job
+records (``.snakemake/incomplete/``, ``.snakemake/metadata/``) and its latest run log
+(``.snakemake/log/``), whatever the run's verbosity (``--quiet rules`` too); works beside a
+running Snakemake.
 """
 
 from __future__ import annotations
@@ -35,12 +37,14 @@ if TYPE_CHECKING:
     import snakemake.exceptions as snakemake_exceptions
     import snakemake.settings.types as snakemake_settings
 
+    from negcse import device
     from negcse.workflow import gpu_estimate
 else:  # snakemake and the registries: imported when the command runs, not for --help
     snakemake_api = LazyModule("snakemake.api")
     snakemake_exceptions = LazyModule("snakemake.exceptions")
     snakemake_settings = LazyModule("snakemake.settings.types")
     gpu_estimate = LazyModule("negcse.workflow.gpu_estimate")
+    device = LazyModule("negcse.device")
 
 NAME = "status"
 HELP = "jobs done / running / failed / pending per rule, failures' last log line, and an ETA"
@@ -149,6 +153,18 @@ def snakemake_running(workdir: Path) -> bool:
     return any((workdir / ".snakemake" / "locks").glob("*.lock"))
 
 
+def runs_on_gpu(profile: dict[str, Any], config: dict[str, Any]) -> bool:
+    """Whether the run's model jobs use a GPU: the device setting its jobs get (the profile's
+    ``config: device``, else the workflow config's, else ``$NEGCSE_DEVICE``), ``auto`` as the
+    jobs resolve it on this machine."""
+    overrides = profile.get("config")
+    setting = (overrides.get("device") if isinstance(overrides, dict) else None) or config.get(
+        "device"
+    )
+    want = device.requested(str(setting) if setting else None)
+    return want.startswith("cuda") or (want == "auto" and device.cuda_missing() is None)
+
+
 def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     """The screen, and whether anything is left to run."""
     workdir = Path(args.directory)
@@ -174,7 +190,9 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
         full = workdir / path
         return full.stat().st_mtime if full.exists() else None
 
-    statuses = status_lib.classify(jobs, run, active, mtime)
+    outputs = (o for job in jobs if job.needrun for o in job.outputs)
+    records = status_lib.job_records(workdir, outputs)
+    statuses = status_lib.classify(jobs, run, active, mtime, records)
     costs_file = workdir / gpu_estimate.COSTS_FILE
     if costs_file.is_file():
         seconds = gpu_estimate.job_seconds(config, costs_file)
@@ -194,7 +212,7 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     else:
         state = "no run yet"
     header = f"negcse status ({where}; {configs}): {state}"
-    text = status_lib.render(statuses, estimate, header)
+    text = status_lib.render(statuses, estimate, header, gpu=runs_on_gpu(profile, config))
     return text, any(s.state != "done" for s in statuses)
 
 

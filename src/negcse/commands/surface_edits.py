@@ -23,7 +23,13 @@ logger = logging.getLogger(__name__)
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
-    p.add_argument("--output", required=True, help="edited lines, aligned with --corpus")
+    p.add_argument(
+        "--out",
+        "--output",
+        dest="output",
+        required=True,
+        help="edited lines, aligned with --corpus",
+    )
     add_options(p, OssCseParaphraseSettings, only=("edit_rate", "seed"))  # --rate, --seed
 
 

@@ -23,9 +23,9 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", help="the table's spec (sts, transfer, mteb, analysis, ...)")
     p.add_argument("--evals", nargs="+", required=True, help="the evaluation files it reads")
-    p.add_argument("--tex")
-    p.add_argument("--csv")
-    p.add_argument("--md")
+    p.add_argument("--tex", help="the table as LaTeX (booktabs) to write")
+    p.add_argument("--csv", help="every column as CSV to write")
+    p.add_argument("--md", help="the table and its caption as Markdown to write")
     p.add_argument("--html", help="the Markdown and caption as an HTML page (for the report)")
     p.add_argument("--metrics", help="DVC metrics JSON: the spec's metric per method/backbone")
     p.add_argument(
@@ -33,14 +33,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="*",
         default=[],
         metavar="METHOD=BASELINE",
-        help="the method each one's paper compared it with (params.yaml methods.<m>.baseline)",
+        help="the method each one's paper compared it with (config/defaults.yaml methods.<m>.baseline)",
     )
     p.add_argument(
         "--papers",
         nargs="*",
         default=[],
         metavar="METHOD=PAPER",
-        help="each method's paper (params.yaml methods.<m>.paper): verdicts compare a method of "
+        help="each method's paper (config methods.<m>.paper): verdicts compare a method of "
         "no paper with its declared baseline",
     )
     p.add_argument(
@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="*",
         default=[],
         metavar="NAME",
-        help="rows of released checkpoints (params.yaml released): shown, never in bold",
+        help="rows of released checkpoints (config/defaults.yaml released): shown, never in bold",
     )
     p.add_argument(
         "--min-seeds",

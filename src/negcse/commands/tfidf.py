@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="+",
         help="corpus file(s), one sentence per line; several files form one corpus",
     )
-    p.add_argument("--output", required=True, help="TSV table to write")
+    p.add_argument("--out", "--output", dest="output", required=True, help="TSV table to write")
     p.add_argument("--chunk-size", type=int, default=50_000, help="lines per sparse count matrix")
 
 

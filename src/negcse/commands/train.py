@@ -52,7 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         help="JSON of the resolved run (negcse.workflow.config.resolve_method) or a path to it",
     )
-    p.add_argument("--seed", type=at_least(0), required=True)
+    p.add_argument(
+        "--seed", type=at_least(0), required=True, help="the run's seed (data order, dropout, init)"
+    )
     p.add_argument("--corpus", required=True, help="prepared corpus, one sentence per line")
     p.add_argument(
         "--column",

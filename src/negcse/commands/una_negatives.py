@@ -21,8 +21,10 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", required=True, help="one sentence per line")
     p.add_argument("--tfidf", required=True, help="table from `negcse tfidf`")
-    p.add_argument("--output", required=True, help="negatives, aligned with --corpus")
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument(
+        "--out", "--output", dest="output", required=True, help="negatives, aligned with --corpus"
+    )
+    p.add_argument("--seed", type=int, required=True, help="seed of the random choices")
     add_options(p, UnaSettings)  # --beta, --window, --select, --replace, --scores, --chunk-size
 
 

@@ -58,19 +58,44 @@ class Analysis(Evaluation):
         "negations": {"required": True, "help": "their negations, line for line"},
         "rank_tex": {"help": "LaTeX table of the top rank errors"},
         "case_tex": {"help": "LaTeX table of the largest normalized errors"},
-        "protocol": {"choices": PROTOCOLS, "default": "senteval"},
-        "min_gold": {"type": float, "default": 4.0},
-        "max_overlap": {"type": float, "default": 0.6},
-        "overlap": {"choices": OVERLAP_KINDS, "default": "jaccard"},
+        "protocol": {
+            "choices": PROTOCOLS,
+            "default": "senteval",
+            "help": "STS files: SentEval's processed ones (as the papers) or MTEB's raw text",
+        },
+        "min_gold": {
+            "type": float,
+            "default": 4.0,
+            "help": "hard positives: gold score at least this",
+        },
+        "max_overlap": {
+            "type": float,
+            "default": 0.6,
+            "help": "hard positives: lexical overlap below this (SAN Figure 4)",
+        },
+        "overlap": {
+            "choices": OVERLAP_KINDS,
+            "default": "jaccard",
+            "help": "lexical overlap measure",
+        },
         "rank_tasks": {
             "nargs": "+",
             "choices": STS_TASKS,
             "default": ["STS14", "SICKRelatedness"],
+            "help": "STS tasks of the rank-error table (SNCSE Table 4)",
         },
-        "top_k": {"type": int, "default": 5},
-        "ties": {"choices": TIE_METHODS, "default": "average"},
-        "error_threshold": {"type": float, "default": 0.2},
-        "partner_seed": {"type": int, "default": 0},
+        "top_k": {"type": int, "default": 5, "help": "rank errors listed per task"},
+        "ties": {"choices": TIE_METHODS, "default": "average", "help": "ranks of tied scores"},
+        "error_threshold": {
+            "type": float,
+            "default": 0.2,
+            "help": "case study: a pair is false when |similarity - gold| exceeds this (0-1 scale)",
+        },
+        "partner_seed": {
+            "type": int,
+            "default": 0,
+            "help": "seed drawing each sentence's random partner (soft negatives)",
+        },
     }
     outputs = ("rank_tex", "case_tex")
     job = Job(

@@ -25,7 +25,7 @@ class Mteb(Evaluation):
     name = "mteb"
     help = "MTEB reranking (MAP, MRR@10) or classification (accuracy) x100 of one task group"
     options: ClassVar[Options] = {
-        "group": {"required": True, "choices": tuple(GROUPS)},
+        "group": {"required": True, "choices": tuple(GROUPS), "help": "the MTEB task group to run"},
         "tasks": {"nargs": "+", "default": None, "help": "a subset of the group's tasks"},
         "results": {
             "metavar": "DIR",

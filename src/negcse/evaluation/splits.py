@@ -267,8 +267,16 @@ class Splits(Evaluation):
             "default": "backtrace",
             "help": "MER word alignment: backtrace (jiwer's; default) or max_hits",
         },
-        "min_median": {"type": float, "default": MEDIAN_RANGE[0]},
-        "max_median": {"type": float, "default": MEDIAN_RANGE[1]},
+        "min_median": {
+            "type": float,
+            "default": MEDIAN_RANGE[0],
+            "help": "a dataset counts when its median score is at least this (footnote 3)",
+        },
+        "max_median": {
+            "type": float,
+            "default": MEDIAN_RANGE[1],
+            "help": "... and at most this",
+        },
         "datasets": {  # default (none: all): job.schema's
             "nargs": "+",
             "metavar": "NAME",

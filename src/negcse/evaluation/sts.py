@@ -134,7 +134,12 @@ class STS(Evaluation):
             "default": "senteval",
             "help": "senteval: SimCSE's processed files (default); mteb: raw text as MTEB",
         },
-        "tasks": {"nargs": "+", "default": list(STS_TASKS), "choices": STS_TASKS},
+        "tasks": {
+            "nargs": "+",
+            "default": list(STS_TASKS),
+            "choices": STS_TASKS,
+            "help": "a subset of the STS tasks (default: all seven)",
+        },
         "pairs": {
             "action": "store_true",
             "help": "keep every test pair's cosine and gold score (the verdicts' bootstrap)",

@@ -334,7 +334,7 @@ class Transfer(Evaluation):
     help = "SentEval transfer accuracy x100 (MR, CR, SUBJ, MPQA, SST2, TREC, MRPC)"
     options: ClassVar[Options] = {
         # tasks, classifier, kfold: default and choices from job.schema (the config's)
-        "tasks": {"nargs": "+"},
+        "tasks": {"nargs": "+", "help": "a subset of the transfer tasks (default: the config's)"},
         "classifier": {
             "help": "sentevalish: SentEval's PyTorch logistic regression, reproduced "
             "(default); sklearn: SentEval's scikit-learn branch",

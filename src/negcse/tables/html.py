@@ -3,7 +3,9 @@
 (``snakemake --report``) shows inline and a browser opens as it is.
 
 Raw HTML in the Markdown is escaped, never passed through; links and images keep their relative
-paths, so a page under ``results/`` shows the figures beside it.
+paths, so a page under ``results/`` shows the figures beside it. Numbers stay on one line; text
+cells and headers wrap, so that a wide table (the verdicts' Note and Verdict columns) fits a
+1280-pixel window.
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from markdown_it import MarkdownIt
 _STYLE = (
     "body{font-family:sans-serif;font-size:14px;margin:1em;max-width:75em}"
     "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
-    "th,td{padding:2px 8px;white-space:nowrap}"
+    # numbers stay on one line; text columns (left-aligned: methods, verdicts, notes) and the
+    # headers wrap, so a wide table fits a 1280-pixel window
+    "th,td{padding:2px 8px;white-space:nowrap;vertical-align:top}"
+    "th{white-space:normal;vertical-align:bottom}"
+    'td[style*="left"]{white-space:normal;min-width:7em}'
+    "table{max-width:100%}"
     "th{border-bottom:1px solid #333}tbody tr:nth-child(even){background:#f3f3f3}"
     "p,li{max-width:60em}img{max-width:100%;height:auto;margin:0 1em 1em 0}"
 )

@@ -21,6 +21,8 @@ from pathlib import PurePath
 
 import pandas as pd
 
+from negcse.analysis.groups import method_groups
+from negcse.analysis.verdict_rules import MIN_SEEDS
 from negcse.display import backbone_name, method_name
 from negcse.markup import markdown_escape
 from negcse.tables import published_view
@@ -84,6 +86,39 @@ STS_COLUMNS = (
 )
 
 
+#: what the claims table's words and columns mean, under it on every page (docs/statistics.md
+#: states the procedures)
+VERDICT_LEGEND = (
+    "**Reading the claims table.** *Seeds* n/m: our runs of the method / of its baseline; an "
+    "interval and a verdict need `verdicts.min_seeds` a side ({min_seeds} unless the config "
+    "says otherwise; fewer: *no verdict*, the estimate alone). "
+    "*Δ base*: the method minus its baseline on the claim's measure, mean over seeds, with its "
+    "*95% CI* over seeds and test set; *Paper Δ base*: the paper's difference. *Verdict*: "
+    "*reproduced* (the interval past 0 and reaching the paper's difference), *smaller than "
+    "claimed* (past 0, short of it), *not reproduced* (holding 0, short of it), *reversed* "
+    "(past 0 the other way), *inconclusive* (holding 0 and the paper's difference); "
+    "*(Holm)*: after Holm's correction over every hypothesis of the table. Where the run is "
+    "not the paper's comparison (another backbone, LLM, protocol or scale, or a method of no "
+    "paper against its declared baseline) only the sign is checked: *direction check: as "
+    "claimed* (the interval past 0 on the claim's side), *direction check: opposite* (past 0 "
+    "the other way), *direction check: inconclusive* (the interval holds 0); the Note says why. "
+    "*Δ paper*: our mean minus the paper's number, with its *95% PI (one run)*, the interval of "
+    "one more run of ours (the paper's single run as another seed)."
+)
+
+
+def verdict_legend() -> str:
+    """The claims table's legend, with the default number of seeds a verdict needs."""
+    return VERDICT_LEGEND.format(min_seeds=MIN_SEEDS)
+
+
+def runs_sentence(methods: Sequence[str]) -> str:
+    """The methods a page shows, by display name: ", " between them, or "; " where a name holds
+    a comma itself (UNA, random selection), so that each name reads as one."""
+    names = [method_name(m) for m in methods]
+    return ("; " if any("," in n for n in names) else ", ").join(names)
+
+
 def forest_label(row: Mapping[str, object]) -> str:
     """A claim's row label in the forest plot, named as the tables name them."""
     method, base = method_name(str(row["method"])), method_name(str(row["baseline"]))
@@ -101,9 +136,24 @@ def _doc(path: str, out_dir: str) -> str:
     return f"[{path}]({_link(path, out_dir)})" if os.path.isfile(path) else f"`{path}`"
 
 
-def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
-    """The figures by kind, each an image with its group's methods named below it (a group
-    is named for the roots of the families it holds: ``sncse+osscse``)."""
+def figure_groups(methods: Sequence[str], baselines: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Each figure group of the grid (as the workflow draws them,
+    :func:`negcse.analysis.groups.method_groups`): its name -> the methods it draws."""
+    try:
+        return {g.name: g.methods for g in method_groups(list(methods), baselines)}
+    except ValueError:  # a grid the workflow refuses draws no figure either
+        return {}
+
+
+def figure_section(
+    figures: Sequence[str],
+    out_dir: str,
+    groups: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """The figures by kind, each an image with every method it draws named below it (from
+    ``groups``, :func:`figure_groups`); a figure of no known group by the roots of the families
+    its file is named for (``sncse+osscse``)."""
+    groups = groups or {}
     by_kind: dict[str, list[str]] = {}
     for path in figures:
         by_kind.setdefault(PurePath(path).parent.name, []).append(path)
@@ -113,9 +163,13 @@ def figure_section(figures: Sequence[str], out_dir: str) -> list[str]:
         lines += ["", f"### {FIGURE_KINDS.get(kind, kind)}", ""]
         for path in by_kind[kind]:
             where = PurePath(path)
-            roots = [r.replace("-", " ") if r.endswith("-more") else method_name(r)
-                     for r in where.stem.split("+")]  # fmt: skip
-            group = f"{' + '.join(roots)}, {backbone_name(where.parent.parent.name)}"
+            backbone = backbone_name(where.parent.parent.name)
+            if where.stem in groups:
+                group = f"{runs_sentence(groups[where.stem])} ({backbone})"
+            else:
+                roots = [r.replace("-", " ") if r.endswith("-more") else method_name(r)
+                         for r in where.stem.split("+")]  # fmt: skip
+                group = f"{' + '.join(roots)}, {backbone}"
             lines += [f"![{group}]({_link(path, out_dir)})", "", f"*{group}*", ""]
     return lines
 
@@ -141,7 +195,7 @@ def paper_page(
     parts = [f"**{scale_note}**", ""] if scale_note else []
     parts += [f"# {TITLES.get(paper, paper)}", ""]
     parts.append(
-        f"Our runs of {markdown_escape(', '.join(method_name(m) for m in own))}, each beside the baseline its "
+        f"Our runs of {markdown_escape(runs_sentence(own))}, each beside the baseline its "
         f"paper compared it with. How the intervals and verdicts are computed: "
         f"{_doc('docs/statistics.md', out_dir)}; every deviation from the paper: "
         f"{_doc('docs/fidelity.md', out_dir)}."
@@ -158,6 +212,7 @@ def paper_page(
     parts += ["", "## Claims", ""]
     if len(claims):
         parts.append(render_markdown(claims, CLAIM_COLUMNS).rstrip())
+        parts += ["", verdict_legend()]
         if forest:
             parts += ["", f"![Forest plot of the claims]({_link(forest, out_dir)})"]
     else:
@@ -171,7 +226,7 @@ def paper_page(
     else:
         parts.append("None evaluated (none released, or offline and in no mirror or cache).")
     if figures:
-        parts += figure_section(figures, out_dir)
+        parts += figure_section(figures, out_dir, figure_groups(methods, baselines))
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -200,16 +255,18 @@ def method_page(
     parts += [f"# {name}", ""]
     against = f"against its baseline {markdown_escape(method_name(base))}" if base else "(no baseline declared)"
     parts.append(
-        f"Our runs of {name} (`{markdown_escape(method)}`), a method of no paper here, {against}, "
-        "and beside every row the papers publish for the backbones it ran on. How the "
-        f"intervals and verdicts are computed: {_doc('docs/statistics.md', out_dir)}."
+        f"Our runs of {name} (`{markdown_escape(method)}`), {against}, and beside every row the "
+        "papers publish for the backbones it ran on. No paper's claims about it are tested here "
+        "(its params block names none of the papers this suite checks: "
+        f"`methods.{markdown_escape(method)}.paper`). How the intervals and verdicts are computed: "
+        f"{_doc('docs/statistics.md', out_dir)}."
     )
     parts += ["", "## Against its baseline", ""]
     rows = method_rows(verdicts, method)
     if not base:
         parts.append("No baseline: declare one (`methods.<m>.baseline`) for a comparison.")
     elif len(rows):
-        parts.append(render_markdown(rows, CLAIM_COLUMNS).rstrip())
+        parts += [render_markdown(rows, CLAIM_COLUMNS).rstrip(), "", verdict_legend()]
     else:
         parts.append(f"No run of {name} and {markdown_escape(method_name(base))} on one backbone.")
     parts += ["", "## STS average", "", render_markdown(_rows(sts, shown), STS_COLUMNS).rstrip()]
@@ -227,5 +284,5 @@ def method_page(
                 "RoBERTa's: src/negcse/resources/published_sts.csv)."
             )
     if figures:
-        parts += figure_section(figures, out_dir)
+        parts += figure_section(figures, out_dir, figure_groups(methods, baselines))
     return "\n".join(parts).rstrip() + "\n"

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -63,6 +63,7 @@ from negcse.tables.eval_files import (
 from negcse.tables.html import markdown_html
 from negcse.tables.published import CHECKPOINT_ROWS, TASKS, TRANSFER_TASKS, published_avg
 from negcse.tables.render import Column, render
+from negcse.tables.verdicts_latex import verdicts_latex
 
 if TYPE_CHECKING:
     from negcse.evaluation import splits
@@ -613,12 +614,18 @@ def verdict_table(spec: TableSpec, evals: Sequence[str], options: Options) -> Ta
                        ("power", f"{options.rule.power:.0%}".replace("%", "\\%"))):  # fmt: skip
         caption = caption.replace("{" + key + "}", str(value))
     judged = frame[frame["comparison"] == "paper"]
+    checks_only = ""
     if len(frame) and judged.empty:
-        caption += (
-            " No comparison here is the paper's (its backbone, LLM, protocol and scale): every "
+        checks_only = (
+            "No comparison here is the paper's (its backbone, LLM, protocol and scale): every "
             "row is a direction check, none a verdict on the paper."
         )
-    return _table(_with_text(frame), VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
+        caption += f" {checks_only}"
+    shown = _with_text(frame)
+    table = _table(shown, VERDICT_COLUMNS, caption, spec, "vs_baseline", options)
+    # a paper's table: five columns, the notes once as footnotes (the twins keep every column)
+    tex = verdicts_latex(shown, spec.label, options.min_seeds, options.scale_note, checks_only)
+    return replace(table, tex=tex)
 
 
 def _metric_leaves(row: Mapping[str, Any], metric: str) -> dict[str, Any]:

@@ -1,14 +1,22 @@
 """Where a workflow run stands, from Snakemake's own state (no scheduler of ours): each job of the
 DAG is done (its outputs exist and are up to date), running (started by the live Snakemake run
-and not finished), failed (an ``Error in rule`` of Snakemake's latest run log, its outputs still
-missing) or pending; an ETA from the GPU cost model (:mod:`negcse.workflow.gpu_estimate`) scaled
-by the pace measured in this run: the wall time since the run started over the modelled seconds
-of the jobs it finished. ``negcse status`` builds the DAG and prints :func:`render`.
+and not finished), failed (its outputs still missing after the latest run ended it) or pending;
+an ETA from the cost model (:mod:`negcse.workflow.gpu_estimate`) scaled by the pace measured in
+this run: the wall time since the run started over the modelled seconds of the jobs it
+finished. ``negcse status`` builds the DAG and prints :func:`render`.
+
+Two records say which jobs a run started and ended, whatever its verbosity: Snakemake's job
+records under ``.snakemake/`` (:func:`job_records`: an ``incomplete/`` marker per output of a
+job that started and has not finished, a ``metadata/`` record per output of a job that ended,
+with its end time) and the ``rule X:`` / ``Error in rule X:`` blocks of its run log, which
+``--quiet rules`` leaves out.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from base64 import urlsafe_b64decode
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +92,58 @@ def parse_run_log(text: str) -> RunLog:
     return log
 
 
+@dataclass
+class JobRecords:
+    """Snakemake's records of job outputs (``.snakemake/``): ``started`` maps an output of a job
+    that started and did not finish (its ``incomplete/`` marker) to the marker's time, ``ended``
+    an output of a job that ended, run or failed, to the end time of its ``metadata/`` record."""
+
+    started: dict[str, float] = field(default_factory=dict)
+    ended: dict[str, float] = field(default_factory=dict)
+
+
+def _record_key(parts: Sequence[str]) -> str | None:
+    """The output path a record's file name encodes: url-safe base64, cut into chunks of the
+    file system's name length (every chunk but the last starts with ``@``)."""
+    name = "".join(part[1:] if part.startswith("@") else part for part in parts)
+    try:
+        return urlsafe_b64decode(name.encode("ascii")).decode("utf-8")
+    except (ValueError, UnicodeError):
+        return None
+
+
+def _records(folder: Path) -> dict[str, Path]:
+    """Output path -> its record file, for every record under ``folder``."""
+    if not folder.is_dir():
+        return {}
+    found = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and (key := _record_key(path.relative_to(folder).parts)) is not None:
+            found[key] = path
+    return found
+
+
+def job_records(workdir: Path, outputs: Iterable[str]) -> JobRecords:
+    """Snakemake's records of ``outputs`` in ``workdir/.snakemake`` (file backend)."""
+    wanted = set(outputs)
+    base = workdir / ".snakemake"
+    records = JobRecords()
+    for key, path in _records(base / "incomplete").items():
+        if key in wanted:
+            records.started[key] = path.stat().st_mtime
+    for key, path in _records(base / "metadata").items():
+        if key not in wanted:
+            continue
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        end = record.get("endtime") if isinstance(record, dict) else None
+        if isinstance(end, int | float) and not record.get("incomplete"):
+            records.ended[key] = float(end)
+    return records
+
+
 def latest_run_log(workdir: Path) -> Path | None:
     """Snakemake's newest run log of ``workdir`` (their names sort by time) that records a run
     (its header's date: a dry run's log, where one is kept, is empty)."""
@@ -124,14 +184,21 @@ def classify(
     run: RunLog,
     active: bool,
     mtime: Callable[[str], float | None],
+    records: JobRecords | None = None,
 ) -> list[JobStatus]:
     """Each job's state. Done: Snakemake would not run it. Running: the active run started it
-    and neither finished nor failed it. Failed: the latest run failed it. Pending: the rest.
-    ``mtime`` gives an output's modification time (None: missing); a job done since the run
-    started gets ``finished_at``."""
-    failed = run.outputs(run.failed) | {o for outs in run.failed.values() for o in outs}
-    running = run.outputs(set(run.started) - run.finished - set(run.failed)) if active else set()
+    and neither finished nor failed it (the log's blocks, or an output's ``incomplete`` marker).
+    Failed: the latest run failed it (the log's error block, or a job record that ended in this
+    run while the job still needs to run). Pending: the rest. ``mtime`` gives an output's
+    modification time (None: missing); a job done since the run started gets ``finished_at``."""
+    records = records or JobRecords()
     start = run.start.timestamp() if run.start else None
+    failed = run.outputs(run.failed) | {o for outs in run.failed.values() for o in outs}
+    if start is not None:
+        failed |= {o for o, end in records.ended.items() if end >= start}
+    running = run.outputs(set(run.started) - run.finished - set(run.failed)) if active else set()
+    if active:
+        running |= set(records.started)
     out = []
     for job in jobs:
         outputs = set(job.outputs)
@@ -191,8 +258,11 @@ def render(
     estimate: Eta,
     header: str,
     max_failures: int = 5,
+    gpu: bool = True,
 ) -> str:
-    """One screen: jobs per rule and state, the failures with their log's last line, the ETA."""
+    """One screen: jobs per rule and state, the failures with their log's last line, the ETA:
+    wall-clock time either way; on a GPU run (``gpu``) with the cost model's GPU hours beside
+    it, on a CPU run with no GPU figure (the model's GPU seconds only weigh the jobs there)."""
     order = list(dict.fromkeys(s.job.rule for s in statuses))
     counts = Counter((s.job.rule, s.state) for s in statuses)
     width = max([len("rule"), *map(len, order)])
@@ -215,15 +285,26 @@ def render(
     left = sum(1 for s in statuses if s.state != "done")
     if not left:
         lines.append("Nothing left to run.")
-    elif estimate.seconds is not None:
+    elif estimate.seconds is not None and gpu:
         lines.append(
             f"ETA: {duration(estimate.seconds)} for {left} jobs (cost model: "
             f"{estimate.remaining / 3600:.2f} GPU-h left, x{estimate.pace:.2f} the measured pace "
             f"of the {estimate.jobs_done} jobs done in this run)"
         )
-    else:
+    elif estimate.seconds is not None:
+        lines.append(
+            f"ETA: {duration(estimate.seconds)} of wall clock for {left} jobs on the CPU (the "
+            f"pace of the {estimate.jobs_done} jobs done in this run, applied to the cost model's "
+            "relative job sizes)"
+        )
+    elif gpu:
         lines.append(
             f"ETA: not yet measured ({left} jobs, cost model {estimate.remaining / 3600:.2f} "
             "GPU-h on its GPU; the pace is known once a priced job of this run finishes)"
+        )
+    else:
+        lines.append(
+            f"ETA: not yet measured ({left} jobs on the CPU; the pace is known once a priced "
+            "job of this run finishes)"
         )
     return "\n".join(lines)
