@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key", default="avg", help="the score whose seeds to plot (default: avg)")
     p.add_argument("--out", required=True, help="the plot (.png; a .pdf twin beside it)")
     p.add_argument("--min-seeds", type=int, default=2, help="rows with fewer seeds are left out")
-    p.add_argument("--title", default="")
+    p.add_argument("--title", default="", help="the figure's title (default: none)")
     p.add_argument("--scale-note", default="", help="a reduced-scale grid's first line")
 
 
