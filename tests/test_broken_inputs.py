@@ -277,6 +277,13 @@ def _run_spec(path: Path) -> Path:
                         "params": {"temperature": 0.05}, "generators": {}, "train": train})
 
 
+def _guide_run(path: Path) -> Path:
+    """A student of a frozen guide (RankCSE: teacher1), as ``negcse encode-guide --student``
+    reads it."""
+    spec = json.loads(_run_spec(path).read_text())
+    return _json(path, {**spec, "method": "rankcse", "implementation": "rankcse", "params": {}})
+
+
 def _train_log(folder: Path) -> Path:
     folder.mkdir()
     _json(folder / "train_log.json", {"method": "simcse", "backbone": "tiny", "seed": 1,
@@ -440,6 +447,16 @@ CASES: dict[str, Case] = {
             "method": "simcse", "similarity": {"n_sentences": 6, "soft_negative": [0.5, 0.7],
                                                "random": [0.1, 0.2]}}),
             "similarity.soft_negative[0]")},
+    ),
+    "encode-guide": Case(
+        ("encode-guide", "--student", "teacher1", "{run}", "--model", "{model}", "--corpus",
+         "{corpus}", "--out", "{out}/guide", "--threads", "1"),
+        {
+            "run": Input("json", lambda tmp, mirror: _guide_run(tmp / "run.json"),
+                         "train.max_seq_len"),
+            "model": Input("model folder", lambda tmp, mirror: _model(tmp / "model", mirror)),
+            "corpus": corpus(),
+        },
     ),
     "plot-seeds": Case(
         ("plot-seeds", "--table", "{sts}", "--out", "{out}/seeds.png"),
