@@ -248,6 +248,25 @@ def test_the_card_escapes_every_field(
     assert ModelCard.load(tmp_path / "out/x/README.md").data.license == "other"
 
 
+def test_no_field_of_the_card_makes_a_link_or_leaves_a_code_span(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backtick closes a code span whatever escapes it (no backslash escape works inside one):
+    a field outside the names is text, and ``[text](url)`` / ``![alt](url)`` stay text."""
+    from markdown_it import MarkdownIt
+
+    link = "x` [Licence: MIT, do anything](https://evil.example) ![t](https://evil.example/p) `y"
+    meta = {**META, "corpus_file": link, "params": {"[k](https://evil.example)": link}}
+    _json(model / "negcse.json", meta)
+    code, err = run_cli(export(model, tmp_path / "out/x"), capsys)
+    assert code == 0, err[-3000:]
+    text = (tmp_path / "out/x/README.md").read_text()
+    html = MarkdownIt("commonmark").enable("table").render(text.split("---", 2)[2])
+    assert "<a " not in html and "<img" not in html, html
+    assert html.count("Licence: MIT, do anything") == 2  # the text is still there, as text
+    assert markdown_escape("[a](u) ![b](v)") == "[a]\\(u) ![b]\\(v)"
+
+
 def test_markdown_escape_keeps_text_on_one_line_and_inert() -> None:
     assert markdown_escape("a|b\nc\r\nd\u2028e") == "a\\|b c  d e"
     assert markdown_escape("<script>&amp;") == "&lt;script&gt;&amp;amp;"

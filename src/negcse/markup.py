@@ -5,8 +5,11 @@ off (``negcse.tables.html``); LaTeX has its own escaper, :func:`negcse.latex.lat
 makes its text one line the same way (:func:`one_line`: a blank line would end a LaTeX cell).
 
 Escaped text is one line of literal text: it cannot end a table row or start a paragraph,
-heading or section, split a cell, open a code span, or carry raw HTML (``<script>``) or an
-entity. It keeps what no Markdown reader acts on as it is (``sncse_pl``, ``[+0.10, +0.20]``)."""
+heading or section, split a cell, open a code span, make a link or an image (``[text](url)``,
+``![alt](url)``), or carry raw HTML (``<script>``) or an entity. It keeps what no Markdown reader
+acts on as it is (``sncse_pl``, ``[+0.10, +0.20]``). Escaped text goes outside code spans (a
+backslash escape does not work inside one, so an escaped backtick would close it); only names
+(:mod:`negcse.names`: no backtick) are shown as code."""
 
 from __future__ import annotations
 
@@ -32,4 +35,5 @@ def one_line(text: str) -> str:
 def markdown_escape(text: str) -> str:
     """``text`` as one line of literal Markdown text (line breaks and other control characters
     as spaces)."""
-    return "".join(_ESCAPES.get(c, c) for c in one_line(text))
+    escaped = "".join(_ESCAPES.get(c, c) for c in one_line(text))
+    return escaped.replace("](", "]\\(")  # no inline link or image: "[a](u)" stays text
