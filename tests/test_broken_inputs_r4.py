@@ -212,8 +212,14 @@ def test_fidelity_of_an_unknown_backbone_names_the_known_ones(
             ["train.learning_rate", "YAML 1.1 reads 1e-4 as text: write 1.0e-4"],
         ),
         ("methods:\n  sncse:\n    baseline: sncse\n", ["methods.sncse.baseline", "itself"]),
+        ("grid:\n  seeds: [1.0]\n", ["grid.seeds.0", "1.0 is not of type 'integer'"]),
+        ("train:\n  batch_size: 64.0\n", ["train.batch_size", "64.0 is not of type 'integer'"]),
+        ("grid:\n  seeds: [1e2]\n", ["grid.seeds.0", "reads 1e2 as text: write 100)"]),
+        ("grid:\n  backbones: [no]\n", ["grid.backbones.0", "False", "reads yes, no, on"]),
+        ("workflow:\n  on: 1\n", ["unknown key 'workflow.True'", "reads yes, no, on"]),
     ],
-    ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline"],
+    ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline", "float-seed",
+         "float-count", "exponent-seed", "yes-no-value", "yes-no-key"],  # fmt: skip
 )
 def test_a_config_trap_is_one_line_naming_file_and_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
@@ -223,7 +229,9 @@ def test_a_config_trap_is_one_line_naming_file_and_key(
     path = tmp_path / "overlay.yaml"
     path.write_text(overlay)
     out = tmp_path / "out" / "fidelity.md"
-    fails(["fidelity", "--configfile", str(path), "--out", str(out)], capsys, str(path), *named)
+    line = fails(["fidelity", "--configfile", str(path), "--out", str(out)], capsys, str(path),
+                 *named)  # fmt: skip
+    assert "defaults.yaml" not in line, line  # the file that wrote the key, alone
     nothing_in(tmp_path / "out")
 
 
