@@ -219,8 +219,8 @@ def test_fidelity_of_an_unknown_backbone_names_the_known_ones(
         ("workflow:\n  on: 1\n", ["unknown key 'workflow.True'", "reads yes, no, on"]),
     ],
     ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline", "float-seed",
-         "float-count", "exponent-seed", "yes-no-value", "yes-no-key"],  # fmt: skip
-)
+         "float-count", "exponent-seed", "yes-no-value", "yes-no-key"],
+)  # fmt: skip
 def test_a_config_trap_is_one_line_naming_file_and_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     overlay: str, named: list[str],
