@@ -120,8 +120,13 @@ def train_args(tmp_path: Path, *more: str) -> list[str]:
             "it exits at import (SystemExit(2): ",
         ),
         ("raise RuntimeError('boom')\n", "cannot import it (RuntimeError: boom)"),
+        (
+            "class Boom(BaseException):\n    pass\nraise Boom('x')\n",
+            "cannot import it (Boom: x)",
+        ),
+        ("raise GeneratorExit\n", "cannot import it (GeneratorExit: )"),
     ],
-    ids=["sys-exit", "argparse", "exception"],
+    ids=["sys-exit", "argparse", "exception", "base-exception", "generator-exit"],
 )
 def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
     plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, said: str
@@ -131,6 +136,18 @@ def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
     line = fails(args, capsys, "entry point 'toy-exit = toy_exit_plugin'",
                  "(distribution toy-exit 0.1)", said)  # fmt: skip
     assert "usage:" not in line or line.index("usage:") > line.index("SystemExit")
+    nothing_in(tmp_path / "out")
+
+
+def test_a_plugin_object_the_registry_cannot_read_is_one_line_naming_it(
+    plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Method subclass without its ``name``: the registry's AttributeError, named."""
+    args = train_args(tmp_path)
+    source = "from negcse.methods.base import Method\n\nclass Nameless(Method):\n    pass\n"
+    install(plugin_site, "toy-nameless", "toy_nameless_plugin", source, obj="Nameless")
+    fails(args, capsys, "entry point 'toy-nameless = toy_nameless_plugin:Nameless'",
+          "(distribution toy-nameless 0.1)", "cannot register it (AttributeError: ")  # fmt: skip
     nothing_in(tmp_path / "out")
 
 
