@@ -21,14 +21,20 @@ import unicodedata
 _ESCAPES = {"\\": "\\\\", "|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
 
 
+#: the bidirectional embeddings, overrides, isolates and marks: text that shows in another order
+#: than it reads ("good\u202etxt.exe" shows as "goodexe.txt")
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def _line_break(char: str) -> bool:
-    """A control character or a Unicode line or paragraph separator."""
-    return unicodedata.category(char) in ("Cc", "Zl", "Zp")
+    """A control character, a Unicode line or paragraph separator or a bidirectional control."""
+    return unicodedata.category(char) in ("Cc", "Zl", "Zp") or char in _BIDI
 
 
 def one_line(text: str) -> str:
-    """``text`` with its line breaks and other control characters as spaces (what every
-    escaper here and :func:`negcse.latex.latex_escape` start from)."""
+    """``text`` with its line breaks and other control characters (bidirectional ones
+    included) as spaces (what every escaper here and :func:`negcse.latex.latex_escape` start
+    from)."""
     return "".join(" " if _line_break(c) else c for c in text)
 
 
