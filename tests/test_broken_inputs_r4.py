@@ -194,8 +194,12 @@ def test_train_column_cannot_replace_the_corpus(
         (["quickstart", "--tiny", "--cores", "-3"], "argument --cores: -3 is below the minimum 1"),
         (["train", "--threads", "-3"], "argument --threads: -3 is below the minimum 1"),
         (["train", "--seed=-1"], "argument --seed: -1 is below the minimum 0"),
+        (["train", f"--seed={2**64}"], f"argument --seed: {2**64} is above the largest seed"),
+        (["una-negatives", "--seed=-1", "--corpus", "c", "--tfidf", "t", "--output", "o"],
+         "argument --seed: -1 is below the minimum 0"),
     ],
-    ids=["status-watch", "status-watch-nan", "quickstart-cores", "train-threads", "train-seed"],
+    ids=["status-watch", "status-watch-nan", "quickstart-cores", "train-threads", "train-seed",
+         "train-seed-above-torch", "generator-seed"],
 )
 def test_a_negative_count_is_an_argument_error_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], named: str,

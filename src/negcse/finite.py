@@ -118,6 +118,19 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+#: the largest seed: torch.manual_seed takes a seed below 2^64 (python and numpy take any)
+SEED_MAX = 2**64 - 1
+
+
+def seed_number(text: str) -> int:
+    """An argparse type: a seed, an integer from 0 to :data:`SEED_MAX` (checked before any
+    work: a negative one fails in numpy, a larger one in torch, after the data is read)."""
+    value = at_least(0)(text)
+    if value > SEED_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is above the largest seed 2^64 - 1")
+    return value
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a finite float above 0 (seconds, rates)."""
     value = finite_float(text)

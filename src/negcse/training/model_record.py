@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from negcse.errors import UserError
+from negcse.finite import SEED_MAX
 from negcse.io_utils import read_json
 from negcse.names import BACKBONE, NAME, is_name
 
@@ -41,7 +42,7 @@ CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         "a name or org/name (letters, digits and _ . + -)",
         lambda v: is_name(v, BACKBONE),
     ),
-    "seed": ("an integer >= 0", _count),
+    "seed": ("a seed (an integer from 0 to 2^64 - 1)", lambda v: _count(v) and v <= SEED_MAX),
     "params": ("an object", lambda v: isinstance(v, dict)),
     "train": ("an object", lambda v: isinstance(v, dict)),
     "generators": ("an object", lambda v: isinstance(v, dict)),
