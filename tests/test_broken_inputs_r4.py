@@ -376,8 +376,10 @@ CURVE = [
             "two 'stsb_dev' entries at step 10",
         ),
         (lambda c: c[1].update(parts=[1.2]), "curve, step 10: 'parts' must be an object"),
+        (lambda c: c[0].update(step=-5), "curve[0] has no 'step' (an integer >= 0)"),
+        (lambda c: c[0].update(step=True), "curve[0] has no 'step' (an integer >= 0)"),
     ],
-    ids=["two-dev-scores", "parts-a-list"],
+    ids=["two-dev-scores", "parts-a-list", "negative-step", "boolean-step"],
 )
 def test_curves_data_of_a_bad_curve_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], change, named: str
@@ -399,6 +401,50 @@ def test_curves_data_of_a_bad_curve_is_one_line(
     assert (out / "curves.csv").read_text().splitlines()[1:] == [
         "simcse,SimCSE,SimCSE,splade-tiny,1,10,61.0"
     ]
+
+
+@pytest.mark.parametrize(
+    ("tags", "named"),
+    [
+        ({"seed": True}, "seed: expected a seed (an integer from 0 to 2^64 - 1), got True"),
+        ({"seed": -5}, "seed: expected a seed"),
+        ({"method": "simcse|\n<b>"}, "method: expected a name"),
+        ({"backbone": ["tiny"]}, "backbone: expected a name or org/name"),
+    ],
+    ids=["boolean-seed", "negative-seed", "method-markup", "backbone-list"],
+)
+def test_curves_data_checks_the_run_record_of_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tags: dict, named: str
+) -> None:
+    """A training log holds the run's record (negcse.json's keys): checked by its validator."""
+    model = tmp_path / "model"
+    model.mkdir()
+    log = {"curve": CURVE, "method": "simcse", "backbone": "splade-tiny", "seed": 1, **tags}
+    (model / "train_log.json").write_text(json.dumps(log))
+    out = tmp_path / "out"
+    fails(["curves-data", "--models", str(model), "--out", str(out / "curves.csv")], capsys,
+          str(model / "train_log.json"), named)  # fmt: skip
+    nothing_in(out)
+
+
+@pytest.mark.parametrize("where", ["one-file-twice", "in-the-model-folder"])
+def test_an_output_is_neither_another_output_nor_in_a_model_folder_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """--out and --loss-out naming one file (the losses replaced the curves), --out in a model
+    folder the command reads (it replaced train_log.json): one line, nothing written."""
+    model = tmp_path / "model"
+    model.mkdir()
+    log = {"curve": CURVE, "method": "simcse", "backbone": "splade-tiny", "seed": 1}
+    (model / "train_log.json").write_text(json.dumps(log))
+    out = tmp_path / "out"
+    if where == "one-file-twice":
+        args, named = ["--out", out / "c.csv", "--loss-out", out / "c.csv"], "--out and --loss-out"
+    else:
+        args, named = ["--out", model / "train_log.json"], "inside the model folder"
+    fails(["curves-data", "--models", str(model), *map(str, args)], capsys, named)
+    nothing_in(out)
+    assert json.loads((model / "train_log.json").read_text()) == log
 
 
 # -- verdict inputs ------------------------------------------------------------------------------
