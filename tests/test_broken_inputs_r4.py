@@ -450,10 +450,13 @@ def test_an_output_is_neither_another_output_nor_in_a_model_folder_read(
 # -- verdict inputs ------------------------------------------------------------------------------
 
 
-def _verdicts(tmp_path: Path, files: list[Path], capsys: pytest.CaptureFixture[str], *named: str):
+def _verdicts(
+    tmp_path: Path, files: list[Path], capsys: pytest.CaptureFixture[str], *named: str,
+    more: tuple[str, ...] = (),
+):  # fmt: skip
     out = tmp_path / "out"
     args = ["table", "verdicts", "--evals", *map(str, files), "--csv", str(out / "v.csv"),
-            "--md", str(out / "v.md")]  # fmt: skip
+            "--md", str(out / "v.md"), *more]  # fmt: skip
     line = fails(args, capsys, *named)
     nothing_in(out)
     return line
@@ -468,6 +471,24 @@ def test_seeds_written_differently_are_not_counted_twice(
     third = json.loads(files[-1].read_text())
     files[-1].write_text(json.dumps({**third, "seed": "01"}))
     _verdicts(tmp_path, files, capsys, str(files[-1]), "seed '01' is not a whole number")
+
+
+@pytest.mark.parametrize(
+    ("baselines", "named"),
+    [
+        (["sncse=sncse"], "--baselines sncse=sncse: a method is compared with another"),
+        (["sncse=simcse", "sncse=una"], "--baselines: sncse given twice"),
+        (["sncse=simcse|x"], "--baselines 'sncse=simcse|x': 'simcse|x' is not a name"),
+    ],
+    ids=["own-baseline", "twice", "not-a-name"],
+)
+def test_a_declared_baseline_is_another_method_named_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], baselines: list[str], named: str
+) -> None:
+    """The flag the workflow passes methods.<m>.baseline through: its own row would read
+    "SNCSE vs SNCSE 0.00 [+0.00, +0.00]", and a second value would replace the first."""
+    files = [_sts_file(tmp_path / f"{m}{s}.json", m, s) for m in ("simcse", "sncse") for s in (1, 2)]
+    _verdicts(tmp_path, files, capsys, named, more=("--baselines", *baselines))
 
 
 def test_seeds_with_bit_identical_cosines_are_copies(

@@ -92,7 +92,7 @@ def build_parser(
 
 #: options that name files a command writes: checked before the command runs
 OUTPUT_OPTIONS = ("out", "output", "stats", "manifest", "cases_tex", "png", "pdf", "tex", "csv",
-                  "md")  # fmt: skip
+                  "md", "html", "metrics")  # fmt: skip
 
 
 def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, object]:
