@@ -344,6 +344,20 @@ def test_status_of_a_config_with_a_string_seed_names_the_key(
           "key 'grid.seeds.0': 'a' is not of type 'integer'")  # fmt: skip
 
 
+@pytest.mark.parametrize("text", ["", "- a list\n"], ids=["empty", "a-list"])
+def test_status_of_a_config_file_without_keys_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    text: str,
+) -> None:  # fmt: skip
+    """Snakemake's own refusal ("Config file must be given as JSON or YAML with keys at top
+    level.") names no file."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(text)
+    monkeypatch.chdir(REPO)
+    fails(["status", "--configfile", str(overlay)], capsys, str(overlay),
+          "expected a mapping of keys at the top level")  # fmt: skip
+
+
 def test_a_run_log_header_with_an_impossible_date_has_no_start() -> None:
     """A log no Snakemake wrote (2026-02-30): its jobs are read, its start is unknown."""
     text = (
