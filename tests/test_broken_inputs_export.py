@@ -382,3 +382,38 @@ def test_evaluate_refuses_a_tag_that_is_not_a_name(
     line = error_line(*run_cli(evaluate(model, tmp_path, "--tag", f"backbone={FORGED}"), capsys))
     assert "--tag backbone" in line and "is not a name" in line, line
     assert files(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "named"),
+    [
+        (["seed=01"], "--tag seed: '01' is not a seed"),
+        (["seed=-1"], "--tag seed: '-1' is not a seed"),
+        (["seed=true"], "--tag seed: 'true' is not a seed"),
+        ([f"seed={2**64}"], f"--tag seed: '{2**64}' is not a seed"),
+        (["method=simcse", "method=sncse"], "--tag method given twice"),
+        (["=simcse"], "--tag '=simcse': expected KEY=VALUE"),
+    ],
+    ids=["leading-zero", "negative", "boolean", "above-torch", "twice", "no-key"],
+)
+def test_evaluate_refuses_a_seed_tag_that_is_no_seed_and_a_tag_twice(
+    tag: list[str], named: str, model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tables refused such a seed only when they read the file (or took the last of two
+    method tags): the evaluation stops before the model loads."""
+    tags = [arg for value in tag for arg in ("--tag", value)]
+    line = error_line(*run_cli(evaluate(model, tmp_path, *tags), capsys))
+    assert named in line, line
+    assert files(tmp_path / "out") == []
+
+
+def test_evaluate_writes_nothing_into_the_model_folder(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output in the folder --model reads would change the model (a DVC output)."""
+    before = files(model)
+    args = evaluate(model, tmp_path)
+    args[args.index("--analysis-out") + 1] = model / "a.json"
+    line = error_line(*run_cli(args, capsys))
+    assert f"--analysis-out {model / 'a.json'}: inside the model folder" in line, line
+    assert files(model) == before

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -120,7 +121,7 @@ def check_outputs(args: argparse.Namespace) -> None:
     model folder the command reads (it would change the model, or replace what it reads)."""
     outputs = _outputs(args)
     check_writable(*(path for _, path in outputs), folder=True)
-    flag = {name: "--" + name.replace("_", "-") for name, _ in outputs}
+    flag = {name: "--" + re.sub("_+", "-", name) for name, _ in outputs}  # sts__out: --sts-out
     seen: dict[Path, str] = {}
     for name, path in outputs:
         resolved = Path(path).resolve()
