@@ -284,7 +284,9 @@ def dvc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=repo, check=True)
     with (repo / ".dvc" / "config").open("a") as fh:
         fh.write("['remote \"empty\"']\n    url =\n['remote \"web\"']\n"
-                 "    url = http://127.0.0.1:9/store\n")  # fmt: skip
+                 "    url = http://127.0.0.1:9/store\n['remote \"file\"']\n"
+                 f"    url = {tmp_path / 'a-file'}\n")  # fmt: skip
+    (tmp_path / "a-file").write_text("not a folder\n")
     monkeypatch.chdir(repo)
     return repo
 
@@ -294,6 +296,7 @@ def dvc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     [
         ("empty", ["remote 'empty'", "this repository's own folder", "dvc remote modify empty"]),
         ("web", ["remote 'web' (http://127.0.0.1:9/store)", "cannot list a folder"]),
+        ("file", ["remote 'file' (", "a-file): a file, not a folder"]),
     ],
 )
 def test_a_remote_that_cannot_be_checked_is_one_line(
