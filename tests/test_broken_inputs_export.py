@@ -105,6 +105,18 @@ def test_export_refuses_a_bad_record(
     assert files(tmp_path / "out") == []
 
 
+def test_a_record_with_a_key_twice_is_refused(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON readers keep the last of two values without a word: `"seed": 1, "seed": 2` is
+    refused (every JSON file negcse reads), not read as seed 2."""
+    text = json.dumps(META)
+    (model / "negcse.json").write_text(text.replace('"seed": 1', '"seed": 1, "seed": 2'))
+    line = error_line(*run_cli(export(model, tmp_path / "out/exported"), capsys))
+    assert str(model / "negcse.json") in line and "key 'seed' written twice" in line, line
+    assert files(tmp_path / "out") == []
+
+
 def test_evaluate_reads_the_record_through_the_same_validator(
     model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
