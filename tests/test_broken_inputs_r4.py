@@ -25,7 +25,7 @@ from negcse.generators import registry as generators
 from negcse.methods import registry
 from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.status import parse_run_log
-from test_broken_inputs import _sts_file
+from test_broken_inputs import _fresh_logging, _sts_file
 from test_reliability import _tiny_trainer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``python -m negcse ARGS`` in this process: exit status, stdout and stderr."""
+    _fresh_logging()  # an earlier module's test may have left a handler on its closed capture
     try:
         code = cli.main(args)
     except SystemExit as exc:  # argparse
