@@ -396,8 +396,9 @@ CURVE = [
         (lambda c: c[1].update(parts=[1.2]), "curve, step 10: 'parts' must be an object"),
         (lambda c: c[0].update(step=-5), "curve[0] has no 'step' (an integer >= 0)"),
         (lambda c: c[0].update(step=True), "curve[0] has no 'step' (an integer >= 0)"),
+        (lambda c: c[2].update(stsb_dev=150.0), "stsb_dev 150.0 is no Spearman correlation"),
     ],
-    ids=["two-dev-scores", "parts-a-list", "negative-step", "boolean-step"],
+    ids=["two-dev-scores", "parts-a-list", "negative-step", "boolean-step", "score-out-of-range"],
 )
 def test_curves_data_of_a_bad_curve_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], change, named: str

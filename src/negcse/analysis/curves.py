@@ -81,10 +81,20 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
         backbone=str(log["backbone"]),
         seed=log["seed"],
         steps=[p["step"] for p in points],
-        stsb_dev=[finite(p["stsb_dev"], f"{path}: curve, step {p['step']}") for p in points],
+        stsb_dev=[_score(p["stsb_dev"], f"{path}: curve, step {p['step']}") for p in points],
         best_step=log.get("best_step"),
         losses=dict(losses),
     )
+
+
+def _score(value: object, where: str) -> float:
+    """A dev score: a Spearman correlation x100, finite and from -100 to 100."""
+    score = finite(value, where)
+    if not -100 <= score <= 100:
+        raise CurveError(
+            f"{where}: stsb_dev {score!r} is no Spearman correlation x100 (-100 to 100)"
+        )
+    return score
 
 
 CURVE_COLUMNS = ("method", "name", "family", "backbone", "seed", "step", "stsb_dev")
