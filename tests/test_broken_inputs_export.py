@@ -87,9 +87,12 @@ def evaluate(model: Path, tmp_path: Path, *more: Any) -> list[Any]:
         ({"params": [0.05]}, "params"),
         ({"seed": [1]}, "seed"),
         ({"backbone": "tiny|\n## Licence"}, "backbone"),
+        ({"seed": 1.0}, "seed"),
+        ({"best_stsb_dev": 150.0}, "best_stsb_dev"),
+        ({"best_step": 9, "best_stsb_dev": 80.0}, "best_step"),
     ],
     ids=["no-seed", "no-backbone", "score-text", "train-text", "params-list", "seed-list",
-         "backbone-markup"],
+         "backbone-markup", "seed-float", "score-out-of-range", "best-after-last-step"],
 )  # fmt: skip
 def test_export_refuses_a_bad_record(
     change: dict[str, Any], key: str, model: Path, tmp_path: Path,
@@ -99,6 +102,18 @@ def test_export_refuses_a_bad_record(
     _json(model / "negcse.json", meta)
     line = error_line(*run_cli(export(model, tmp_path / "out/exported"), capsys))
     assert str(model / "negcse.json") in line and f"{key}" in line, line
+    assert files(tmp_path / "out") == []
+
+
+def test_a_record_with_a_key_twice_is_refused(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON readers keep the last of two values without a word: `"seed": 1, "seed": 2` is
+    refused (every JSON file negcse reads), not read as seed 2."""
+    text = json.dumps(META)
+    (model / "negcse.json").write_text(text.replace('"seed": 1', '"seed": 1, "seed": 2'))
+    line = error_line(*run_cli(export(model, tmp_path / "out/exported"), capsys))
+    assert str(model / "negcse.json") in line and "key 'seed' written twice" in line, line
     assert files(tmp_path / "out") == []
 
 
@@ -126,6 +141,25 @@ def test_export_into_the_model_folder_is_refused(
     assert files(model) == before
     error_line(*run_cli(export(model, model / "a" / ".." / "b"), capsys))
     assert files(model) == before
+
+
+@pytest.mark.parametrize("where", ["dangling-link", "under-a-file"])
+def test_export_to_a_path_that_is_no_new_folder_is_refused(
+    where: str, model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link (to nothing) is not a new folder, and a file is no parent: one line naming --to,
+    before anything is written (the link's target is not created)."""
+    (tmp_path / "out").mkdir()
+    if where == "dangling-link":
+        to = tmp_path / "out/x"
+        to.symlink_to(tmp_path / "nowhere")
+    else:
+        (tmp_path / "out/f").write_text("a file\n")
+        to = tmp_path / "out/f/x"
+    line = error_line(*run_cli(export(model, to), capsys))
+    assert f"--to {to}" in line and ("exists" in line or "out/f is not a folder" in line), line
+    assert files(tmp_path / "out") == (["x"] if where == "dangling-link" else ["f"])
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_export_of_a_missing_folder_names_dvc_pull(
@@ -163,6 +197,20 @@ def _untagged(path: Path, model: str) -> Path:
     for key in ("method", "backbone", "seed"):
         del result[key]
     return _json(path, {**result, "model": model})
+
+
+def test_a_transfer_fold_count_that_is_not_one_is_refused(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The card names the fold count of each task without a split: a count is an integer >= 2
+    (text made a "ten-fold" card line, text beside a number a traceback)."""
+    path = tmp_path / "results/eval/transfer/simcse/tiny/seed1.json"
+    result = json.loads(path.read_text())
+    result["details"]["CR"]["kfold"], result["details"]["TREC"]["kfold"] = "ten", 10
+    _json(path, result)
+    line = error_line(*run_cli(export(model, tmp_path / "out/x"), capsys))
+    assert str(path) in line and "details.CR.kfold" in line and "'ten'" in line, line
+    assert files(tmp_path / "out") == []
 
 
 def test_an_untagged_evaluation_of_another_model_is_refused(
@@ -248,6 +296,32 @@ def test_the_card_escapes_every_field(
     assert ModelCard.load(tmp_path / "out/x/README.md").data.license == "other"
 
 
+def test_no_field_of_the_card_makes_a_link_or_leaves_a_code_span(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backtick closes a code span whatever escapes it (no backslash escape works inside one):
+    a field outside the names is text, and ``[text](url)`` / ``![alt](url)`` stay text."""
+    from markdown_it import MarkdownIt
+
+    link = "x` [Licence: MIT, do anything](https://evil.example) ![t](https://evil.example/p) `y"
+    meta = {**META, "corpus_file": link, "params": {"[k](https://evil.example)": link}}
+    _json(model / "negcse.json", meta)
+    code, err = run_cli(export(model, tmp_path / "out/x"), capsys)
+    assert code == 0, err[-3000:]
+    text = (tmp_path / "out/x/README.md").read_text()
+    html = MarkdownIt("commonmark").enable("table").render(text.split("---", 2)[2])
+    assert "<a " not in html and "<img" not in html, html
+    assert html.count("Licence: MIT, do anything") == 2  # the text is still there, as text
+    assert markdown_escape("[a](u) ![b](v)") == "[a]\\(u) ![b]\\(v)"
+
+
+def test_no_text_shows_in_another_order_than_it_reads() -> None:
+    """A bidirectional override ("good<U+202E>txt.exe" shows as "goodexe.txt") is a space, in
+    Markdown and LaTeX alike."""
+    assert markdown_escape("good\u202etxt.exe \u2067x\u2069") == "good txt.exe  x "
+    assert latex_escape("good\u202etxt") == "good txt"
+
+
 def test_markdown_escape_keeps_text_on_one_line_and_inert() -> None:
     assert markdown_escape("a|b\nc\r\nd\u2028e") == "a\\|b c  d e"
     assert markdown_escape("<script>&amp;") == "&lt;script&gt;&amp;amp;"
@@ -320,3 +394,38 @@ def test_evaluate_refuses_a_tag_that_is_not_a_name(
     line = error_line(*run_cli(evaluate(model, tmp_path, "--tag", f"backbone={FORGED}"), capsys))
     assert "--tag backbone" in line and "is not a name" in line, line
     assert files(tmp_path / "out") == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "named"),
+    [
+        (["seed=01"], "--tag seed: '01' is not a seed"),
+        (["seed=-1"], "--tag seed: '-1' is not a seed"),
+        (["seed=true"], "--tag seed: 'true' is not a seed"),
+        ([f"seed={2**64}"], f"--tag seed: '{2**64}' is not a seed"),
+        (["method=simcse", "method=sncse"], "--tag method given twice"),
+        (["=simcse"], "--tag '=simcse': expected KEY=VALUE"),
+    ],
+    ids=["leading-zero", "negative", "boolean", "above-torch", "twice", "no-key"],
+)
+def test_evaluate_refuses_a_seed_tag_that_is_no_seed_and_a_tag_twice(
+    tag: list[str], named: str, model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tables refused such a seed only when they read the file (or took the last of two
+    method tags): the evaluation stops before the model loads."""
+    tags = [arg for value in tag for arg in ("--tag", value)]
+    line = error_line(*run_cli(evaluate(model, tmp_path, *tags), capsys))
+    assert named in line, line
+    assert files(tmp_path / "out") == []
+
+
+def test_evaluate_writes_nothing_into_the_model_folder(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output in the folder --model reads would change the model (a DVC output)."""
+    before = files(model)
+    args = evaluate(model, tmp_path)
+    args[args.index("--analysis-out") + 1] = model / "a.json"
+    line = error_line(*run_cli(args, capsys))
+    assert f"--analysis-out {model / 'a.json'}: inside the model folder" in line, line
+    assert files(model) == before

@@ -25,7 +25,7 @@ from negcse.generators import registry as generators
 from negcse.methods import registry
 from negcse.workflow.config import project_config, resolve_method
 from negcse.workflow.status import parse_run_log
-from test_broken_inputs import _sts_file
+from test_broken_inputs import _fresh_logging, _sts_file
 from test_reliability import _tiny_trainer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``python -m negcse ARGS`` in this process: exit status, stdout and stderr."""
+    _fresh_logging()  # an earlier module's test may have left a handler on its closed capture
     try:
         code = cli.main(args)
     except SystemExit as exc:  # argparse
@@ -120,8 +121,13 @@ def train_args(tmp_path: Path, *more: str) -> list[str]:
             "it exits at import (SystemExit(2): ",
         ),
         ("raise RuntimeError('boom')\n", "cannot import it (RuntimeError: boom)"),
+        (
+            "class Boom(BaseException):\n    pass\nraise Boom('x')\n",
+            "cannot import it (Boom: x)",
+        ),
+        ("raise GeneratorExit\n", "cannot import it (GeneratorExit: )"),
     ],
-    ids=["sys-exit", "argparse", "exception"],
+    ids=["sys-exit", "argparse", "exception", "base-exception", "generator-exit"],
 )
 def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
     plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, said: str
@@ -131,6 +137,18 @@ def test_a_plugin_that_exits_at_import_is_one_line_naming_it(
     line = fails(args, capsys, "entry point 'toy-exit = toy_exit_plugin'",
                  "(distribution toy-exit 0.1)", said)  # fmt: skip
     assert "usage:" not in line or line.index("usage:") > line.index("SystemExit")
+    nothing_in(tmp_path / "out")
+
+
+def test_a_plugin_object_the_registry_cannot_read_is_one_line_naming_it(
+    plugin_site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Method subclass without its ``name``: the registry's AttributeError, named."""
+    args = train_args(tmp_path)
+    source = "from negcse.methods.base import Method\n\nclass Nameless(Method):\n    pass\n"
+    install(plugin_site, "toy-nameless", "toy_nameless_plugin", source, obj="Nameless")
+    fails(args, capsys, "entry point 'toy-nameless = toy_nameless_plugin:Nameless'",
+          "(distribution toy-nameless 0.1)", "cannot register it (AttributeError: ")  # fmt: skip
     nothing_in(tmp_path / "out")
 
 
@@ -177,8 +195,12 @@ def test_train_column_cannot_replace_the_corpus(
         (["quickstart", "--tiny", "--cores", "-3"], "argument --cores: -3 is below the minimum 1"),
         (["train", "--threads", "-3"], "argument --threads: -3 is below the minimum 1"),
         (["train", "--seed=-1"], "argument --seed: -1 is below the minimum 0"),
+        (["train", f"--seed={2**64}"], f"argument --seed: {2**64} is above the largest seed"),
+        (["una-negatives", "--seed=-1", "--corpus", "c", "--tfidf", "t", "--output", "o"],
+         "argument --seed: -1 is below the minimum 0"),
     ],
-    ids=["status-watch", "status-watch-nan", "quickstart-cores", "train-threads", "train-seed"],
+    ids=["status-watch", "status-watch-nan", "quickstart-cores", "train-threads", "train-seed",
+         "train-seed-above-torch", "generator-seed"],
 )
 def test_a_negative_count_is_an_argument_error_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], named: str,
@@ -212,9 +234,15 @@ def test_fidelity_of_an_unknown_backbone_names_the_known_ones(
             ["train.learning_rate", "YAML 1.1 reads 1e-4 as text: write 1.0e-4"],
         ),
         ("methods:\n  sncse:\n    baseline: sncse\n", ["methods.sncse.baseline", "itself"]),
+        ("grid:\n  seeds: [1.0]\n", ["grid.seeds.0", "1.0 is not of type 'integer'"]),
+        ("train:\n  batch_size: 64.0\n", ["train.batch_size", "64.0 is not of type 'integer'"]),
+        ("grid:\n  seeds: [1e2]\n", ["grid.seeds.0", "reads 1e2 as text: write 100)"]),
+        ("grid:\n  backbones: [no]\n", ["grid.backbones.0", "False", "reads yes, no, on"]),
+        ("workflow:\n  on: 1\n", ["unknown key 'workflow.True'", "reads yes, no, on"]),
     ],
-    ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline"],
-)
+    ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline", "float-seed",
+         "float-count", "exponent-seed", "yes-no-value", "yes-no-key"],
+)  # fmt: skip
 def test_a_config_trap_is_one_line_naming_file_and_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     overlay: str, named: list[str],
@@ -223,7 +251,9 @@ def test_a_config_trap_is_one_line_naming_file_and_key(
     path = tmp_path / "overlay.yaml"
     path.write_text(overlay)
     out = tmp_path / "out" / "fidelity.md"
-    fails(["fidelity", "--configfile", str(path), "--out", str(out)], capsys, str(path), *named)
+    line = fails(["fidelity", "--configfile", str(path), "--out", str(out)], capsys, str(path),
+                 *named)  # fmt: skip
+    assert "defaults.yaml" not in line, line  # the file that wrote the key, alone
     nothing_in(tmp_path / "out")
 
 
@@ -255,7 +285,9 @@ def dvc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     subprocess.run(["dvc", "init", "--no-scm", "-q"], cwd=repo, check=True)
     with (repo / ".dvc" / "config").open("a") as fh:
         fh.write("['remote \"empty\"']\n    url =\n['remote \"web\"']\n"
-                 "    url = http://127.0.0.1:9/store\n")  # fmt: skip
+                 "    url = http://127.0.0.1:9/store\n['remote \"file\"']\n"
+                 f"    url = {tmp_path / 'a-file'}\n")  # fmt: skip
+    (tmp_path / "a-file").write_text("not a folder\n")
     monkeypatch.chdir(repo)
     return repo
 
@@ -265,6 +297,7 @@ def dvc_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     [
         ("empty", ["remote 'empty'", "this repository's own folder", "dvc remote modify empty"]),
         ("web", ["remote 'web' (http://127.0.0.1:9/store)", "cannot list a folder"]),
+        ("file", ["remote 'file' (", "a-file): a file, not a folder"]),
     ],
 )
 def test_a_remote_that_cannot_be_checked_is_one_line(
@@ -315,6 +348,20 @@ def test_status_of_a_config_with_a_string_seed_names_the_key(
           "key 'grid.seeds.0': 'a' is not of type 'integer'")  # fmt: skip
 
 
+@pytest.mark.parametrize("text", ["", "- a list\n"], ids=["empty", "a-list"])
+def test_status_of_a_config_file_without_keys_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    text: str,
+) -> None:  # fmt: skip
+    """Snakemake's own refusal ("Config file must be given as JSON or YAML with keys at top
+    level.") names no file."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(text)
+    monkeypatch.chdir(REPO)
+    fails(["status", "--configfile", str(overlay)], capsys, str(overlay),
+          "expected a mapping of keys at the top level")  # fmt: skip
+
+
 def test_a_run_log_header_with_an_impossible_date_has_no_start() -> None:
     """A log no Snakemake wrote (2026-02-30): its jobs are read, its start is unknown."""
     text = (
@@ -347,8 +394,11 @@ CURVE = [
             "two 'stsb_dev' entries at step 10",
         ),
         (lambda c: c[1].update(parts=[1.2]), "curve, step 10: 'parts' must be an object"),
+        (lambda c: c[0].update(step=-5), "curve[0] has no 'step' (an integer >= 0)"),
+        (lambda c: c[0].update(step=True), "curve[0] has no 'step' (an integer >= 0)"),
+        (lambda c: c[2].update(stsb_dev=150.0), "stsb_dev 150.0 is no Spearman correlation"),
     ],
-    ids=["two-dev-scores", "parts-a-list"],
+    ids=["two-dev-scores", "parts-a-list", "negative-step", "boolean-step", "score-out-of-range"],
 )
 def test_curves_data_of_a_bad_curve_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], change, named: str
@@ -372,13 +422,60 @@ def test_curves_data_of_a_bad_curve_is_one_line(
     ]
 
 
+@pytest.mark.parametrize(
+    ("tags", "named"),
+    [
+        ({"seed": True}, "seed: expected a seed (an integer from 0 to 2^64 - 1), got True"),
+        ({"seed": -5}, "seed: expected a seed"),
+        ({"method": "simcse|\n<b>"}, "method: expected a name"),
+        ({"backbone": ["tiny"]}, "backbone: expected a name or org/name"),
+    ],
+    ids=["boolean-seed", "negative-seed", "method-markup", "backbone-list"],
+)
+def test_curves_data_checks_the_run_record_of_its_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tags: dict, named: str
+) -> None:
+    """A training log holds the run's record (negcse.json's keys): checked by its validator."""
+    model = tmp_path / "model"
+    model.mkdir()
+    log = {"curve": CURVE, "method": "simcse", "backbone": "splade-tiny", "seed": 1, **tags}
+    (model / "train_log.json").write_text(json.dumps(log))
+    out = tmp_path / "out"
+    fails(["curves-data", "--models", str(model), "--out", str(out / "curves.csv")], capsys,
+          str(model / "train_log.json"), named)  # fmt: skip
+    nothing_in(out)
+
+
+@pytest.mark.parametrize("where", ["one-file-twice", "in-the-model-folder"])
+def test_an_output_is_neither_another_output_nor_in_a_model_folder_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """--out and --loss-out naming one file (the losses replaced the curves), --out in a model
+    folder the command reads (it replaced train_log.json): one line, nothing written."""
+    model = tmp_path / "model"
+    model.mkdir()
+    log = {"curve": CURVE, "method": "simcse", "backbone": "splade-tiny", "seed": 1}
+    (model / "train_log.json").write_text(json.dumps(log))
+    out = tmp_path / "out"
+    if where == "one-file-twice":
+        args, named = ["--out", out / "c.csv", "--loss-out", out / "c.csv"], "--out and --loss-out"
+    else:
+        args, named = ["--out", model / "train_log.json"], "inside the model folder"
+    fails(["curves-data", "--models", str(model), *map(str, args)], capsys, named)
+    nothing_in(out)
+    assert json.loads((model / "train_log.json").read_text()) == log
+
+
 # -- verdict inputs ------------------------------------------------------------------------------
 
 
-def _verdicts(tmp_path: Path, files: list[Path], capsys: pytest.CaptureFixture[str], *named: str):
+def _verdicts(
+    tmp_path: Path, files: list[Path], capsys: pytest.CaptureFixture[str], *named: str,
+    more: tuple[str, ...] = (),
+):  # fmt: skip
     out = tmp_path / "out"
     args = ["table", "verdicts", "--evals", *map(str, files), "--csv", str(out / "v.csv"),
-            "--md", str(out / "v.md")]  # fmt: skip
+            "--md", str(out / "v.md"), *more]  # fmt: skip
     line = fails(args, capsys, *named)
     nothing_in(out)
     return line
@@ -393,6 +490,24 @@ def test_seeds_written_differently_are_not_counted_twice(
     third = json.loads(files[-1].read_text())
     files[-1].write_text(json.dumps({**third, "seed": "01"}))
     _verdicts(tmp_path, files, capsys, str(files[-1]), "seed '01' is not a whole number")
+
+
+@pytest.mark.parametrize(
+    ("baselines", "named"),
+    [
+        (["sncse=sncse"], "--baselines sncse=sncse: a method is compared with another"),
+        (["sncse=simcse", "sncse=una"], "--baselines: sncse given twice"),
+        (["sncse=simcse|x"], "--baselines 'sncse=simcse|x': 'simcse|x' is not a name"),
+    ],
+    ids=["own-baseline", "twice", "not-a-name"],
+)
+def test_a_declared_baseline_is_another_method_named_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], baselines: list[str], named: str
+) -> None:
+    """The flag the workflow passes methods.<m>.baseline through: its own row would read
+    "SNCSE vs SNCSE 0.00 [+0.00, +0.00]", and a second value would replace the first."""
+    files = [_sts_file(tmp_path / f"{m}{s}.json", m, s) for m in ("simcse", "sncse") for s in (1, 2)]
+    _verdicts(tmp_path, files, capsys, named, more=("--baselines", *baselines))
 
 
 def test_seeds_with_bit_identical_cosines_are_copies(

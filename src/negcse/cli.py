@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import pkgutil
+import re
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -149,7 +150,7 @@ def grouped_commands(names: dict[str, str], width: int = 100) -> str:
 
 #: options that name files a command writes: checked before the command runs
 OUTPUT_OPTIONS = ("out", "output", "stats", "manifest", "cases_tex", "png", "pdf", "tex", "csv",
-                  "md")  # fmt: skip
+                  "md", "html", "metrics")  # fmt: skip
 
 
 def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, object]:
@@ -159,10 +160,43 @@ def parse(argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, object
     return args, modules[args.command]
 
 
+#: options that name the trained model folders a command reads (a DVC output: never written)
+MODEL_OPTIONS = ("model", "models")
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(option, path) of every output option given: :data:`OUTPUT_OPTIONS` and each ``--*-out``
+    (``--loss-out``, ``negcse evaluate``'s ``--sts-out``)."""
+    names = [*OUTPUT_OPTIONS, *sorted(n for n in vars(args) if n.endswith("_out"))]
+    values = ((name, getattr(args, name, None)) for name in dict.fromkeys(names))
+    return [(n, os.fspath(v)) for n, v in values if isinstance(v, str | os.PathLike) and v]
+
+
 def check_outputs(args: argparse.Namespace) -> None:
-    """Every output option's folder can be written (before any model loads or corpus is read)."""
-    values = (getattr(args, name, None) for name in OUTPUT_OPTIONS)
-    check_writable(*(v for v in values if isinstance(v, str | os.PathLike)), folder=True)
+    """Before any model loads or corpus is read: every output option's folder can be written,
+    no two options name one file (the second would replace the first), and none lies in a
+    model folder the command reads (it would change the model, or replace what it reads)."""
+    outputs = _outputs(args)
+    check_writable(*(path for _, path in outputs), folder=True)
+    flag = {name: "--" + re.sub("_+", "-", name) for name, _ in outputs}  # sts__out: --sts-out
+    seen: dict[Path, str] = {}
+    for name, path in outputs:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise UserError(f"{seen[resolved]} and {flag[name]} both name {path}: one file each")
+        seen[resolved] = flag[name]
+    for option in MODEL_OPTIONS:
+        given = getattr(args, option, None)
+        for model in given if isinstance(given, list) else [given]:
+            if not isinstance(model, str | os.PathLike) or not Path(model).is_dir():
+                continue
+            folder = Path(model).resolve()
+            for name, path in outputs:
+                if folder == Path(path).resolve() or folder in Path(path).resolve().parents:
+                    raise UserError(
+                        f"{flag[name]} {path}: inside the model folder {model} that --{option} "
+                        "reads; write it outside"
+                    )
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -118,6 +118,19 @@ def at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+#: the largest seed: torch.manual_seed takes a seed below 2^64 (python and numpy take any)
+SEED_MAX = 2**64 - 1
+
+
+def seed_number(text: str) -> int:
+    """An argparse type: a seed, an integer from 0 to :data:`SEED_MAX` (checked before any
+    work: a negative one fails in numpy, a larger one in torch, after the data is read)."""
+    value = at_least(0)(text)
+    if value > SEED_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is above the largest seed 2^64 - 1")
+    return value
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a finite float above 0 (seconds, rates)."""
     value = finite_float(text)
@@ -135,11 +148,17 @@ def schema_validator() -> Any:
     """JSON Schema's 2020-12 validator whose ``number`` is a finite one: ``{type: number,
     exclusiveMinimum: 0}`` refuses NaN (the plain validator's bounds let it through) and
     ``.inf``. Its message for one: "nan is not of type 'number'"; :func:`schema_message`
-    words it."""
+    words it. Its ``integer`` is a whole number written as one: ``1.0`` is not (JSON Schema
+    takes it, and a seed 1.0 would name a run ``seed1.0``, a batch size 64.0 reach torch)."""
     import jsonschema  # the config checks' and the generator settings' (not every command's)
 
     base = jsonschema.Draft202012Validator
-    checker = base.TYPE_CHECKER.redefine("number", lambda _, value: is_finite_number(value))
+    checker = base.TYPE_CHECKER.redefine_many(
+        {
+            "number": lambda _, value: is_finite_number(value),
+            "integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool),
+        }
+    )
     return jsonschema.validators.extend(base, type_checker=checker)
 
 
@@ -165,15 +184,24 @@ def _yaml11_hint(text: str) -> str:
 
 def schema_message(error: Any) -> str:
     """A validation error's message, a non-finite number's in this module's words; a number
-    that YAML 1.1 read as text gets the hint how to write it."""
+    that YAML 1.1 read as text gets the hint how to write it, a boolean it read from text
+    (``no``) the hint to quote it."""
     value = error.instance
     if error.validator == "type" and isinstance(value, float) and not math.isfinite(value):
         return f"{value!r} is not a finite number"
     wanted = error.validator_value if error.validator == "type" else ()
     wanted = {wanted} if isinstance(wanted, str) else set(wanted)
     if isinstance(value, str) and wanted & {"number", "integer"} and _NUMBER_TEXT.fullmatch(value):
-        return f"{error.message} ({_yaml11_hint(value)})"
+        whole = "number" not in wanted and float(value).is_integer()
+        hint = f"YAML 1.1 reads {value} as text: write {int(float(value))}" if whole else None
+        return f"{error.message} ({hint or _yaml11_hint(value)})"
+    if isinstance(value, bool) and wanted and "boolean" not in wanted:
+        return f"{error.message} ({YAML11_BOOLEANS})"
     return str(error.message)
+
+
+#: what a boolean where none is expected most likely was
+YAML11_BOOLEANS = "YAML 1.1 reads yes, no, on, off, true and false as booleans: quote the text"
 
 
 def _show(value: Any) -> str:

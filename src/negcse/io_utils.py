@@ -259,15 +259,29 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
     return rows
 
 
+class _RepeatedKey(Exception):
+    """A key written twice in one JSON object (its name: ``args[0]``)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
+
+
 def read_json(path: str | os.PathLike[str], kind: type = dict) -> Any:
     """A JSON file's value, which must be a ``kind`` (dict: an object) and hold no NaN or
-    infinite number; every failure (missing, not UTF-8, invalid JSON, another type, a NaN) is a
-    one-line :class:`~negcse.errors.UserError` or OSError naming the file (and the key)."""
+    infinite number nor a key twice in one object; every failure (missing, not UTF-8, invalid
+    JSON, a repeated key, another type, a NaN) is a one-line :class:`~negcse.errors.UserError` or
+    OSError naming the file (and the key)."""
     text = read_text(path)
     if not text.strip():
         raise UserError(f"{path}: empty file (expected JSON)")
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise UserError(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
@@ -275,6 +289,11 @@ def read_json(path: str | os.PathLike[str], kind: type = dict) -> Any:
         ) from None
     except RecursionError:
         raise UserError(f"{path}: JSON nested too deeply") from None
+    except _RepeatedKey as exc:
+        raise UserError(
+            f"{path}: key '{exc.args[0]}' written twice in one object (JSON readers keep the "
+            "last without a word); keep one"
+        ) from None
     if not isinstance(value, kind):
         names = {dict: "an object", list: "a list"}
         raise UserError(

@@ -107,10 +107,17 @@ def unavailable(path: str | Path) -> str | None:
 
 
 def tags(args: argparse.Namespace) -> dict[str, str]:
-    """The ``--tag KEY=VALUE`` pairs; a method or backbone is a name (:mod:`negcse.names`)."""
-    pairs = dict(t.partition("=")[::2] for t in args.tag)
-    for key, value in pairs.items():
+    """The ``--tag KEY=VALUE`` pairs, each key once; a method or backbone is a name, a seed a
+    seed (:mod:`negcse.names`)."""
+    pairs: dict[str, str] = {}
+    for item in args.tag:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--tag {item!r}: expected KEY=VALUE (e.g. seed=1)")
+        if key in pairs:
+            raise UserError(f"--tag {key} given twice ({key}={pairs[key]}, {item})")
         check_tag(key, value, f"--tag {key}")
+        pairs[key] = value
     return pairs
 
 

@@ -4,13 +4,14 @@ grids (:data:`NAME`), backbones (:data:`BACKBONE`: a name or ``org/name``).
 The config schema's ``$defs.name`` and ``$defs.backbone`` are these patterns (a test holds them
 equal); a name read from a file (an evaluation's tags, a model's ``negcse.json``, ``negcse
 evaluate --tag``) is checked here, so no tag holding ``|``, a quote or a line break reaches a
-table, a card or a path."""
+table, a card or a path; a seed tag is a seed (:func:`check_seed`)."""
 
 from __future__ import annotations
 
 import re
 
 from negcse.errors import UserError
+from negcse.finite import SEED_MAX
 
 _PART = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"
 #: letters, digits and ``_ . + -``, a letter or digit first
@@ -35,7 +36,25 @@ def check_name(value: object, where: str, pattern: re.Pattern[str] = NAME) -> st
     raise UserError(f"{where}: {value!r} is not a name ({rule})")
 
 
+#: a seed as a tag writes it: a whole number without leading zeros ("01" is not "1")
+SEED = re.compile(r"0|[1-9][0-9]*")
+
+
+def check_seed(value: object, where: str) -> str:
+    """``value`` (text or an integer) as a seed's text, from 0 to :data:`SEED_MAX`; else a
+    one-line :class:`UserError` that starts with ``where``."""
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if isinstance(text, str) and SEED.fullmatch(text) and int(text) <= SEED_MAX:
+        return text
+    raise UserError(
+        f"{where}: {value!r} is not a seed (a whole number from 0 to 2^64 - 1, no leading zeros)"
+    )
+
+
 def check_tag(key: str, value: object, where: str) -> object:
-    """A tag's value: checked as a name when ``key`` is one of :data:`TAG_PATTERNS`."""
+    """A tag's value: checked as a name when ``key`` is one of :data:`TAG_PATTERNS`, as a seed
+    when it is ``seed``."""
+    if key == "seed":
+        return check_seed(value, where)
     pattern = TAG_PATTERNS.get(key)
     return value if pattern is None else check_name(value, where, pattern)

@@ -14,9 +14,10 @@ modules, in every process that reads it (the Snakefile's parse, every job, ``neg
     my_table = "my_package.tables:TABLE"             # a TableSpec (or a list of them)
 
 An entry point naming a module is imported (its ``register`` calls do the work); one naming an
-object is handed to the registry's ``register``. A plug-in that fails to import, or registers a
-name the package already has, stops the process with one error naming the entry point and the
-distribution it comes from.
+object is handed to the registry's ``register``. A plug-in that fails to import (whatever it
+raises, ``SystemExit`` included; a ``KeyboardInterrupt`` stops the process), that the registry
+refuses or cannot read (not its kind, a name the package already has, an attribute missing), stops
+the process with one error naming the entry point and the distribution it comes from.
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ def load_plugins(kind: str, register: Callable[[Any], Any]) -> list[str]:
         try:
             for item in _objects(obj):
                 register(item)
-        except (ValueError, TypeError, KeyError) as exc:
-            message = exc.args[0] if exc.args else type(exc).__name__
+        except Exception as exc:  # a registry's refusal, or an object lacking what it reads
+            own = isinstance(exc, ValueError | TypeError | KeyError) and exc.args
+            message = exc.args[0] if own else f"cannot register it ({type(exc).__name__}: {exc})"
             raise PluginError(f"plug-in {describe(ep)}: {message}") from exc
         loaded.append(describe(ep))
         logger.debug("loaded %s", describe(ep))
@@ -101,14 +103,18 @@ def load_plugins(kind: str, register: Callable[[Any], Any]) -> list[str]:
 
 
 def _load(ep: EntryPoint) -> Any:
-    """``ep.load()``; any exception, and a ``SystemExit`` (``sys.exit()`` or an argument parser
-    run at import), is one :class:`PluginError` naming the entry point. What the import writes
-    to stderr (argparse's usage) is held back and its last line quoted when it fails."""
+    """``ep.load()``; any exception, a ``SystemExit`` (``sys.exit()`` or an argument parser run
+    at import) and any other ``BaseException`` but ``KeyboardInterrupt`` (the user's Ctrl-C:
+    it stops the process as anywhere else) is one :class:`PluginError` naming the entry point.
+    What the import writes to stderr (argparse's usage) is held back and its last line quoted
+    when it fails."""
     held = io.StringIO()
     try:
         with contextlib.redirect_stderr(held):
             obj = ep.load()
-    except (Exception, SystemExit) as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         said = [line for line in held.getvalue().splitlines() if line.strip()]
         if isinstance(exc, SystemExit):
             what = f"it exits at import (SystemExit({exc.code!r})"

@@ -167,7 +167,7 @@ def test_read_curve_keeps_dev_scores_only(tmp_path: Path) -> None:
     got = read_curve(tmp_path)
     assert (got.steps, got.stsb_dev, got.seed) == ([20, 40], [60.0, 61.0], 2)
     (tmp_path / "train_log.json").write_text(json.dumps({**log, "curve": [{"step": 1}]}))
-    with pytest.raises(CurveError, match="key 'seed' missing"):
+    with pytest.raises(CurveError, match="no seed recorded"):
         read_curve(tmp_path)
 
 

@@ -18,6 +18,7 @@ from negcse.display import family, method_name
 from negcse.errors import UserError
 from negcse.finite import finite
 from negcse.io_utils import read_json
+from negcse.training.model_record import check_model_record
 
 
 class CurveError(UserError, ValueError):
@@ -42,14 +43,18 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
     if not path.is_file() and not path.parent.is_file():
         raise CurveError(f"{path}: no training log (is {model_dir} a trained model?)")
     log = read_json(path)
-    for key in ("curve", "method", "backbone", "seed"):
-        if key not in log:
-            raise CurveError(f"{path}: key '{key}' missing")
-    if not isinstance(log["curve"], list) or not isinstance(log["seed"], int):
-        raise CurveError(f"{path}: curve must be a list and seed an integer")
+    if "curve" not in log:
+        raise CurveError(f"{path}: key 'curve' missing")
+    try:  # the run's record (negcse.json's keys): method and backbone names, a seed
+        check_model_record(log, path, run=True)
+    except UserError as exc:
+        raise CurveError(str(exc)) from None
+    if not isinstance(log["curve"], list):
+        raise CurveError(f"{path}: curve must be a list")
     for i, point in enumerate(log["curve"]):
-        if not isinstance(point, dict) or not isinstance(point.get("step"), int):
-            raise CurveError(f"{path}: curve[{i}] has no integer 'step'")
+        step = point.get("step") if isinstance(point, dict) else None
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            raise CurveError(f"{path}: curve[{i}] has no 'step' (an integer >= 0)")
     # the trainer also logs other entries (e.g. {step, seconds} at the end): dev scores only
     points = sorted((p for p in log["curve"] if "stsb_dev" in p), key=lambda p: p["step"])
     if not points:
@@ -76,10 +81,20 @@ def read_curve(model_dir: str | os.PathLike[str]) -> Curve:
         backbone=str(log["backbone"]),
         seed=log["seed"],
         steps=[p["step"] for p in points],
-        stsb_dev=[finite(p["stsb_dev"], f"{path}: curve, step {p['step']}") for p in points],
+        stsb_dev=[_score(p["stsb_dev"], f"{path}: curve, step {p['step']}") for p in points],
         best_step=log.get("best_step"),
         losses=dict(losses),
     )
+
+
+def _score(value: object, where: str) -> float:
+    """A dev score: a Spearman correlation x100, finite and from -100 to 100."""
+    score = finite(value, where)
+    if not -100 <= score <= 100:
+        raise CurveError(
+            f"{where}: stsb_dev {score!r} is no Spearman correlation x100 (-100 to 100)"
+        )
+    return score
 
 
 CURVE_COLUMNS = ("method", "name", "family", "backbone", "seed", "step", "stsb_dev")

@@ -7,6 +7,7 @@ import logging
 
 from negcse.analysis.pairs import sample_sentences, sts_sentences
 from negcse.data.sts import PROTOCOLS
+from negcse.finite import seed_number
 from negcse.io_utils import write_lines
 
 NAME = "analysis-sentences"
@@ -17,7 +18,7 @@ logger = logging.getLogger(__name__)
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="text file to write")
     p.add_argument("--n", type=int, default=5000, help="sentences (SNCSE: 5000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sample")
+    p.add_argument("--seed", type=seed_number, default=0, help="seed of the sample")
     p.add_argument(
         "--protocol",
         choices=PROTOCOLS,

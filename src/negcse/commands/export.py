@@ -104,8 +104,10 @@ def check_kind(result: dict[str, Any], path: Path, name: str) -> None:
     own = [t for t in TASKS[name] if t in result]
     foreign = [t for t in TASKS[other] if t in result]
     if foreign or not own:
-        found = f"{KINDS[other]} (it scores {', '.join(foreign)})" if foreign else (
-            f"no task of one scored ({', '.join(TASKS[name])})"
+        found = (
+            f"{KINDS[other]} (it scores {', '.join(foreign)})"
+            if foreign
+            else (f"no task of one scored ({', '.join(TASKS[name])})")
         )
         raise UserError(f"{path}: --{name}: not {KINDS[name]}: {found}")
     for task in [*own, "avg"]:
@@ -162,11 +164,16 @@ def check_folders(model: Path, to: Path) -> None:
         )
     if not model.is_dir():
         raise UserError(f"{model}: not a folder (a trained model folder is expected)")
-    if to.exists():
+    if to.exists() or to.is_symlink():  # a link, even to nothing, is no new folder
         raise UserError(f"--to {to}: exists; export writes a new folder")
+    parent = next(p for p in to.absolute().parents if p.exists() or p.is_symlink())
+    if not parent.is_dir():
+        raise UserError(f"--to {to}: {parent} is not a folder")
     inside, folder = to.resolve(), model.resolve()
     if inside == folder or folder in inside.parents:
-        raise UserError(f"--to {to}: inside the model folder {model}; export to a folder outside it")
+        raise UserError(
+            f"--to {to}: inside the model folder {model}; export to a folder outside it"
+        )
 
 
 def export(model: Path, to: Path, args: argparse.Namespace) -> None:

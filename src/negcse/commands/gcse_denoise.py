@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from negcse.errors import UserError
+from negcse.finite import seed_number
 from negcse.gcse.denoise import (
     Triplet,
     candidate_roles,
@@ -49,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     # generators.gcse's denoising settings (src/negcse/generators/specs/gcse.py): --mode,
     # --no-filter, --alpha, --beta, --choice; its released_bugs as --order, --augment-anchors
     add_options(p.add_argument_group("settings (generators.gcse)"), GcseDenoising)
-    p.add_argument("--seed", type=int, default=0, help="fallback and 'random' draws")
+    p.add_argument("--seed", type=seed_number, default=0, help="fallback and 'random' draws")
     p.add_argument(
         "--max-seq-len", type=int, default=32, help="scorer truncation (released 32 tokens)"
     )

@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         if args.forest:
             _forest(args.forest, claims, args.paper, args.scale_note)
         page = paper_page(
-            args.paper, args.methods, baselines, parse_baselines(args.papers), sts, verdicts,
+            args.paper, args.methods, baselines, parse_baselines(args.papers, "--papers"), sts, verdicts,
             checkpoints, args.figures, out_dir,
             os.path.abspath(args.forest) if args.forest else None, args.scale_note,
         )  # fmt: skip

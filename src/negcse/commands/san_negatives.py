@@ -7,6 +7,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from negcse.finite import seed_number
 from negcse.generators.pos_lexicon import PosLexicon
 from negcse.generators.settings import add_options
 from negcse.generators.specs.san import SanSettings
@@ -33,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out", "--output", dest="output", required=True, help="samples, aligned with --corpus"
     )
-    p.add_argument("--seed", type=int, required=True, help="seed of the sampling")
+    p.add_argument("--seed", type=seed_number, required=True, help="seed of the sampling")
     add_options(p, SanSettings)  # --mlm, --scale, ..., --reference-quirks, --no-fallback
     p.add_argument(
         "--device", default=None, help="auto, cpu or cuda (default: $NEGCSE_DEVICE, else auto)"

@@ -30,6 +30,7 @@ from negcse.errors import UserError
 from negcse.finite import positive_float
 from negcse.lazy import LazyModule
 from negcse.workflow import status as status_lib
+from negcse.workflow.config import ConfigError, load_yaml
 from negcse.workflow.plan.load import profile_configfiles
 
 if TYPE_CHECKING:
@@ -171,6 +172,12 @@ def snapshot(args: argparse.Namespace) -> tuple[str, bool]:
     profile = _profile(args.profile)
     configfiles = args.configfile or (profile_configfiles(args.profile) if args.profile else [])
     configfiles = [str(workdir / f) if not Path(f).is_absolute() else f for f in configfiles]
+    for path in configfiles:  # Snakemake's refusal of one names no file
+        own = load_yaml(path)
+        if not isinstance(own, dict) or not own:
+            raise ConfigError(
+                f"{path}: expected a mapping of keys at the top level, got {own!r:.40}"
+            )
     logging.disable(logging.WARNING)  # the workflow's parse notes (skipped tables...) stay out
     try:
         jobs, config = build_dag(workdir, configfiles, profile)

@@ -11,6 +11,7 @@ from negcse.errors import UserError
 from negcse.io_utils import check_writable, json_text, write_texts
 from negcse.latex import latex_escape
 from negcse.model_cli import unavailable
+from negcse.names import check_name
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
 from negcse.tables.specs import table_spec
@@ -72,12 +73,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_baselines(items: list[str], option: str = "--baselines") -> dict[str, str]:
-    """``METHOD=VALUE`` items as a mapping (``option`` names the flag in the error)."""
-    out = {}
+    """``METHOD=VALUE`` items as a mapping (``option`` names the flag in the error): both names
+    (:mod:`negcse.names`), each method once, and no method its own baseline (its row would
+    compare it with itself: 0.00 [+0.00, +0.00])."""
+    out: dict[str, str] = {}
     for item in items:
         method, sep, base = item.partition("=")
         if not sep or not method or not base:
             raise UserError(f"{option}: expected METHOD={option[2:-1].upper()}, got {item!r}")
+        for name in (method, base):
+            check_name(name, f"{option} {item!r}")
+        if method in out:
+            raise UserError(f"{option}: {method} given twice ({method}={out[method]}, {item})")
+        if option == "--baselines" and base == method:
+            raise UserError(
+                f"{option} {item}: a method is compared with another (its paper's baseline), "
+                "not itself"
+            )
         out[method] = base
     return out
 

@@ -14,7 +14,7 @@ from negcse.data.corpus import RESERVED_COLUMNS
 from negcse.data.sources import resolve_model
 from negcse.data.sts import PROTOCOLS
 from negcse.errors import UserError
-from negcse.finite import at_least, check_tree
+from negcse.finite import at_least, check_tree, seed_number
 from negcse.io_utils import check_writable, read_json, read_lines
 from negcse.lazy import LazyModule, torch
 from negcse.lock_record import lock_record
@@ -53,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="JSON of the resolved run (negcse.workflow.config.resolve_method) or a path to it",
     )
     p.add_argument(
-        "--seed", type=at_least(0), required=True, help="the run's seed (data order, dropout, init)"
+        "--seed", type=seed_number, required=True, help="the run's seed (data order, dropout, init)"
     )
     p.add_argument("--corpus", required=True, help="prepared corpus, one sentence per line")
     p.add_argument(

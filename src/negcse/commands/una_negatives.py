@@ -7,6 +7,7 @@ import logging
 import time
 
 from negcse.errors import UserError
+from negcse.finite import seed_number
 from negcse.generators.settings import add_options, from_args
 from negcse.generators.specs.una import UnaSettings
 from negcse.generators.tfidf import iter_corpus_lines
@@ -24,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out", "--output", dest="output", required=True, help="negatives, aligned with --corpus"
     )
-    p.add_argument("--seed", type=int, required=True, help="seed of the random choices")
+    p.add_argument("--seed", type=seed_number, required=True, help="seed of the random choices")
     add_options(p, UnaSettings)  # --beta, --window, --select, --replace, --scores, --chunk-size
 
 

@@ -244,6 +244,14 @@ def _check_transfer(result: dict[str, Any], details: dict[str, Any], path: str) 
     for task in tasks:
         entry = _entry(details, task, path)
         acc = number(entry, "acc", f"{path}: details.{task}")
+        kfold = entry.get("kfold")
+        if kfold is not None and (
+            not isinstance(kfold, int) or isinstance(kfold, bool) or kfold < 2
+        ):
+            raise TableInputError(
+                f"{path}: details.{task}.kfold: expected null (the task's own split) or a fold "
+                f"count >= 2, got {kfold!r:.40}"
+            )
         if scored:
             _agree(number(result, task, path), acc, 1e-9, f"{path}: {task}", f"details.{task}.acc")
         if records is not None:

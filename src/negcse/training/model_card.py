@@ -8,8 +8,9 @@ STS-B dev score it selected its weights by); ``negcse export`` writes it again w
 STS and transfer results from its evaluation files (``results/eval/{sts,transfer}/...``).
 
 The record is checked first (:mod:`negcse.training.model_record`), and every field of it on the
-page is escaped (:func:`negcse.markup.markdown_escape`): a corpus name cannot add a section or
-raw HTML. Each ``model-index`` entry names the protocol its score comes from: an STS score of the
+page is escaped (:func:`negcse.markup.markdown_escape`), as text outside code spans (only the
+names of method and backbone are shown as code): a corpus name cannot add a section, a link, an
+image or raw HTML. Each ``model-index`` entry names the protocol its score comes from: an STS score of the
 SentEval protocol (SentEval's tokenized, lowercased files) is filed under ``SentEval/<task>``,
 one of the MTEB protocol under MTEB's dataset id (``mteb/sts12-sts``).
 """
@@ -272,8 +273,8 @@ def model_card(
         "",
         f"# {md(name)}",
         "",
-        f"An unsupervised sentence encoder: `{md(backbone)}` trained with the method "
-        f"`{md(method)}` (implementation `{md(implementation)}`, seed {meta['seed']}) by negcse, "
+        f"An unsupervised sentence encoder: `{backbone}` trained with the method "
+        f"`{method}` (implementation `{implementation}`, seed {meta['seed']}) by negcse, "
         "a reproducibility suite for sentence embeddings trained with synthetic negatives.",
         "",
         "## Method and training",
@@ -281,16 +282,16 @@ def model_card(
         "- Papers: "
         + "; ".join(f"*{t}*" for t in _titles(keys))
         + (" and the method's own (Citation)" if own else ""),
-        f"- Base model: `{md(backbone)}`",
+        f"- Base model: `{backbone}`",
         f"- Training data: {f'{sentences:,}' if isinstance(sentences, int) else 'the'} unlabelled "
-        f"sentences of `{md(str(corpus))}`, {meta.get('steps', '?')} steps",
-        f"- Evaluation pooler: `{md(pooler)}`",
+        f"sentences of {md(str(corpus))}, {meta.get('steps', '?')} steps",
+        f"- Evaluation pooler: {md(pooler)}",
     ]
     if meta.get("generators"):
         settings = json.dumps(meta["generators"], sort_keys=True)
-        lines.append(f"- Generator settings: `{md(settings)}`")
+        lines.append(f"- Generator settings: {md(settings)}")
     lines += ["", "| hyperparameter | value |", "|---|---|"]
-    lines += [f"| {md(str(k))} | `{md(json.dumps(v))}` |" for k, v in hyper.items()]
+    lines += [f"| {md(str(k))} | {md(json.dumps(v))} |" for k, v in hyper.items()]
     lines += ["", "## Results", "", *_results_table(meta, evals), "", "## Usage", ""]
     lines += [*_usage(pooler.startswith("prompt")), "", "## Licence", ""]
     lines.append(

@@ -4,7 +4,8 @@ the versions), read and checked in one place for every reader: ``negcse export``
 ``negcse evaluate`` (its pooler and table notes) and a resumed or guided run.
 
 :func:`load_model_record` reads it (valid UTF-8 JSON, an object, every number finite) and checks
-the type of every key a reader uses; ``run=True`` also requires the run's identity (method,
+the type of every key a reader uses (a score in a Spearman correlation's range, the selected step
+within the run's); ``run=True`` also requires the run's identity (method,
 backbone, seed). Any failure is one :class:`~negcse.errors.UserError` naming the file and the
 key. Keys it does not know are kept unchecked (a newer negcse's)."""
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from negcse.errors import UserError
+from negcse.finite import SEED_MAX
 from negcse.io_utils import read_json
 from negcse.names import BACKBONE, NAME, is_name
 
@@ -36,8 +38,11 @@ def _count(value: Any) -> bool:
 CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "method": ("a name (letters, digits and _ . + -)", lambda v: is_name(v, NAME)),
     "implementation": ("a name (letters, digits and _ . + -)", lambda v: is_name(v, NAME)),
-    "backbone": ("a name or org/name (letters, digits and _ . + -)", lambda v: is_name(v, BACKBONE)),
-    "seed": ("an integer >= 0", _count),
+    "backbone": (
+        "a name or org/name (letters, digits and _ . + -)",
+        lambda v: is_name(v, BACKBONE),
+    ),
+    "seed": ("a seed (an integer from 0 to 2^64 - 1)", lambda v: _count(v) and v <= SEED_MAX),
     "params": ("an object", lambda v: isinstance(v, dict)),
     "train": ("an object", lambda v: isinstance(v, dict)),
     "generators": ("an object", lambda v: isinstance(v, dict)),
@@ -49,8 +54,11 @@ CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
     ),
     "best_stsb_dev": (
-        "a number or null",
-        lambda v: v is None or (isinstance(v, int | float) and not isinstance(v, bool)),
+        "a Spearman correlation x100 (a number from -100 to 100) or null",
+        lambda v: (
+            v is None
+            or (isinstance(v, int | float) and not isinstance(v, bool) and -100 <= v <= 100)
+        ),
     ),
     "best_step": ("an integer >= 0 or null", lambda v: v is None or _count(v)),
     "steps": ("an integer >= 0", _count),
@@ -78,6 +86,9 @@ def check_model_record(
     for key, (expected, ok) in CHECKS.items():
         if key in record and not ok(record[key]):
             raise UserError(f"{where}: {key}: expected {expected}, got {record[key]!r:.60}")
+    best, steps = record.get("best_step"), record.get("steps")
+    if isinstance(best, int) and isinstance(steps, int) and best > steps:
+        raise UserError(f"{where}: best_step: {best} is after the run's last step (steps {steps})")
     return dict(record)
 
 

@@ -26,7 +26,7 @@ import yaml
 from negcse.data.sources import ResolveError, is_local_path, registry, resolve_model
 from negcse.errors import UserError
 from negcse.evaluation.registry import workflow_evaluations
-from negcse.finite import first_non_finite, schema_message, schema_validator
+from negcse.finite import YAML11_BOOLEANS, first_non_finite, schema_message, schema_validator
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
 from negcse.io_utils import read_text
@@ -208,7 +208,8 @@ def validate_schema(
             extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
             for key in extra:
                 full = f"{where}.{key}" if where != "<top level>" else key
-                lines.append(f"unknown key '{full}' (misspelt?)")
+                hint = YAML11_BOOLEANS if isinstance(key, bool) else "misspelt?"
+                lines.append(f"unknown key '{full}' ({hint})")
                 keys.append([*at, str(key)])
             continue
         keys.append(at)
@@ -244,6 +245,9 @@ def _writer(keys: list[list[str]], files: Sequence[str | os.PathLike[str]]) -> s
 def _holds(node: Any, parts: list[str]) -> bool:
     if not parts:
         return True
+    if isinstance(node, list):  # a list is written whole by one file (the merge replaces it)
+        index = parts[0]
+        return index.isdigit() and int(index) < len(node) and _holds(node[int(index)], parts[1:])
     if not isinstance(node, dict):
         return False
     names = {str(k): v for k, v in node.items()}

@@ -86,11 +86,16 @@ def _reason(exc: BaseException, name: str) -> str:
 
 
 def _check_local(repo: Any, remote: Any, where: str) -> None:
-    """A local remote is a folder outside the repository's DVC folder and not the checkout
-    itself: an empty url resolves to .dvc, whose listing would pass for a remote's."""
+    """A local remote is a folder (or none yet: `dvc push` creates it) outside the repository's
+    DVC folder and not the checkout itself: an empty url resolves to .dvc, whose listing would
+    pass for a remote's, and a file's listing is the file."""
     if type(remote.fs).__name__ != "LocalFileSystem":
         return
     path = Path(remote.path).resolve()
+    if path.exists() and not path.is_dir():
+        raise UserError(
+            f"{where}: a file, not a folder: `dvc remote modify {remote.name} url FOLDER`"
+        )
     own = Path(repo.dvc_dir).resolve()
     if path in (Path(repo.root_dir).resolve(), own) or own in path.parents:
         raise UserError(
