@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
-from negcse.analysis.seed_power import VarianceModel, power
+from negcse.analysis.seed_power import VarianceModel, interval_power
 
 SPENDING = ("obrien-fleming", "pocock")
 
@@ -68,7 +68,7 @@ def nominal_levels(design: TwoStage, model: VarianceModel) -> tuple[float, float
 
 def stop_probability(delta: float, design: TwoStage, model: VarianceModel) -> float:
     """Probability that a claim of true difference ``delta`` is decided at stage 1."""
-    return power(delta, design.first, model, nominal_levels(design, model)[0])
+    return interval_power(delta, design.first, model, nominal_levels(design, model)[0])
 
 
 def expected_seeds(delta: float, design: TwoStage, model: VarianceModel) -> float:
