@@ -256,7 +256,7 @@ def test_seeds_follow_the_plan_and_a_method_can_have_its_own(
     one = project_config(REPO, REPO / "config" / "one-seed.yaml")
     assert method_seeds(one, "simcse", "roberta-large") == [42]
     assert method_seeds(one, "una_both", "bert-base-uncased") == UNA_D7_SEEDS
-    assert len(grid_runs(one)) == 58 * 4 + 2 * 9
+    assert len(grid_runs(one)) == 37 * 4 + 2 * 9
     config["methods"]["osscse"]["seeds"] = [7, 7]
     with pytest.raises(ConfigError, match="methods.osscse.seeds"):
         check_config(config)
