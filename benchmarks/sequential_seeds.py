@@ -34,9 +34,16 @@ from typing import Any
 
 import numpy as np
 
-from negcse.analysis import verdict_rules
 from negcse.analysis.seed_power import VarianceModel
-from negcse.analysis.sequential import SPENDING, TwoStage, decided, nominal_levels, simulate
+from negcse.analysis.sequential import (
+    SPENDING,
+    TwoStage,
+    decided,
+    nominal_levels,
+    reproduced_now,
+    simulate,
+    stage_rule,
+)
 from negcse.analysis.verdict_rules import Rule
 from negcse.workflow import seed_plan
 from negcse.workflow.gpu_estimate import COSTS_FILE, load_costs
@@ -83,21 +90,11 @@ def at_seeds(config: dict[str, Any], n: int | None, spending: str | None = None)
     return out
 
 
-def reproduced(d: np.ndarray, model: VarianceModel, delta: float, rows: int, rule: Rule
-               ) -> np.ndarray:  # fmt: skip
-    """Whether the verdicts table calls each row of paired differences ``d`` (rows: claims,
-    columns: seeds) "reproduced" in a family of ``rows`` (Bonferroni)."""
-    n = d.shape[1]
-    p = verdict_rules.hypothesis_p(d.mean(axis=1), d.var(axis=1, ddof=1) / n, model.test_sd**2,
-                                   n - 1.0, delta, np.sign(delta), True, rule)  # fmt: skip
-    return p[:, 0] < rule.alpha / rows
-
-
 def sequential_power(plans: list[seed_plan.ClaimPlan], spending: str, reps: int, rule: Rule
                      ) -> list[float]:  # fmt: skip
-    """Each claim's power of "reproduced" under the two-stage design: a claim decided at stage 1
-    (its interval past 0 at stage 1's level) is read at its first 3 seeds, the others at their
-    planned seeds, each by the verdict rule in its family."""
+    """Each claim's power of "reproduced" under the two-stage design: a claim the rule calls
+    "reproduced" at stage 1's level stops there, the others are read at their planned seeds,
+    each in its family."""
     out = []
     rng = np.random.default_rng(1)
     for p in plans:
@@ -105,14 +102,13 @@ def sequential_power(plans: list[seed_plan.ClaimPlan], spending: str, reps: int,
         d = p.claim.delta + rng.normal(0, p.model.test_sd, (reps, 1)) + rng.normal(
             0, p.model.seed_sd, (reps, p.seeds)
         )
-        early = reproduced(d[:, :3], p.model, p.claim.delta, p.rows, rule)
         if p.seeds <= 3:
-            out.append(float(early.mean()))
+            out.append(float(reproduced_now(d, p.model, p.claim.delta, p.rows, rule).mean()))
             continue
-        a1 = nominal_levels(TwoStage(3, p.seeds, spending), p.model)[0]
-        stop = decided(d[:, :3], p.model.test_sd, a1)[1]
-        late = reproduced(d, p.model, p.claim.delta, p.rows, rule)
-        out.append(float(np.where(stop, early, late).mean()))
+        early = stage_rule(TwoStage(3, p.seeds, spending), p.model, rule)
+        stop = reproduced_now(d[:, :3], p.model, p.claim.delta, p.rows, early)
+        late = reproduced_now(d, p.model, p.claim.delta, p.rows, rule)
+        out.append(float((stop | late).mean()))
     return out
 
 

@@ -42,27 +42,18 @@ def _tail(rows: int, rule: Rule) -> float:
 
 
 def power(delta: float, n: int, model: VarianceModel, rows: int = 1, rule: Rule = DEFAULT_RULE,
-          sized: bool = True) -> float:  # fmt: skip
+          sized: bool = True, truth: float | None = None) -> float:  # fmt: skip
     """Probability that n paired seeds give "reproduced" (after the family's correction over
-    ``rows`` verdict rows) when the true difference is the paper's ``delta``; a direction only
-    (not ``sized``): the test of "at most 0". 0 below 2 seeds (no interval, no verdict)."""
+    ``rows`` verdict rows) when the true difference is the paper's ``delta`` (``truth``: another
+    true difference); a direction only (not ``sized``): the test of "at most 0". 0 below 2
+    seeds (no interval, no verdict)."""
     if n < 2:
         return 0.0
-    shift = (1.0 - rule.fraction) * abs(delta) if sized else abs(delta)
+    x = abs(delta) if truth is None else math.copysign(1.0, delta) * truth  # claim's direction
+    shift = x - rule.fraction * abs(delta) if sized else x
     return verdict_rules.rejection_probability(
         shift, model.seed_sd**2 / n, model.test_sd**2, n - 1.0, _tail(rows, rule)
     )
-
-
-def interval_power(delta: float, n: int, model: VarianceModel, level: float) -> float:
-    """Probability that the two-sided ``1 - level`` interval of n paired seeds excludes 0 (either
-    way) at a true difference ``delta`` (the sequential design's stopping rule)."""
-    if n < 2:
-        return 0.0
-    args = (model.seed_sd**2 / n, model.test_sd**2, n - 1.0, level / 2.0)
-    return verdict_rules.rejection_probability(
-        abs(delta), *args
-    ) + verdict_rules.rejection_probability(-abs(delta), *args)
 
 
 def reach(delta: float, model: VarianceModel, rows: int = 1, rule: Rule = DEFAULT_RULE) -> float:

@@ -35,7 +35,7 @@ from negcse.analysis.seed_power import (
     power,
     seeds_needed,
 )
-from negcse.analysis.sequential import TwoStage, decided, nominal_levels, stop_probability
+from negcse.analysis.sequential import TwoStage, reproduced_now, stage_rule, stop_probability
 from negcse.analysis.verdict_rules import Rule
 from negcse.errors import UserError
 from negcse.generators.registry import settings as generator_settings
@@ -287,9 +287,9 @@ def planned_counts(config: Mapping[str, Any]) -> dict[tuple[str, str], int]:
 def decided_at_stage_1(
     config: Mapping[str, Any], plans: Sequence[ClaimPlan]
 ) -> set[tuple[str, str, str, str]]:
-    """(measure, method, baseline, backbone) of each claim row that stage 1 decided: its first
-    ``seed_plan.sequential.first`` paired seeds' interval (the seeds' sd, the prior's test-set
-    sd) at stage 1's nominal level excludes 0. A claim row planned at no more seeds than the
+    """(measure, method, baseline, backbone) of each claim row that stage 1 decided: the verdict
+    rule calls its first ``seed_plan.sequential.first`` paired seeds (the seeds' sd, the prior's
+    test-set sd) "reproduced" at stage 1's nominal level, in its family. A claim row planned at no more seeds than the
     first stage needs no decision; one of a measure without per-seed ``avg`` files (the split
     and MTEB averages) runs on. A stage-1 seed not evaluated yet is an error naming it."""
     s = plan_settings(config)
@@ -310,9 +310,9 @@ def decided_at_stage_1(
                 f"{c.backbone}/{missing[0]}.json: not evaluated yet (run stage 1 first)"
             )
         design = TwoStage(first, plan.seeds, s["sequential"]["spending"], float(s["alpha"]))
-        level = nominal_levels(design, plan.model)[0]
+        early = stage_rule(design, plan.model, rule(config))
         values = np.array([[d[seed] for seed in wanted]])
-        if bool(decided(values, plan.model.test_sd, level)[1][0]):
+        if bool(reproduced_now(values, plan.model, float(c.delta), plan.rows, early)[0]):
             out.add((c.measure, c.method, c.baseline, c.backbone))
     return out
 
@@ -342,8 +342,8 @@ def seed_values(config: Mapping[str, Any], n: int) -> list[int]:
 def continue_probability(
     config: Mapping[str, Any], plans: Sequence[ClaimPlan], truth: float = 1.0
 ) -> dict[tuple[str, str], float]:
-    """(method, backbone) -> the probability that a claim row of it is still undecided after
-    the sequential design's first stage, when the true difference is ``truth`` x the paper's
+    """(method, backbone) -> the probability that a claim row of it is still undecided (not yet
+    "reproduced") after the sequential design's first stage, when the true difference is ``truth`` x the paper's
     (claims taken as independent); only claim rows whose plan runs more seeds than the first
     stage."""
     seq = plan_settings(config)["sequential"]
@@ -353,7 +353,8 @@ def continue_probability(
         if plan.seeds <= first or plan.claim.delta is None or plan.model is None:
             continue
         design = TwoStage(first, plan.seeds, seq["spending"], alpha)
-        stop = stop_probability(truth * plan.claim.delta, design, plan.model)
+        stop = stop_probability(plan.claim.delta, design, plan.model, plan.rows, rule(config),
+                                truth * plan.claim.delta)  # fmt: skip
         c = plan.claim
         for key in ((c.method, c.backbone), (c.baseline, c.backbone)):
             decided[key] = decided.get(key, 1.0) * stop
