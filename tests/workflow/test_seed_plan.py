@@ -139,6 +139,9 @@ def test_claim_rows_get_their_planned_seeds_and_other_rows_one(config: dict) -> 
     assert nl.seeds == 5 and nl.power >= 0.8
     capped = plans[("sts", "sncse", "simcse", "bert-base-uncased")]  # +2.72: 0.75 at 10
     assert capped.seeds == 10 and capped.why == "power 0.75 at the cap of 10 seeds"
+    d7 = plans[("sts", "una_both", "una_baseline", "bert-base-uncased")]  # +1.82, Table D7's
+    assert d7.seeds == 10 and d7.why == "power 0.31 at the paper's own 10 seeds (methods.<m>.seeds)"
+    assert d7.power == pytest.approx(power(1.82, 10, d7.model, 8))
     weak = plans[("sts", "una_both", "una_paraphrase", "bert-base-uncased")]  # +0.96
     assert weak.seeds == 3 and weak.why.startswith("power 0.05 at the cap of 10 seeds, below 0.50")
     san = plans[("sts", "rankcse_san", "rankcse", "roberta-base")]  # +0.12, floor 0.84

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -168,8 +168,42 @@ def _size(delta: float, model: VarianceModel, rows: int, rule_: Rule, low: int, 
     return low, f"power {p:.2f} at the cap of {cap} seeds, below {worth:.2f}: runs {low}"
 
 
+def own_seeds(config: Mapping[str, Any], method: str, backbone: str) -> list[int]:
+    """A method's own seeds on ``backbone`` (``methods.<m>.backbones.<b>.seeds``, else
+    ``methods.<m>.seeds``; [] without), which come before any plan."""
+    entry = config["methods"][method]
+    own = ((entry.get("backbones") or {}).get(backbone) or {}).get("seeds")
+    return list(own or entry.get("seeds") or [])
+
+
+def shared_own_seeds(config: Mapping[str, Any], claim: Claim) -> int:
+    """How many seeds of their own both sides of ``claim`` share (0: the plan sets them)."""
+    sides = [set(own_seeds(config, m, claim.backbone)) for m in (claim.method, claim.baseline)]
+    return len(sides[0] & sides[1])
+
+
 def plan_claim(config: Mapping[str, Any], claim: Claim, model: VarianceModel | None,
                rows: int) -> ClaimPlan:  # fmt: skip
+    """The claim's plan; where both sides run seeds of their own (UNA's Table D7), at their
+    shared seeds, its power there."""
+    plan = _plan_claim(config, claim, model, rows)
+    shared = shared_own_seeds(config, claim)
+    if not shared or model is None:
+        return plan
+    rule_, sized = rule(config), claim.delta is not None
+    p = power(claim.delta, shared, model, rows, rule_) if sized else math.nan
+    why = f"the paper's own {shared} seeds (methods.<m>.seeds)"
+    return replace(
+        plan,
+        seeds=shared,
+        power=p,
+        mde=min_detectable(shared, model, rows, rule_, sized),
+        why=f"power {p:.2f} at {why}" if p < rule_.power else "",
+    )
+
+
+def _plan_claim(config: Mapping[str, Any], claim: Claim, model: VarianceModel | None,
+                rows: int) -> ClaimPlan:  # fmt: skip
     s, rule_ = plan_settings(config), rule(config)
     low = min_seeds(config)
     if model is None:
@@ -299,7 +333,7 @@ def decided_at_stage_1(
     for plan in plans:
         c = plan.claim
         if plan.seeds <= first or c.delta is None or plan.model is None or (
-            c.measure not in OWN_MEASURES
+            c.measure not in OWN_MEASURES or shared_own_seeds(config, c)
         ):
             continue
         d = paired_differences(c, results)
@@ -350,7 +384,9 @@ def continue_probability(
     first, alpha = int(seq["first"]), float(plan_settings(config)["alpha"])
     decided: dict[tuple[str, str], float] = {}
     for plan in plans:
-        if plan.seeds <= first or plan.claim.delta is None or plan.model is None:
+        if plan.seeds <= first or plan.claim.delta is None or plan.model is None or (
+            shared_own_seeds(config, plan.claim)
+        ):
             continue
         design = TwoStage(first, plan.seeds, seq["spending"], alpha)
         stop = stop_probability(plan.claim.delta, design, plan.model, plan.rows, rule(config),
