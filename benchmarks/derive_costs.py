@@ -13,14 +13,18 @@ job. Rewrites the rows whose source starts with "derived" and keeps every measur
 - ``generator_sentence,gcse_synthesis``: GCSE's LLM synthesis per source sentence at the
   default settings (params.yaml ``generators.gcse``: glm-4-9b-chat, paper mode = 3 prompts
   per source, up to 512 new tokens each), from the measured PEGASUS paraphrase row by the
-  ratio of decoder FLOPs (parameters x generated tokens x sequences): (9.4e9 x 3 x 512) /
-  (568e6 x 10 beams x 32 tokens). Prompt prefill is not counted; 512 is the cap, so an upper
-  bound on generated tokens.
-- ``generator_sentence,gcse_synthesis_vllm``: the same 3 x 512 tokens per source through vLLM
+  ratio of decoder FLOPs (parameters x generated tokens x sequences): (9.4e9 x 331) /
+  (568e6 x 10 beams x 32 tokens). 331 is the expected answer length per source (the answer
+  formats the prompts ask for on 10,000 wiki1m sentences: benchmarks/gcse_output_tokens.py),
+  not the 3 x 512 cap, which a JSON answer of one sentence does not reach. Prompt prefill is
+  not counted.
+- ``generator_sentence,gcse_synthesis_vllm``: the same 331 tokens per source through vLLM
   (``backend: vllm``), from a published rate, not from a row here: MLPerf Inference v5.1's
   Llama-3.1-8B Offline result of Red Hat on one H100 with vLLM 0.10.0, 5,777 output tokens/s
   (FP8 weights), scaled by parameters (8.03e9 / 9.4e9) and halved for bf16 (decoding reads the
-  weights and the KV cache: twice FP8's bytes). benchmarks/gpu_workflow.sh measures vLLM's
+  weights and the KV cache: twice FP8's bytes). The published figure is output tokens/s of an
+  offline run that also prefills every request's prompt, so prefill is inside it.
+  benchmarks/gpu_workflow.sh measures vLLM's
   tokens/s on the synthesis prompts (a small instruct model) to check it.
 
 ``python benchmarks/derive_costs.py`` (needs ``mteb`` for the MTEB counts; prints the rows and
@@ -48,7 +52,11 @@ EVAL_JOB_SENTENCES = 2 * (3108 + 1500 + 3750 + 8500 + 9183 + 1379 + 4927) + (
     10662 + 3775 + 10000 + 10606 + 70042 + 5952 + 2 * (4076 + 1725)
 )
 PEGASUS = (568e6, 10 * 32)  # parameters, generated token-sequences per sentence (gpu.md row)
-GLM_4_9B = (9.4e9, 3 * 512)  # parameters, 3 prompts x 512 new tokens per source
+#: generated tokens per source of paper mode's 3 prompts (extraction, positive, negative): the
+#: expected answers, not the 3 x 512 cap (benchmarks/gcse_output_tokens.py, 10,000 wiki1m
+#: sentences, WordPiece counts: an overestimate of GLM-4's tokens)
+EXPECTED_TOKENS = 331
+GLM_4_9B = (9.4e9, EXPECTED_TOKENS)  # parameters, generated tokens per source
 #: published vLLM rate: output tokens/s and parameters (MLPerf Inference v5.1, Llama-3.1-8B
 #: Offline, FP8, one H100, vLLM 0.10.0: Red Hat's submission)
 VLLM_PUBLISHED = (5777.0, 8.03e9)
@@ -115,8 +123,9 @@ def derived_rows(measured: list[dict[str, str]], mteb: dict[str, int]) -> list[d
             "gcse_synthesis",
             "bf16",
             pegasus * ratio,
-            f"derived from paraphrase (PEGASUS) x {ratio:.2f} decoder FLOPs (glm-4-9b-chat, 3 "
-            "prompts x 512 new tokens per source; benchmarks/derive_costs.py)",
+            f"derived from paraphrase (PEGASUS) x {ratio:.2f} decoder FLOPs (glm-4-9b-chat, "
+            f"{EXPECTED_TOKENS} expected new tokens per source over 3 prompts: "
+            "benchmarks/gcse_output_tokens.py; benchmarks/derive_costs.py)",
         )
     )
     tokens_s = VLLM_PUBLISHED[0] * VLLM_PUBLISHED[1] / GLM_4_9B[0] * BF16_OVER_FP8
@@ -128,8 +137,9 @@ def derived_rows(measured: list[dict[str, str]], mteb: dict[str, int]) -> list[d
             GLM_4_9B[1] / tokens_s,
             f"derived from a published rate: MLPerf Inference v5.1 Llama-3.1-8B Offline, one H100, "
             f"vLLM 0.10.0, {VLLM_PUBLISHED[0]:,.0f} tokens/s (FP8) x 8.03/9.4 parameters x "
-            f"{BF16_OVER_FP8} (bf16) = {tokens_s:,.0f} tokens/s; 3 prompts x 512 new tokens per "
-            "source (benchmarks/derive_costs.py)",
+            f"{BF16_OVER_FP8} (bf16) = {tokens_s:,.0f} tokens/s, prefill inside it; "
+            f"{EXPECTED_TOKENS} expected new tokens per source over 3 prompts "
+            "(benchmarks/gcse_output_tokens.py; benchmarks/derive_costs.py)",
         )
     )
     have = {(r["kind"], r["name"]) for r in measured}  # a measurement replaces its derivation

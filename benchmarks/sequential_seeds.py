@@ -9,9 +9,10 @@ Three Markdown tables:
    differences of 1.0, 1.4, 2.0 and 2.72 points, for fixed 3, 5 and 10 seeds and the two-stage
    designs (3 seeds, then 10 for the undecided; O'Brien-Fleming and Pocock spending).
 2. ``grid``: the paper grid (params.yaml) with its claim rows at fixed 3, 5 or 10 seeds, at
-   their planned seeds, and under the two-stage designs: the mean power at the papers'
-   differences over the claim rows above the test sets' floor (simulated for the two-stage
-   designs, analytic for the fixed), how many reach 0.8, and the grid's GPU hours (``negcse
+   their planned seeds, and under the two-stage designs: the mean power of "reproduced" (the
+   verdict rule in each claim's family) at the papers' differences over the claim rows above
+   the test sets' floor that have a variance prior (simulated for the two-stage designs, a
+   claim stopped at stage 1 read at its 3 seeds; analytic for the fixed), how many reach 0.8, and the grid's GPU hours (``negcse
    estimate``'s unit costs; for a two-stage design the expectation when the papers' differences
    hold, and when every difference is 0). Every other row runs seed_plan.other_seeds.
 3. ``final look``: the false-decision rate of a claim with no true difference when stage 2 is
@@ -34,7 +35,16 @@ from typing import Any
 import numpy as np
 
 from negcse.analysis.seed_power import VarianceModel
-from negcse.analysis.sequential import SPENDING, TwoStage, decided, nominal_levels, simulate
+from negcse.analysis.sequential import (
+    SPENDING,
+    TwoStage,
+    decided,
+    nominal_levels,
+    reproduced_now,
+    simulate,
+    stage_rule,
+)
+from negcse.analysis.verdict_rules import Rule
 from negcse.workflow import seed_plan
 from negcse.workflow.gpu_estimate import COSTS_FILE, load_costs
 from negcse.workflow.plan import Plan
@@ -80,12 +90,25 @@ def at_seeds(config: dict[str, Any], n: int | None, spending: str | None = None)
     return out
 
 
-def sequential_power(plans: list[seed_plan.ClaimPlan], spending: str, reps: int) -> list[float]:
+def sequential_power(plans: list[seed_plan.ClaimPlan], spending: str, reps: int, rule: Rule
+                     ) -> list[float]:  # fmt: skip
+    """Each claim's power of "reproduced" under the two-stage design: a claim the rule calls
+    "reproduced" at stage 1's level stops there, the others are read at their planned seeds,
+    each in its family."""
     out = []
+    rng = np.random.default_rng(1)
     for p in plans:
-        design: TwoStage | int = TwoStage(3, p.seeds, spending) if p.seeds > 3 else p.seeds
-        r = simulate(p.claim.delta or 0.0, p.model, design, reps, np.random.default_rng(1))
-        out.append(r.positive if (p.claim.delta or 0) > 0 else r.negative)
+        assert p.model is not None and p.claim.delta is not None
+        d = p.claim.delta + rng.normal(0, p.model.test_sd, (reps, 1)) + rng.normal(
+            0, p.model.seed_sd, (reps, p.seeds)
+        )
+        if p.seeds <= 3:
+            out.append(float(reproduced_now(d, p.model, p.claim.delta, p.rows, rule).mean()))
+            continue
+        early = stage_rule(TwoStage(3, p.seeds, spending), p.model, rule)
+        stop = reproduced_now(d[:, :3], p.model, p.claim.delta, p.rows, early)
+        late = reproduced_now(d, p.model, p.claim.delta, p.rows, rule)
+        out.append(float((stop | late).mean()))
     return out
 
 
@@ -108,9 +131,12 @@ def grid(config: dict[str, Any], reps: int) -> str:
         plans = [
             p
             for p in seed_plan.claim_plans(cfg)
-            if p.claim.delta is not None and abs(p.claim.delta) > p.floor
+            if p.model is not None and p.claim.delta is not None and abs(p.claim.delta) > p.floor
         ]
-        powers = sequential_power(plans, spending, reps) if spending else [p.power for p in plans]
+        rule = seed_plan.rule(cfg)
+        powers = (
+            sequential_power(plans, spending, reps, rule) if spending else [p.power for p in plans]
+        )
         total = grid_hours(Plan(cfg), costs)
         if spending:
             everything = seed_plan.claim_plans(cfg)

@@ -234,9 +234,11 @@ def test_seeds_follow_the_plan_and_a_method_can_have_its_own(
     from negcse.workflow.config import grid_runs, method_seeds
 
     assert config["verdicts"]["min_seeds"] == 3
-    assert method_seeds(config, "simcse", "roberta-large") == [42, 43, 44]
+    # SNCSE's +2.87 on RoBERTa-large needs 10 seeds in its family of 8
+    assert method_seeds(config, "simcse", "roberta-large") == list(range(42, 52))
     assert method_seeds(config, "una_both", "bert-base-uncased") == UNA_D7_SEEDS
-    assert method_seeds(config, "una_both", "roberta-base") == [42, 43, 44, 45]
+    # UNA's RoBERTa-base claims reach at most 0.26 power at 10 seeds: the fewest seeds
+    assert method_seeds(config, "una_both", "roberta-base") == [42, 43, 44]
     counts = seed_plan.planned_counts(config)
     runs = grid_runs(config)
     assert len(runs) == len(set(runs))
@@ -254,7 +256,7 @@ def test_seeds_follow_the_plan_and_a_method_can_have_its_own(
     one = project_config(REPO, REPO / "config" / "one-seed.yaml")
     assert method_seeds(one, "simcse", "roberta-large") == [42]
     assert method_seeds(one, "una_both", "bert-base-uncased") == UNA_D7_SEEDS
-    assert len(grid_runs(one)) == 58 * 4 + 2 * 9
+    assert len(grid_runs(one)) == 37 * 4 + 2 * 9
     config["methods"]["osscse"]["seeds"] = [7, 7]
     with pytest.raises(ConfigError, match="methods.osscse.seeds"):
         check_config(config)

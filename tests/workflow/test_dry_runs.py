@@ -68,8 +68,8 @@ def test_the_parse_reads_every_method_without_importing_torch(
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:
-    """The default grid is every configured method (58: 38 + RankCSE, RankCSE+SAN and its three
-    lambda variants, RLRD, RLRD+SAN + GCSE, its released run, its paper reading (data and loss),
+    """The default grid is every configured method but SAN's tau2 x p2 and lambda grids
+    (config/san-grids.yaml) (37: 20 + RankCSE, RankCSE+SAN, RLRD, RLRD+SAN + GCSE, its released run, its paper reading (data and loss),
     its literal paper form (sharing GCSE's data) and, in the domain setting, GCSE, its stage-1
     model (= w/o stage-2), w/o filtering, w/o decay, w randomly, w/o general, w/o domain and two
     sigma variants) x 4 backbones, each claim row at its planned seeds and every other row at
@@ -88,11 +88,16 @@ def test_paper_grid_dry_run_lists_every_train_job(
     counts = job_counts(out.stdout)
     grid = config["grid"]
     # every configured method but the stage-1 runs of the default setting, "w/o general" and
-    # "w/o domain" (guides only)
+    # "w/o domain" (guides only) and SAN's grids (an overlay: no claim reads them)
     guides_only = {"gcse_stage1", "gcse_stage1_wo_general", "gcse_stage1_wo_domain"}
-    assert grid["methods"] == [m for m in config["methods"] if m not in guides_only]
+    overlay = project_config(workspace, workspace / "config" / "san-grids.yaml", check=False)
+    san_grids = {m for m in overlay["grid"]["methods"] if "_tau" in m or "_lambda" in m}
+    assert len(san_grids) == 18 + 3
+    assert grid["methods"] == [
+        m for m in config["methods"] if m not in guides_only | san_grids
+    ]
     assert len(grid["backbones"]) == 4 and grid["seeds"] == [42, 43, 44]
-    assert len(grid["methods"]) == 58
+    assert len(grid["methods"]) == 37
 
     def seeds(*methods: str) -> dict[str, set[int]]:
         """Backbone -> the seeds ``methods`` run on it, together."""
@@ -100,8 +105,9 @@ def test_paper_grid_dry_run_lists_every_train_job(
                 for b in grid["backbones"]}  # fmt: skip
 
     runs = {m: sum(map(len, seeds(m).values())) for m in grid["methods"]}
-    assert sum(n == 4 for n in runs.values()) == 37  # one seed a backbone: no claim row
-    assert runs["una_both"] == 10 + 4 + 1 + 1 and runs["sncse"] == 10 + 4 + 10 + 5
+    assert sum(n == 4 for n in runs.values()) == 18  # one seed a backbone: no claim row
+    # UNA's D7 ten, its capped RoBERTa-base claims at 3; SNCSE's claims at 10 but BERT-large's
+    assert runs["una_both"] == 10 + 1 + 3 + 1 and runs["sncse"] == 10 + 3 + 10 + 10
     assert counts["evaluate_model"] == sum(runs.values())
     # + the guide runs, seed-matched to the runs they guide: GCSE's stage-1 models, and the
     # teachers' seeds of RankCSE and RLRD beyond the grid's own (e.g. SimCSE on BERT-large at
@@ -114,7 +120,7 @@ def test_paper_grid_dry_run_lists_every_train_job(
                 trained.add(path)
                 method, backbone, seed = path.split("/")[2:5]
                 todo.append((method, backbone, int(seed.removeprefix("seed"))))
-    assert counts["train"] == len(trained) == sum(runs.values()) + 31
+    assert counts["train"] == len(trained) == sum(runs.values()) + 43
     # SAN samples, one per seed of each setting: scale 20 (simcse_san, sncse_san, the tau2 x p2
     # grid), 10, 30, 40 and scale 20 with the negation fallback (RankCSE+SAN, its lambda
     # variants and RLRD+SAN share it), and the masked-only variant (simcse_san_masked)

@@ -117,20 +117,27 @@ def test_default_grid_is_every_configured_method_and_configfiles_select() -> Non
     config = project_config(REPO)
     grid = config["grid"]["methods"]
     # every configured method is in the grid, but a stage-1 run that is only another's guide
+    # and SAN's hyperparameter grids, which config/san-grids.yaml runs (no claim reads them)
     guided = {
         g["method"]
         for m in grid
         for g in (config["methods"][m].get("guides") or {}).values()
         if "method" in g
     }
-    assert grid == [m for m in config["methods"] if m in grid or m not in guided]
+    san_grids = {m for m in config["methods"] if "_tau" in m or "_lambda" in m}
+    assert len(san_grids) == 18 + 3
+    assert grid == [
+        m for m in config["methods"] if (m in grid or m not in guided) and m not in san_grids
+    ]
     assert set(config["methods"]) - set(grid) == {
         "gcse_stage1",
         "gcse_stage1_wo_general",
         "gcse_stage1_wo_domain",
-    }
+    } | san_grids
+    overlay = project_config(REPO, REPO / "config" / "san-grids.yaml")
+    assert san_grids < set(overlay["grid"]["methods"])
     assert len(config["grid"]["backbones"]) == 4
-    for name in ("simcse-only", "main-methods"):
+    for name in ("simcse-only", "main-methods", "san-grids"):
         small = project_config(REPO, REPO / "config" / f"{name}.yaml")
         assert set(small["grid"]["methods"]) < set(config["methods"])
 

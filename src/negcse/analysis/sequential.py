@@ -1,8 +1,9 @@
 """Sequential seeds: a two-stage group-sequential design for one claim, and its simulation.
 
-Stage 1 runs ``first`` paired seeds; a claim whose interval at the stage's nominal level is past
-0 (either way) is decided and stops; the others run on to ``total`` seeds and are read at the
-second stage's level. The two levels spend the overall ``alpha`` with a Lan-DeMets function
+Stage 1 runs ``first`` paired seeds; a claim that the verdict rule already calls "reproduced"
+at the stage's nominal level (in its family) stops; the others run on to ``total`` seeds. The
+boundaries are checked (:func:`simulate`) on the interval past 0 either way, the rule's
+harder test stopping no more often. The two levels spend the overall ``alpha`` with a Lan-DeMets function
 (O'Brien-Fleming- or Pocock-like) at the information fraction ``se(total)^2 / se(first)^2``,
 the two looks' z statistics correlated as the square root of that fraction. The simulation
 (:func:`simulate`) checks the error rate the boundaries promise on the verdict interval itself
@@ -12,12 +13,14 @@ the two looks' z statistics correlated as the square root of that fraction. The 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import optimize, stats
 
-from negcse.analysis.seed_power import VarianceModel, power
+from negcse.analysis import verdict_rules
+from negcse.analysis.seed_power import DEFAULT_RULE, VarianceModel, power
+from negcse.analysis.verdict_rules import Rule
 
 SPENDING = ("obrien-fleming", "pocock")
 
@@ -66,14 +69,32 @@ def nominal_levels(design: TwoStage, model: VarianceModel) -> tuple[float, float
     return a1, float(2 * (1 - stats.norm.cdf(c2)))
 
 
-def stop_probability(delta: float, design: TwoStage, model: VarianceModel) -> float:
-    """Probability that a claim of true difference ``delta`` is decided at stage 1."""
-    return power(delta, design.first, model, nominal_levels(design, model)[0])
+def stage_rule(design: TwoStage, model: VarianceModel, rule: Rule = DEFAULT_RULE) -> Rule:
+    """The verdict rule at stage 1's nominal level: a claim it calls "reproduced" (in its
+    family) stops; every other claim runs on to its planned seeds."""
+    return replace(rule, alpha=nominal_levels(design, model)[0])
 
 
-def expected_seeds(delta: float, design: TwoStage, model: VarianceModel) -> float:
-    stop = stop_probability(delta, design, model)
+def stop_probability(delta: float, design: TwoStage, model: VarianceModel, rows: int = 1,
+                     rule: Rule = DEFAULT_RULE, truth: float | None = None) -> float:  # fmt: skip
+    """Probability that a claim of the paper's ``delta`` (true difference ``truth``, default
+    ``delta``) is "reproduced" already at stage 1, in a family of ``rows``."""
+    return power(delta, design.first, model, rows, stage_rule(design, model, rule), truth=truth)
+
+
+def expected_seeds(delta: float, design: TwoStage, model: VarianceModel, rows: int = 1) -> float:
+    stop = stop_probability(delta, design, model, rows)
     return design.first + (1 - stop) * (design.total - design.first)
+
+
+def reproduced_now(d: np.ndarray, model: VarianceModel, delta: float, rows: int, rule: Rule
+                   ) -> np.ndarray:  # fmt: skip
+    """Whether the verdict rule calls each row of paired differences ``d`` (rows: claims,
+    columns: seeds; the test set's sd the model's) "reproduced" in a family of ``rows``."""
+    n = d.shape[1]
+    p = verdict_rules.hypothesis_p(d.mean(axis=1), d.var(axis=1, ddof=1) / n, model.test_sd**2,
+                                   n - 1.0, delta, np.sign(delta), True, rule)  # fmt: skip
+    return p[:, 0] < rule.alpha / rows
 
 
 def decided(d: np.ndarray, test_sd: float, level: float) -> tuple[np.ndarray, np.ndarray]:

@@ -324,31 +324,65 @@ def family_size(p: np.ndarray) -> np.ndarray:
 # Power: the minimum detectable effect and the test set's floor.
 
 
+#: Gauss-Laguerre nodes over the seeds' chi-square in :func:`rejection_probability`
+_NODES = 96
+
+
+def rejection_probability(shift: float, seed_var: float, test_var: float, seed_df: float,
+                          tail: float) -> float:  # fmt: skip
+    """The power of the interval's one-sided test at level ``tail`` when the truth lies
+    ``shift`` beyond the tested value (negative: on the other side), the variances taken as
+    the true ones: the estimate is normal (sd sqrt(seed_var + test_var)), the seeds' variance
+    estimate independent of it and chi-square on ``seed_df`` degrees of freedom, and the test
+    rejects where the estimate clears the blended critical value x the estimated standard
+    error. Integrated over that chi-square (generalised Gauss-Laguerre): without a test-set
+    share exactly Student's power (statsmodels' TTestPower)."""
+    from scipy import stats
+
+    total = seed_var + test_var
+    if not total > 0:
+        return 1.0 if shift > 0 else 0.0
+    if seed_var <= 0 or seed_df > 300:  # the variance as good as known
+        crit = float(critical(2.0 * tail, np.float64(seed_var), np.float64(test_var),
+                              np.float64(seed_df)))  # fmt: skip
+        return float(stats.norm.sf(crit - shift / math.sqrt(total)))
+    half = seed_df / 2.0
+
+    def rejected(estimated: np.ndarray) -> np.ndarray:  # at a seeds' variance estimate
+        crit = critical(2.0 * tail, estimated, np.float64(test_var), np.float64(seed_df))
+        return special.ndtr((shift - crit * np.sqrt(estimated + test_var)) / math.sqrt(total))
+
+    if seed_df < 3:  # a chi-square peaked at 0, too sharp for the nodes: adaptive quadrature
+        from scipy import integrate
+
+        def integrand(x: float) -> float:
+            return float(stats.chi2.pdf(x, seed_df) * rejected(np.float64(seed_var * x / seed_df)))
+
+        return float(integrate.quad(integrand, 0.0, np.inf, limit=200)[0])
+    nodes, weights = special.roots_genlaguerre(_NODES, half - 1.0)
+    estimated = seed_var * nodes / half  # the seeds' variance estimate at each node
+    return float(np.sum(weights * rejected(estimated)) / np.sum(weights))
+
+
 def detectable(seed_var: float, test_var: float, seed_df: float, tail: float,
                power: float = 0.8) -> float:  # fmt: skip
     """The smallest true distance from a tested value that a one-sided test at level ``tail``
-    (the interval's blended critical value) rejects with probability ``power``: the standardised
-    estimate taken as a noncentral t on the Satterthwaite degrees of freedom of seed_var +
-    test_var (test_var known), so without a test-set share it is exactly Student's power
-    (statsmodels' TTestPower). inf without any variance estimate."""
-    from scipy import optimize, stats
+    (the interval's blended critical value) rejects with probability ``power``: the inverse of
+    :func:`rejection_probability` in the shift. inf without any variance estimate."""
+    from scipy import optimize
 
     total = seed_var + test_var
     if not total > 0:
         return 0.0 if total == 0 else math.inf
-    crit = float(
-        critical(2.0 * tail, np.float64(seed_var), np.float64(test_var), np.float64(seed_df))
-    )
-    df = math.inf if seed_var <= 0 else total**2 / (seed_var**2 / seed_df)
     se = math.sqrt(total)
-    if math.isinf(df) or df > 1e6:
-        return (crit + float(special.ndtri(power))) * se
 
-    def gap(nc: float) -> float:
-        return float(stats.nct.sf(crit, df, nc)) - power
+    def gap(shift: float) -> float:
+        return rejection_probability(shift * se, seed_var, test_var, seed_df, tail) - power
 
-    nc = optimize.brentq(gap, 0.0, crit + 50.0 * (1.0 + float(special.ndtri(power))), xtol=1e-10)
-    return float(nc) * se
+    hi = 1.0
+    while gap(hi) < 0:
+        hi *= 2.0
+    return float(optimize.brentq(gap, 0.0, hi, xtol=1e-10)) * se
 
 
 def min_detectable(seed_var: float, test_var: float, seed_df: float, rows: int,

@@ -83,19 +83,24 @@ def _number(x: float, digits: int = 2) -> str:
 def claim_table(config: Mapping[str, Any], costs: Costs, plans: Sequence[ClaimPlan]) -> str:
     """One line per claim row: its seeds, power and minimum detectable effect at them, and
     the GPU hours of its two sides at those seeds."""
-    s = seed_plan.plan_settings(config)
+    s, rule = seed_plan.plan_settings(config), seed_plan.rule(config)
     lines = [
         f'Seed plan (docs/statistics.md, "Seeds"): each claim row at the seeds for '
-        f"{s['power']:.0%} power at the paper's difference (at most {s['max_seeds']}); "
-        f"other rows at {s['other_seeds']}",
+        f"{s['power']:.0%} power of \"reproduced\" (the effect at least {rule.fraction:g} x the "
+        f"paper's, one-sided at {rule.alpha:g}/2/k in its family of k rows) at the paper's "
+        f"difference (at most {s['max_seeds']}); other rows at {s['other_seeds']}",
         f"{'claim':<44} {'backbone':<19} {'Δ paper':>7} {'seeds':>5} {'power':>5} "
-        f"{'MDE':>5} {'GPU h':>6}  variance model; why not {s['power']:.0%}",
+        f"{'MDE':>5} {'GPU h':>6}  variance model (seed sd/test sd); why not {s['power']:.0%}",
     ]
     for p in plans:
         c = p.claim
         name = f"{c.method} vs {c.baseline} ({c.measure}{', ' + c.llm if c.llm else ''})"
         hours = p.seeds * sum(seed_hours(config, costs, m, c.backbone) for m in c.pair[1:])
-        model = f"sd {p.model.seed_sd:.2f}/{p.model.test_sd:.2f} {p.model.source}"
+        model = (
+            f"sd {p.model.seed_sd:.3g}/{p.model.test_sd:.3g} {p.model.source}, k={p.rows}"
+            if p.model
+            else f"k={p.rows}"
+        )
         delta = "dir." if c.delta is None else f"{c.delta:+.2f}"
         lines.append(
             f"{name:<44} {c.backbone:<19} {delta:>7} {p.seeds:>5} {_number(p.power):>5} "
@@ -103,8 +108,8 @@ def claim_table(config: Mapping[str, Any], costs: Costs, plans: Sequence[ClaimPl
         )
     lines.append(
         "(GPU h: both sides' training and evaluation at the planned seeds; a side shared by "
-        "several claims counts in each; MDE: the smallest difference those seeds detect at "
-        "the target power)"
+        "several claims counts in each; MDE: the smallest paper's difference those seeds call "
+        "reproduced at the target power)"
     )
     return "\n".join(lines)
 
