@@ -148,12 +148,19 @@ def run(args: argparse.Namespace) -> int:
         )
     except (KeyError, ValueError) as exc:  # unknown method or key, a bad value: named
         raise UserError(f"{where}: {exc.args[0] if exc.args else exc}") from None
+    #: the columns the method and its guides read besides the corpus
+    reads = {*method.columns, *(c for g in method.guides() for c in g.columns)} - {"sentence"}
     columns: dict[str, Column] = {"sentence": read_lines(args.corpus, nonempty=True)}
     sources = {"sentence": args.corpus}
     for name, path in _pairs(args.column, "--column", "NAME=FILE").items():
         if name in RESERVED_COLUMNS:  # negcse.json records --corpus: it stays what is trained on
             raise UserError(f"--column {name}=...: '{name}' is the corpus's column (--corpus)")
         columns[name], sources[name] = read_column(path), path
+    for name in sorted(set(columns) - {"sentence"} - reads):  # would be ignored unseen
+        raise UserError(
+            f"--column {name}=...: method '{spec['method']}' reads no column '{name}' "
+            f"(it reads: {', '.join(sorted(reads)) or 'the corpus only'})"
+        )
     data = trainer_lib.TrainData(columns, sources)
     named = _pairs(args.guide, "--guide", "NAME=PATH")
     guides = guides_lib.guide_paths(method.guides(), named, args.mirror)
