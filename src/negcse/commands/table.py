@@ -9,11 +9,11 @@ from dataclasses import replace
 from negcse.analysis.verdict_rules import MIN_SEEDS, Rule
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, json_text, write_texts
-from negcse.latex import latex_escape
 from negcse.model_cli import unavailable
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
 from negcse.tables.specs import table_spec
+from negcse.text.latex import latex_escape
 
 NAME = "table"
 HELP = "build one results table (negcse.tables.specs.TABLES) from evaluation JSON files"

@@ -20,9 +20,7 @@ import pandas as pd
 from negcse.analysis.latex import scaled
 from negcse.analysis.verdict_rules import MIN_SEEDS, Rule
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
-from negcse.display import task_name
-from negcse.latex import latex_escape
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.tables.dvc_metrics import Nested
 from negcse.tables.eval_files import (
     TableInputError,
@@ -50,6 +48,8 @@ from negcse.tables.render import (
     render,
     summarize,
 )
+from negcse.text.display import task_name
+from negcse.text.latex import latex_escape
 
 if TYPE_CHECKING:
     from negcse.analysis import run as analysis_run

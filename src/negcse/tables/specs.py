@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.display import task_name
 from negcse.plugins import load_plugins
 from negcse.tables import build, published_view, verdicts
 from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
+from negcse.text.display import task_name
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from negcse.analysis.bootstrap import Draws, TaskPairs
 from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
 from negcse.analysis.verdict_rules import CHECK_WORDS, WORDS, SeedInterval
 from negcse.data.mteb_tasks import HEADLINE
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.tables import verdict_inputs
 from negcse.tables.build import Options, Table, TableInputError
 from negcse.tables.claims import (

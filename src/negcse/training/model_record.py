@@ -17,7 +17,7 @@ from typing import Any
 
 from negcse.errors import UserError
 from negcse.io_utils import read_json
-from negcse.names import BACKBONE, NAME, is_name
+from negcse.text.names import BACKBONE, NAME, is_name
 
 RECORD = "negcse.json"
 #: what makes a record a training run's: the card's title and the evaluations' tags
