@@ -18,7 +18,7 @@ from negcse.text.display import backbone_name, task_name
 from negcse.text.latex import latex_escape
 
 if TYPE_CHECKING:
-    from negcse.tables.specs import TableSpec
+    from negcse.tables.table_spec import TableSpec
 
 #: the columns of the table: where the row comes from, the 7 tasks and their average
 SOURCE = Column("source", "Source", kind="text", align="l")

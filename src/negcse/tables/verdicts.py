@@ -67,7 +67,7 @@ from negcse.tables.verdicts_latex import verdicts_latex
 
 if TYPE_CHECKING:
     from negcse.evaluation import splits
-    from negcse.tables.specs import TableSpec
+    from negcse.tables.table_spec import TableSpec
 else:  # the splits' dataset list; not needed to parse the table specs
     splits = LazyModule("negcse.evaluation.splits")
 
