@@ -22,8 +22,8 @@ import torch
 from scipy.stats import spearmanr
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
+from negcse.encoders.poolers import get_pooler
 from negcse.evaluation.embedder import Embedder
-from negcse.poolers import get_pooler
 
 
 def main() -> None:

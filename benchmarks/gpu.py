@@ -166,7 +166,7 @@ def guide_folder(tokenizer: Any, tiny: bool, root: Path) -> Path:
     """A random-weight encoder saved as the suite saves a model (MLP head as the backbone's
     pooler), the stand-in for every frozen guide: a guide's cost does not depend on its weights
     (the released teachers are BERT-base and -large; here all are the student's size)."""
-    from negcse.poolers import get_pooler
+    from negcse.encoders.poolers import get_pooler
 
     folder = root / "guide"
     if not folder.is_dir():
@@ -367,7 +367,7 @@ def measure_eval_job(tokenizer: Any, tiny: bool, timeout: float) -> tuple[float 
     """Wall seconds of the evaluation job of one trained model (rules/evaluate.smk: STS 7
     tasks + dev, transfer 7 tasks 10-fold, splits + probe; analyses not included) as a
     subprocess, on a random BERT-base saved in the trained-model layout."""
-    from negcse.poolers import get_pooler
+    from negcse.encoders.poolers import get_pooler
 
     model = random_encoder(tokenizer, tiny, 0.1, torch.device("cpu"))
     with tempfile.TemporaryDirectory() as tmp:

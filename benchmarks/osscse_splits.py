@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 from negcse.evaluation.splits import build_splits, candidate_pairs, pair_mer
-from negcse.mer import ALIGNMENTS, words
 from negcse.tables.published import splits_table2
+from negcse.text.mer import ALIGNMENTS, words
 
 
 def check_jiwer(folder: str) -> None:

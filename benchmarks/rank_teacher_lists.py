@@ -24,9 +24,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from negcse.encoders.poolers import get_pooler
 from negcse.losses import cosine_matrix
 from negcse.losses.ranking import list_mle
-from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
 
 B, D, TAU = 128, 768, 0.05

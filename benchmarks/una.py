@@ -138,7 +138,7 @@ def phase_ours_synthetic(args: argparse.Namespace) -> dict:
 
 
 def phase_ours_imports(args: argparse.Namespace) -> dict:
-    """Baseline: what importing the generator costs (negcse.seed imports torch)."""
+    """Baseline: what importing the generator costs (negcse.runtime.seed imports torch)."""
     t0 = time.perf_counter()
     import negcse.generators.una  # noqa: F401
 

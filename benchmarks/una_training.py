@@ -21,7 +21,7 @@ import torch
 from negcse.data.sources import resolve_model
 from negcse.io_utils import read_lines
 from negcse.methods.registry import build_method
-from negcse.seed import seed_everything
+from negcse.runtime.seed import seed_everything
 from negcse.training.model import SentenceEncoder, torch_threads
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

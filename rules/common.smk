@@ -60,7 +60,7 @@ except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
 # Jobs run `python -m negcse` from this checkout, installed or not (e.g. in a conda env), on the
-# config's device (auto | cuda | cpu: negcse.device reads NEGCSE_DEVICE; a GPU profile says cuda)
+# config's device (auto | cuda | cpu: negcse.runtime.device reads NEGCSE_DEVICE; a GPU profile says cuda)
 shell.prefix(
     f"export PYTHONPATH={shlex.quote(str(PACKAGE_SRC))}${{{{PYTHONPATH:+:$PYTHONPATH}}}}; "
     f"export NEGCSE_DEVICE={shlex.quote(config['device'])}; "

@@ -19,10 +19,10 @@ import pytest
 import yaml
 from huggingface_hub import ModelCard
 
-from negcse import names
-from negcse.latex import latex_escape
-from negcse.markup import markdown_escape
 from negcse.tables.render import Column, render_latex, render_markdown
+from negcse.text import names
+from negcse.text.latex import latex_escape
+from negcse.text.markup import markdown_escape
 from negcse.workflow.config import ConfigError, check_config, project_config
 from test_broken_inputs import META, SENTENCES, _json, _lines, _model, _sts_file, _transfer_file
 from test_broken_inputs import run_cli as _run_cli

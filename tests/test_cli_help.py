@@ -1,7 +1,7 @@
 """``negcse --help`` lists every command with its help without importing any command module
 (torch, transformers: ~10 s on 2 busy cores), ``negcse evaluate --help`` imports no torch, the
 model and generator commands' ``--help`` import none of torch, transformers, scipy, scikit-learn
-or nltk (their modules are ``negcse.lazy.LazyModule``s); a named command still gets its full
+or nltk (their modules are ``negcse.runtime.lazy.LazyModule``s); a named command still gets its full
 options."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from negcse.cli import PERSON_COMMANDS, STEPS_GROUP, build_parser, command_help, command_names
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 REPO = Path(__file__).resolve().parents[1]
 

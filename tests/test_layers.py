@@ -3,7 +3,7 @@
 An AST check over ``src/negcse``: no import from a lower layer into a higher one, no import loop
 between two packages (of one layer), and no function-local ``negcse`` import beyond the few
 listed below. A module that only some commands need and that is slow to import (torch, spaCy,
-mteb) is bound at the top as ``negcse.lazy.LazyModule("negcse....")`` instead, which this check
+mteb) is bound at the top as ``negcse.runtime.lazy.LazyModule("negcse....")`` instead, which this check
 reads as an import. ``if TYPE_CHECKING:`` imports count as imports too.
 """
 
@@ -26,8 +26,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # tables read the evaluations' JSONs (and the analyses' helpers)
     "tables": ("tables", "dvc_plots"),
     # the evaluations and the frozen model they load (model_cli: the options of `negcse
-    # evaluate`; st_module: the module sentence-transformers loads, a top-level path saved models
-    # name)
+    # evaluate`; st_module: the path that models saved by earlier versions name for
+    # sentence-transformers, now negcse.encoders.st_module)
     "evaluation": ("evaluation", "model_cli", "st_module"),
     # the trainer drives the method contract, as sentence-transformers' trainer drives its
     # losses; the analyses (of a trained encoder) serve the evaluations and the tables
@@ -36,10 +36,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "methods and generators": ("methods", "generators"),
     "losses and data": ("losses", "data", "gcse", "llm"),
     "base utilities": (
-        "errors", "finite", "lazy", "io_utils", "seed", "device", "poolers", "pretrained",
-        "mer", "lock_record", "vectors", "latex", "markup", "names", "display", "plugins",
-        "prompt_template",
-        "st_prompt",
+        # encoders: poolers, the pretrained transformer, prompt templates, the
+        # sentence-transformers modules, sentence vectors; runtime: lazy imports, seeds, device,
+        # the lock record; text: LaTeX/Markdown escaping, names, display names, MER
+        "encoders", "runtime", "text", "errors", "finite", "io_utils", "plugins",
         "resources", "schemas",
     ),
 }  # fmt: skip
@@ -177,7 +177,7 @@ def test_negcse_layers_point_one_way() -> None:
     assert report.unplaced == [], "place these in tests/test_layers.py's LAYERS"
     assert report.upward == []
     assert report.cycles == []
-    assert report.local == [], "import at the top, or bind a negcse.lazy.LazyModule there"
+    assert report.local == [], "import at the top, or bind a negcse.runtime.lazy.LazyModule there"
 
 
 def test_the_allowances_are_few_and_still_needed() -> None:

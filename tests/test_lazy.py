@@ -1,4 +1,4 @@
-"""negcse.lazy: a module stands in for another and imports it on first attribute access."""
+"""negcse.runtime.lazy: a module stands in for another and imports it on first attribute access."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 
 @pytest.mark.parametrize("name", ["wave", "xml.dom.minidom"])

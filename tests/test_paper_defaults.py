@@ -187,8 +187,8 @@ def _tiny_encoder(tmp_path: Path, device: torch.device):
     the check also runs on a GPU machine."""
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
+    from negcse.encoders.poolers import get_pooler
     from negcse.evaluation.embedder import Embedder
-    from negcse.poolers import get_pooler
 
     words = ["a", "man", "plays", "the", "guitar", "cat", "sat", "on", "mat", ".", "is", "playing"]
     vocab = tmp_path / "vocab.txt"

@@ -7,13 +7,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from negcse.encoders.poolers import POOLERS
 from negcse.errors import UserError
 from negcse.finite import at_least
 from negcse.io_utils import read_json
-from negcse.lazy import LazyModule
 from negcse.methods.registry import _load_all
-from negcse.names import check_tag
-from negcse.poolers import POOLERS
+from negcse.runtime.lazy import LazyModule
+from negcse.text.names import check_tag
 from negcse.training.model_record import load_model_record
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def unavailable(path: str | Path) -> str | None:
 
 def tags(args: argparse.Namespace) -> dict[str, str]:
     """The ``--tag KEY=VALUE`` pairs, each key once; a method or backbone is a name, a seed a
-    seed (:mod:`negcse.names`)."""
+    seed (:mod:`negcse.text.names`)."""
     pairs: dict[str, str] = {}
     for item in args.tag:
         key, sep, value = item.partition("=")

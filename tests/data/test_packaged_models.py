@@ -22,7 +22,7 @@ from negcse.data import packaged_models as pm
 from negcse.data.sources import resolve_model
 from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.sts import evaluate_sts
-from negcse.lock_record import installed_lock
+from negcse.runtime.lock_record import installed_lock
 from negcse.workflow.lockfile import parse_lock
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from negcse.cli import main
+from negcse.encoders.vectors import SentenceCache
 from negcse.errors import UserError
 from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.probe import load_probe
 from negcse.evaluation.registry import Evaluation, Options, evaluations, register, unregister
-from negcse.vectors import SentenceCache
 
 MODEL = ["--pooler", "cls_before_pooler", "--threads", "1", "--tag", "method=untrained"]
 

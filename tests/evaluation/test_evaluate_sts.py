@@ -14,8 +14,8 @@ from scipy.stats import spearmanr
 
 from negcse.analysis.bootstrap import pair_key, split_keys
 from negcse.data.sts import STSData, load_sts
+from negcse.encoders.vectors import cosine_rows
 from negcse.evaluation.sts import evaluate_sts, score_task
-from negcse.vectors import cosine_rows
 
 pytestmark = pytest.mark.mirror
 

@@ -17,7 +17,7 @@ from negcse.analysis.figures import (
     similarity_figure,
 )
 from negcse.analysis.groups import MethodGroup, group_name, method_groups
-from negcse.display import family
+from negcse.text.display import family
 
 SMOKE = ["simcse", "una", "una_random_select", "una_random_replace", "una_random_both",
          "sncse", "sncse_pl", "sncse_nl", "sncse_infonce", "osscse", "simcse_san", "sncse_san",

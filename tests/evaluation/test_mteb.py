@@ -122,8 +122,8 @@ def test_mock_reranking_task_gives_hand_map_and_mrr(minilm: MtebModel, tmp_path:
 def test_the_mteb_evaluation_uses_the_loaded_embedder(minilm: MtebModel) -> None:
     """`negcse evaluate --only mteb`: the run's embedder, no second load, no model/pooler keys
     (the command writes them first, as for every evaluation)."""
+    from negcse.encoders.vectors import SentenceCache
     from negcse.evaluation.mteb import Mteb
-    from negcse.vectors import SentenceCache
 
     settings = {"model": MINILM, "pooler": "mean", "group": "classification", "batch_size": 16}
     settings.update(tasks=[MockClassificationTask()], mirror=None, tags={})
@@ -144,8 +144,8 @@ def test_the_mteb_job_writes_mtebs_own_layout_read_by_its_loader(
     results loader (ResultCache.load_results) with the scores of our JSON."""
     import mteb
 
+    from negcse.encoders.vectors import SentenceCache
     from negcse.evaluation.mteb import Mteb
-    from negcse.vectors import SentenceCache
 
     folder = tmp_path / "model"  # the revision: its weights' sha256
     folder.mkdir()

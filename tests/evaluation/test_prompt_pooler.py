@@ -10,9 +10,9 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer, RobertaTokenizerFast
 
+from negcse.encoders.poolers import PROMPTS, PromptPooler, get_pooler
+from negcse.encoders.pretrained import model_inputs
 from negcse.evaluation.embedder import Embedder
-from negcse.poolers import PROMPTS, PromptPooler, get_pooler
-from negcse.pretrained import model_inputs
 
 SENTENCES = [
     "A man is playing a guitar.",

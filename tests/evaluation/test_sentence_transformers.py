@@ -14,9 +14,9 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
+from negcse.encoders.poolers import get_pooler
 from negcse.errors import ModelFilesError
 from negcse.model_cli import load_embedder
-from negcse.poolers import get_pooler
 from negcse.training.model import ST_CONFIG_FILE, ST_MODULE_FILES, ST_MODULE_TYPE, SentenceEncoder
 from plugin_venv import load_without_negcse
 

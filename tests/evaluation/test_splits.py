@@ -25,8 +25,8 @@ from negcse.evaluation.splits import (
     pair_mer,
     weighted_average,
 )
-from negcse.mer import align, backtrace_alignment, words
 from negcse.tables.published import splits_table2
+from negcse.text.mer import align, backtrace_alignment, words
 
 
 def test_assign_splits_by_hand() -> None:
@@ -260,8 +260,8 @@ def test_run_probe_by_hand() -> None:
 
 @pytest.mark.mirror
 def test_commands_end_to_end_on_splade_tiny(tmp_path: Path, splade_tiny: Path) -> None:
+    from negcse.encoders.vectors import cosine_rows
     from negcse.evaluation.embedder import Embedder
-    from negcse.vectors import cosine_rows
 
     small = ["STS16-answer-answer", "STS16-postediting", "STS14-deft-news"]
     outs = []

@@ -280,7 +280,7 @@ def test_denoise_scores_with_the_models_cls_head(tmp_path: Path, splade_tiny: Pa
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from negcse.poolers import get_pooler
+    from negcse.encoders.poolers import get_pooler
     from negcse.training.model import SentenceEncoder
 
     stage1 = tmp_path / "stage1"  # a suite model: its MLP head saved as the BERT pooler

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from negcse.mer import Alignment, align, mer, words
+from negcse.text.mer import Alignment, align, mer, words
 
 
 def test_identical_and_disjoint() -> None:

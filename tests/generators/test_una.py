@@ -29,7 +29,7 @@ from negcse.generators.una import (
     window_sample,
 )
 from negcse.generators.word_tokenize import una_tokenize
-from negcse.seed import numpy_rng
+from negcse.runtime.seed import numpy_rng
 
 WIKI10K = "unlabeled/wiki1m/wiki1m_random10k.txt"
 

@@ -14,11 +14,11 @@ import torch
 from transformers import AutoModel, AutoTokenizer
 
 from negcse.cli import main
+from negcse.encoders.poolers import get_pooler
 from negcse.methods.base import Guide
 from negcse.methods.gcse import GCSE, NEGATIVE_COLUMN, POSITIVE_COLUMN, RELEASED_TRAIN
 from negcse.methods.registry import build_method
-from negcse.poolers import get_pooler
-from negcse.seed import seed_everything
+from negcse.runtime.seed import seed_everything
 from negcse.training.model import SentenceEncoder
 
 TAU, SIGMA = 0.05, 0.01

@@ -22,9 +22,9 @@ from negcse.generators.registry import column_file, settings
 from negcse.generators.specs.negation import variant_args
 from negcse.generators.specs.osscse_paraphrase import candidates
 from negcse.losses import recall_loss, two_way_margin_loss
-from negcse.mer import mer
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
+from negcse.text.mer import mer
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

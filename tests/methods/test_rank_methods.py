@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
+from negcse.encoders.poolers import get_pooler
 from negcse.losses import cosine_matrix
 from negcse.methods.base import LossOutput, StepContext
 from negcse.methods.registry import build_method
-from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from negcse.encoders.poolers import get_pooler
 from negcse.evaluation.embedder import Embedder
 from negcse.losses import bidirectional_margin_loss, info_nce_paired_negative
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
-from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

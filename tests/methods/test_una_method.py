@@ -24,7 +24,7 @@ from negcse.io_utils import read_lines, write_lines
 from negcse.losses import symmetric_info_nce
 from negcse.methods.base import LossOutput, StepContext
 from negcse.methods.registry import build_method
-from negcse.seed import seed_everything
+from negcse.runtime.seed import seed_everything
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

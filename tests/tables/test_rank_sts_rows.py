@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from negcse.cli import main
-from negcse.display import method_name
 from negcse.tables.published import TASKS
+from negcse.text.display import method_name
 from negcse.workflow.config import method_baselines, project_config
 
 REPO = Path(__file__).resolve().parents[2]

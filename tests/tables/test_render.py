@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from negcse.latex import latex_escape
 from negcse.tables.eval_files import TableInputError
 from negcse.tables.render import (
     PAPER_DIFF,
@@ -23,6 +22,7 @@ from negcse.tables.render import (
     render_markdown,
     summarize,
 )
+from negcse.text.latex import latex_escape
 
 KEYS = ["STS12", "avg"]
 COLUMNS = (Column("STS12", "STS12"), Column("avg", "Avg."), *PAPER_DIFF)

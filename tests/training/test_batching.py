@@ -11,7 +11,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from negcse.poolers import get_pooler
+from negcse.encoders.poolers import get_pooler
 from negcse.training.batching import collate, tokenize_rows
 
 pytestmark = pytest.mark.mirror

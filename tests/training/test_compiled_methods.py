@@ -16,8 +16,8 @@ import torch
 import torch._inductor.config as inductor_config
 from test_trainer import SETTINGS as TRAINER_SETTINGS
 
+from negcse.encoders.poolers import get_pooler
 from negcse.methods.registry import build_method
-from negcse.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

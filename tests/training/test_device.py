@@ -1,4 +1,4 @@
-"""The device setting never falls back in silence (negcse.device): ``cuda`` where torch sees no
+"""The device setting never falls back in silence (negcse.runtime.device): ``cuda`` where torch sees no
 GPU stops with one line, ``auto`` takes the CPU and says so, and a trained model records both.
 
 These run where CUDA is absent (CI): ``torch.cuda.is_available()`` is really false, nothing is
@@ -15,9 +15,9 @@ import torch
 from test_trainer import SETTINGS
 
 from negcse import cli
-from negcse.device import DEVICE_ENV, DeviceError, choose, cuda_missing
+from negcse.encoders.pretrained import default_device
 from negcse.generators.san import MaskPredictor
-from negcse.pretrained import default_device
+from negcse.runtime.device import DEVICE_ENV, DeviceError, choose, cuda_missing
 
 
 class _Sized:

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 import torch
 
+from negcse.encoders.poolers import get_pooler
 from negcse.methods.base import StepContext
 from negcse.methods.registry import build_method
 from negcse.methods.san import SAN_COLUMN
-from negcse.poolers import get_pooler
 from negcse.training.guide_cache import CachedGuide, guide_files, write_guide_cache
 from negcse.training.guides import GuideError
 from negcse.training.model import SentenceEncoder

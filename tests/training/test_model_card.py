@@ -13,7 +13,7 @@ import pytest
 from huggingface_hub import HfApi, ModelCard
 
 from negcse.cli import main
-from negcse.poolers import get_pooler
+from negcse.encoders.poolers import get_pooler
 from negcse.training.model import ST_MODULE_FILES, SentenceEncoder
 from negcse.training.model_card import bibtex, model_card
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
 
-from negcse.poolers import get_pooler
+from negcse.encoders.poolers import get_pooler
 from negcse.training.model import SentenceEncoder
 
 SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)

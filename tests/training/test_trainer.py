@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from negcse.lock_record import lock_record
 from negcse.methods.registry import build_method
+from negcse.runtime.lock_record import lock_record
 from negcse.training.model import SentenceEncoder
 from negcse.training.settings import TrainSettings
 from negcse.training.trainer import TrainData, Trainer

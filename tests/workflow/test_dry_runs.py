@@ -58,7 +58,7 @@ def test_the_parse_reads_every_method_without_importing_torch(
     lint: subprocess.CompletedProcess[str],
 ) -> None:
     """The Snakefile builds every grid method (params, columns, guides) from the method registry;
-    torch loads on first use only (negcse.lazy): it was ~3 of a parse's ~6.6 CPU-s, and every
+    torch loads on first use only (negcse.runtime.lazy): it was ~3 of a parse's ~6.6 CPU-s, and every
     Snakemake process parses (two per job on a SLURM cluster)."""
     modules = set(lint.stderr.rpartition("modules:")[2].split())
     assert {"negcse.methods.rankcse", "negcse.methods.gcse", "negcse.losses"} <= modules

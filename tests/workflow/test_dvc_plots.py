@@ -85,7 +85,7 @@ def test_page_renders_every_run_offline(page: Path) -> None:
 
 
 def test_the_loss_plot_colours_each_family_as_the_figures_do() -> None:
-    from negcse.display import FAMILIES, OTHER
+    from negcse.text.display import FAMILIES, OTHER
 
     template = json.loads((REPO / ".dvc/plots/training_loss.json").read_text())
     scale = template["spec"]["encoding"]["color"]["scale"]

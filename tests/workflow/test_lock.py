@@ -13,7 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from negcse.lock_record import installed_lock
+from negcse.runtime.lock_record import installed_lock
 from negcse.workflow.lockfile import (
     LLM_EXTRAS,
     NOT_IN_RULES,

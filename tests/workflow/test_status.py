@@ -245,7 +245,7 @@ def test_status_of_a_partial_run_with_one_failure(tmp_path: Path) -> None:
         "logs/train/broken/splade-tiny/seed1.log: "
     )
     assert failure.endswith("ValueError: boom: the broken method's loss"), failure
-    from negcse.device import cuda_missing  # torch: only here
+    from negcse.runtime.device import cuda_missing  # torch: only here
 
     if cuda_missing() is None:  # the smoke profile's device is auto: a GPU run here
         m = re.search(r"^ETA: (.*) for (\d+) jobs \(cost model: [\d.]+ GPU-h left, x[\d.]+ the "

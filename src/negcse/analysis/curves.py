@@ -14,10 +14,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from negcse.display import family, method_name
 from negcse.errors import UserError
 from negcse.finite import finite
 from negcse.io_utils import read_json
+from negcse.text.display import family, method_name
 from negcse.training.model_record import check_model_record
 
 
@@ -118,7 +118,7 @@ def _tags(c: Curve) -> dict[str, str | int]:
 def curve_rows(curves: list[Curve]) -> list[dict[str, str | int | float]]:
     """One row per evaluation of every run (long format: the `dvc plots` data of the STS-B dev
     training curves), ordered by method, backbone, seed and step; ``name`` is the method as
-    the tables name it and ``family`` its family (:mod:`negcse.display`), which the plots
+    the tables name it and ``family`` its family (:mod:`negcse.text.display`), which the plots
     facet by."""
     return [
         {**_tags(c), "step": s, "stsb_dev": d}

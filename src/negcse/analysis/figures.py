@@ -10,8 +10,8 @@
 
 The first two are one column of a two-column paper wide (:data:`WIDTH`), for one group of at
 most ~8 methods (:mod:`negcse.analysis.groups`), named as the tables name them
-(:func:`negcse.display.method_name`): the group's baseline a solid black line, each other method
-in its family's hue (:data:`negcse.display.FAMILIES`; a shade per method of the family), with a
+(:func:`negcse.text.display.method_name`): the group's baseline a solid black line, each other method
+in its family's hue (:data:`negcse.text.display.FAMILIES`; a shade per method of the family), with a
 line style and a marker of its own, so lines that overlap stay apart, in print and in grey; the
 legend under the axes. PDFs embed their fonts as TrueType (Type 42), as camera-ready checks ask.
 """
@@ -38,8 +38,8 @@ from PIL import Image
 
 from negcse.analysis.curves import Curve
 from negcse.analysis.density import GRID, density
-from negcse.display import backbone_name, family, method_name
 from negcse.io_utils import atomic_path
+from negcse.text.display import backbone_name, family, method_name
 
 # fontTools logs every font subset it makes for a Type 42 PDF at INFO
 logging.getLogger("fontTools").setLevel(logging.WARNING)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from negcse.display import task_name
-from negcse.latex import latex_escape, latex_table
+from negcse.text.display import task_name
+from negcse.text.latex import latex_escape, latex_table
 
 
 def _rank(value: float) -> str:

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from negcse.data.sts import STS_TASKS, STSData, load_sts
-from negcse.seed import numpy_rng
-from negcse.vectors import EncodeFn, cosine_rows
+from negcse.encoders.vectors import EncodeFn, cosine_rows
+from negcse.runtime.seed import numpy_rng
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from negcse.analysis.overlap import hard_positive_pairs
 from negcse.analysis.pairs import pair_cosines, random_partners
 from negcse.analysis.rank_errors import rank_errors
 from negcse.data.sts import STS_TASKS, STSData, load_sts
-from negcse.lazy import LazyModule
-from negcse.vectors import EncodeFn, SentenceCache
+from negcse.encoders.vectors import EncodeFn, SentenceCache
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import scipy.stats as stats

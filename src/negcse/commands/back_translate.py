@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from negcse.generators.settings import add_options
 from negcse.generators.specs.osscse_paraphrase import WMT19_PIVOTS, OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import negcse.generators.backtranslation as backtranslation
     import negcse.training.model as model_lib
-else:  # imported when run() uses them, not for --help (negcse.lazy)
+else:  # imported when run() uses them, not for --help (negcse.runtime.lazy)
     backtranslation = LazyModule("negcse.generators.backtranslation")
     model_lib = LazyModule("negcse.training.model")
 

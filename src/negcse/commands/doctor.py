@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING
 from negcse.data.sources import CACHE_ENV, MIRROR_ENV, ResolveError, cache_root, mirror_root
 from negcse.data.sources import offline as is_offline
 from negcse.errors import UserError
-from negcse.lazy import LazyModule
-from negcse.lock_record import installed_lock
+from negcse.runtime.lazy import LazyModule
+from negcse.runtime.lock_record import installed_lock
 from negcse.workflow.lockfile import file_sha256, parse_lock
 
 if TYPE_CHECKING:
     import torch
 
-    from negcse import device as device_policy
+    from negcse.runtime import device as device_policy
 else:  # torch: imported when the command runs, not for --help
     torch = LazyModule("torch")
-    device_policy = LazyModule("negcse.device")
+    device_policy = LazyModule("negcse.runtime.device")
 
 NAME = "doctor"
 HELP = (

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 from negcse.commands.train import _pairs, read_spec
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, read_lines
-from negcse.lazy import LazyModule
 from negcse.methods.base import Column, Guide
 from negcse.methods.registry import build_method
+from negcse.runtime.lazy import LazyModule
 from negcse.training.columns import read_column
 from negcse.training.settings import TrainSettings
 
 if TYPE_CHECKING:
-    import negcse.device as device_policy
+    import negcse.runtime.device as device_policy
     import negcse.training.guide_cache as guide_cache
     import negcse.training.guides as guides_lib
     import negcse.training.model as model_lib
     import negcse.training.trainer as trainer_lib
 else:  # torch and transformers load when run() uses them (lazy.py)
-    device_policy = LazyModule("negcse.device")
+    device_policy = LazyModule("negcse.runtime.device")
     guide_cache = LazyModule("negcse.training.guide_cache")
     guides_lib = LazyModule("negcse.training.guides")
     model_lib = LazyModule("negcse.training.model")

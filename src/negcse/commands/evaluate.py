@@ -4,7 +4,7 @@
 
 The evaluations are those of :mod:`negcse.evaluation` (``--help`` lists them with their
 options, each prefixed by its name). The model is loaded once and every sentence encoded once
-(one :class:`~negcse.vectors.SentenceCache`); they run in ``--only``'s order. Every
+(one :class:`~negcse.encoders.vectors.SentenceCache`); they run in ``--only``'s order. Every
 selected evaluation's settings and outputs are checked before the model loads, and the JSON
 files are written when all have run, so a failure leaves no partial results.
 """
@@ -16,11 +16,11 @@ import logging
 from typing import Any
 
 from negcse.data.sources import ResolveError
+from negcse.encoders.vectors import SentenceCache
 from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, command_options, evaluations, select
 from negcse.io_utils import check_writable, write_json
 from negcse.model_cli import UNAVAILABLE, add_model_arguments, header, load_embedder, tags
-from negcse.vectors import SentenceCache
 
 NAME = "evaluate"
 HELP = "run evaluations of one model (--only sts,transfer,...): one model load, one sentence cache"

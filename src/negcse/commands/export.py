@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from negcse.data.sts import PROTOCOLS, STS_TASKS
 from negcse.data.transfer import TRANSFER_TASKS
+from negcse.encoders.poolers import get_pooler
 from negcse.errors import UserError
 from negcse.io_utils import atomic_dir, read_json
-from negcse.lazy import LazyModule
 from negcse.model_cli import saved_pooler
-from negcse.poolers import get_pooler
+from negcse.runtime.lazy import LazyModule
 from negcse.tables.eval_files import number, read_result
 from negcse.training.model_record import RECORD, RUN_KEYS, load_model_record
 
@@ -40,14 +40,14 @@ if TYPE_CHECKING:
     import huggingface_hub
     import huggingface_hub.utils as hub_utils
 
-    from negcse import pretrained
+    from negcse.encoders import pretrained
     from negcse.methods import registry
     from negcse.training import model as model_lib
     from negcse.training import model_card
 else:  # torch and the Hub client: imported when the command runs, not for --help
     huggingface_hub = LazyModule("huggingface_hub")
     hub_utils = LazyModule("huggingface_hub.utils")
-    pretrained = LazyModule("negcse.pretrained")
+    pretrained = LazyModule("negcse.encoders.pretrained")
     registry = LazyModule("negcse.methods.registry")
     model_lib = LazyModule("negcse.training.model")
     model_card = LazyModule("negcse.training.model_card")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from negcse.data.mteb_tasks import GROUPS
 from negcse.io_utils import write_json
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.evaluation import mteb_runner

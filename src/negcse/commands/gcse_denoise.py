@@ -24,7 +24,7 @@ from negcse.gcse.released import augment_anchor
 from negcse.generators.settings import add_options, as_dict, from_args
 from negcse.generators.specs.gcse import GcseDenoising, thresholds
 from negcse.io_utils import json_text, lines_text, read_jsonl, write_texts
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.evaluation import embedder

@@ -16,20 +16,20 @@ from negcse.gcse.released import check_bugs
 from negcse.generators.settings import add_options, from_args
 from negcse.generators.specs.gcse import STAGE1, GcseSynthesis
 from negcse.io_utils import write_json, write_jsonl
-from negcse.lazy import LazyModule
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.cache import CachedLLM, CacheStats
 from negcse.llm.openai_backend import OpenAIBackend, OpenAISettings
 from negcse.llm.pinned import PINNED
 from negcse.llm.transformers_backend import TransformersBackend
 from negcse.llm.vllm_backend import VLLMBackend
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
-    from negcse import device
     from negcse.evaluation import embedder
+    from negcse.runtime import device
 else:  # torch and transformers: loaded for a neighbour model, not for --help
     embedder = LazyModule("negcse.evaluation.embedder")
-    device = LazyModule("negcse.device")
+    device = LazyModule("negcse.runtime.device")
 
 NAME = "gcse-synthesize"
 HELP = "GCSE data synthesis with an LLM: extract knowledge, build the entity KG, write candidates"

@@ -11,7 +11,7 @@ from negcse.errors import UserError
 from negcse.generators.settings import add_options
 from negcse.generators.specs.negation import NegationSettings
 from negcse.io_utils import read_lines, write_lines
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.generators import negation

@@ -15,7 +15,7 @@ from negcse.commands.plot_seeds import seed_rows
 from negcse.commands.table import parse_baselines
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, write_texts
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.tables.eval_files import read_csv
 from negcse.tables.html import markdown_html
 from negcse.tables.published import PAPERS

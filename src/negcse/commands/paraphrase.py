@@ -11,15 +11,15 @@ from negcse.data.sources import resolve_model
 from negcse.generators.settings import add_options
 from negcse.generators.specs.paraphrase import ParaphraseSettings
 from negcse.io_utils import read_lines, write_lines
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
+    import negcse.encoders.pretrained as pretrained
     import negcse.generators.paraphrase as paraphrase
-    import negcse.pretrained as pretrained
     import negcse.training.model as model_lib
-else:  # imported when run() uses them, not for --help (negcse.lazy)
+else:  # imported when run() uses them, not for --help (negcse.runtime.lazy)
     paraphrase = LazyModule("negcse.generators.paraphrase")
-    pretrained = LazyModule("negcse.pretrained")
+    pretrained = LazyModule("negcse.encoders.pretrained")
     model_lib = LazyModule("negcse.training.model")
 
 NAME = "paraphrase"

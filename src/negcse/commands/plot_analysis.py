@@ -11,7 +11,7 @@ from negcse.analysis.curves import read_curve
 from negcse.errors import UserError
 from negcse.finite import finite_array
 from negcse.io_utils import read_json
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.analysis import figures

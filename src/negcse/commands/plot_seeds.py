@@ -8,11 +8,11 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from negcse.display import backbone_name, method_name
 from negcse.errors import UserError
 from negcse.io_utils import check_writable
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.tables.eval_files import read_csv
+from negcse.text.display import backbone_name, method_name
 
 if TYPE_CHECKING:
     import pandas as pd

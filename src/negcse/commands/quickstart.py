@@ -29,16 +29,16 @@ from negcse.data.sources import hub_models
 from negcse.errors import UserError
 from negcse.finite import at_least
 from negcse.io_utils import write_json
-from negcse.lazy import LazyModule, torch
+from negcse.runtime.lazy import LazyModule, torch
 from negcse.workflow.config import resolve_method
 from negcse.workflow.gpu_estimate import COSTS_FILE, estimate, load_costs
 from negcse.workflow.plan.evaluate import MODEL_DIR
 from negcse.workflow.plan.load import workflow_config
 
 if TYPE_CHECKING:
-    from negcse import device as device_policy
+    from negcse.runtime import device as device_policy
 else:  # torch: imported when the command runs, not for --help
-    device_policy = LazyModule("negcse.device")
+    device_policy = LazyModule("negcse.runtime.device")
 
 NAME = "quickstart"
 HELP = (

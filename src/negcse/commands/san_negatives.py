@@ -12,14 +12,14 @@ from negcse.generators.pos_lexicon import PosLexicon
 from negcse.generators.settings import add_options
 from negcse.generators.specs.san import SanSettings
 from negcse.io_utils import atomic_open, read_lines, write_json
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
-    from negcse import device as device_policy
     from negcse.generators import san
+    from negcse.runtime import device as device_policy
     from negcse.training import model
 else:  # torch and transformers: imported when the command runs, not for --help
-    device_policy = LazyModule("negcse.device")
+    device_policy = LazyModule("negcse.runtime.device")
     san = LazyModule("negcse.generators.san")
     model = LazyModule("negcse.training.model")
 

@@ -11,11 +11,11 @@ from negcse.errors import UserError
 from negcse.generators.settings import add_options
 from negcse.generators.specs.osscse_paraphrase import OssCseParaphraseSettings
 from negcse.io_utils import read_lines, write_json, write_lines
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import negcse.generators.backtranslation as backtranslation
-else:  # imported when run() uses them, not for --help (negcse.lazy)
+else:  # imported when run() uses them, not for --help (negcse.runtime.lazy)
     backtranslation = LazyModule("negcse.generators.backtranslation")
 
 NAME = "select-paraphrases"

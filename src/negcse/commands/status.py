@@ -28,7 +28,7 @@ import yaml
 
 from negcse.errors import UserError
 from negcse.finite import positive_float
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.workflow import status as status_lib
 from negcse.workflow.config import ConfigError, load_yaml
 from negcse.workflow.plan.load import profile_configfiles
@@ -38,14 +38,14 @@ if TYPE_CHECKING:
     import snakemake.exceptions as snakemake_exceptions
     import snakemake.settings.types as snakemake_settings
 
-    from negcse import device
+    from negcse.runtime import device
     from negcse.workflow import gpu_estimate
 else:  # snakemake and the registries: imported when the command runs, not for --help
     snakemake_api = LazyModule("snakemake.api")
     snakemake_exceptions = LazyModule("snakemake.exceptions")
     snakemake_settings = LazyModule("snakemake.settings.types")
     gpu_estimate = LazyModule("negcse.workflow.gpu_estimate")
-    device = LazyModule("negcse.device")
+    device = LazyModule("negcse.runtime.device")
 
 NAME = "status"
 HELP = "jobs done / running / failed / pending per rule, failures' last log line, and an ETA"

@@ -9,12 +9,12 @@ from dataclasses import replace
 from negcse.analysis.verdict_rules import MIN_SEEDS, Rule
 from negcse.errors import UserError
 from negcse.io_utils import check_writable, json_text, write_texts
-from negcse.latex import latex_escape
 from negcse.model_cli import unavailable
-from negcse.names import check_name
 from negcse.tables.build import Options
 from negcse.tables.render import to_csv
 from negcse.tables.specs import table_spec
+from negcse.text.latex import latex_escape
+from negcse.text.names import check_name
 
 NAME = "table"
 HELP = "build one results table (negcse.tables.specs.TABLES) from evaluation JSON files"
@@ -74,7 +74,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_baselines(items: list[str], option: str = "--baselines") -> dict[str, str]:
     """``METHOD=VALUE`` items as a mapping (``option`` names the flag in the error): both names
-    (:mod:`negcse.names`), each method once, and no method its own baseline (its row would
+    (:mod:`negcse.text.names`), each method once, and no method its own baseline (its row would
     compare it with itself: 0.00 [+0.00, +0.00])."""
     out: dict[str, str] = {}
     for item in items:

@@ -7,11 +7,11 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import negcse.generators.tfidf as tfidf
-else:  # imported when run() uses them, not for --help (negcse.lazy)
+else:  # imported when run() uses them, not for --help (negcse.runtime.lazy)
     tfidf = LazyModule("negcse.generators.tfidf")
 
 NAME = "tfidf"

@@ -16,11 +16,11 @@ from negcse.data.sts import PROTOCOLS
 from negcse.errors import UserError
 from negcse.finite import at_least, check_tree, seed_number
 from negcse.io_utils import check_writable, read_json, read_lines
-from negcse.lazy import LazyModule, torch
-from negcse.lock_record import lock_record
 from negcse.methods.base import Column
 from negcse.methods.registry import build_method
-from negcse.seed import seed_everything
+from negcse.runtime.lazy import LazyModule, torch
+from negcse.runtime.lock_record import lock_record
+from negcse.runtime.seed import seed_everything
 from negcse.training.columns import read_column
 from negcse.training.fingerprint import run_fingerprint
 from negcse.training.settings import TrainSettings
@@ -28,14 +28,14 @@ from negcse.training.settings import TrainSettings
 if TYPE_CHECKING:
     import transformers
 
-    import negcse.device as device_policy
     import negcse.evaluation.sts as sts
+    import negcse.runtime.device as device_policy
     import negcse.training.guides as guides_lib
     import negcse.training.model as model_lib
     import negcse.training.trainer as trainer_lib
 else:  # torch, transformers, scipy: imported when run() uses them, not for --help (lazy.py)
     transformers = LazyModule("transformers")
-    device_policy = LazyModule("negcse.device")
+    device_policy = LazyModule("negcse.runtime.device")
     sts = LazyModule("negcse.evaluation.sts")
     guides_lib = LazyModule("negcse.training.guides")
     model_lib = LazyModule("negcse.training.model")
@@ -210,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         "corpus_sentences": len(data),
         "corpus_file": Path(args.corpus).name,
         "device": trainer.device.type,  # where it trained (cuda: compile auto compiled it)
-        "device_setting": device.setting,  # auto | cuda | cpu (negcse.device)
+        "device_setting": device.setting,  # auto | cuda | cpu (negcse.runtime.device)
         **({"guides": guides} if guides else {}),
         "versions": {
             "negcse": __version__,

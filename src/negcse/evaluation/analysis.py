@@ -13,11 +13,11 @@ from negcse.analysis.overlap import OVERLAP_KINDS
 from negcse.analysis.rank_errors import TIE_METHODS
 from negcse.analysis.run import AnalysisSettings, analyze_model
 from negcse.data.sts import PROTOCOLS, STS_TASKS
-from negcse.display import task_name
+from negcse.encoders.vectors import SentenceCache
 from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.io_utils import atomic_open, read_lines
-from negcse.vectors import SentenceCache
+from negcse.text.display import task_name
 
 logger = logging.getLogger(__name__)
 

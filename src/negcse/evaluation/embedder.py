@@ -15,8 +15,13 @@ import torch
 from tqdm.auto import tqdm
 
 from negcse.data.sources import resolve_model
-from negcse.poolers import Pooler, get_pooler
-from negcse.pretrained import EVAL_MAX_LENGTH, default_device, load_pretrained, model_inputs
+from negcse.encoders.poolers import Pooler, get_pooler
+from negcse.encoders.pretrained import (
+    EVAL_MAX_LENGTH,
+    default_device,
+    load_pretrained,
+    model_inputs,
+)
 
 logger = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from negcse.data.mteb_tasks import GROUPS
+from negcse.encoders.vectors import SentenceCache
 from negcse.evaluation.registry import Evaluation, Options, register
 from negcse.io_utils import check_writable
-from negcse.lazy import LazyModule
-from negcse.vectors import SentenceCache
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     from negcse.evaluation import mteb_runner

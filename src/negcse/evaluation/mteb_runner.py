@@ -47,8 +47,8 @@ from mteb.models.model_meta import ModelMeta, ScoringFunction
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, TASK_TYPES, TaskSpec
 from negcse.errors import UserError
 from negcse.io_utils import write_json
-from negcse.lazy import LazyModule
-from negcse.lock_record import lock_record
+from negcse.runtime.lazy import LazyModule
+from negcse.runtime.lock_record import lock_record
 
 if TYPE_CHECKING:
     from mteb.abstasks.task_metadata import TaskMetadata

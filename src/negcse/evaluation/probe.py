@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from negcse.encoders.vectors import EncodeFn, SentenceCache, cosine_rows
 from negcse.errors import UserError
 from negcse.evaluation.registry import Evaluation, Job, Options, register
 from negcse.io_utils import read_json
-from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from negcse.errors import UserError
 from negcse.plugins import load_plugins
 
 if TYPE_CHECKING:
-    from negcse.vectors import SentenceCache
+    from negcse.encoders.vectors import SentenceCache
 
 #: modules of the package that are not evaluations
 HELPERS = frozenset({"registry", "cache", "embedder", "transfer_classifier", "mteb_runner"})

@@ -14,7 +14,7 @@ MER is computed on the SentEval-processed text (Moses-tokenized, lowercased: pun
 word of its own), words split on whitespace, sentence 1 as reference. The default alignment is
 the Levenshtein backtrace that ``jiwer`` (through ``rapidfuzz`` opcodes) reports, the usual
 MER tool: among the minimum-edit alignments it may keep fewer hits than
-:func:`negcse.mer.align` (the most-hits one), which moves medians and counts towards Table 2
+:func:`negcse.text.mer.align` (the most-hits one), which moves medians and counts towards Table 2
 (10 of 16 median MERs equal, |count difference| summed over Table 2 90 pairs, against 6 and
 156 with most hits, and 5 and 263 on raw text). ``benchmarks/osscse_splits.md`` has the
 comparison.
@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from negcse.data.sts import PROTOCOLS, load_sts
+from negcse.encoders.vectors import EncodeFn, SentenceCache, cosine_rows
 from negcse.evaluation.registry import Evaluation, Job, Options, quoted, register
 from negcse.evaluation.sts import spearman100
-from negcse.mer import ALIGNMENTS, DEFAULT_ALIGNMENT, mer
-from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
+from negcse.text.mer import ALIGNMENTS, DEFAULT_ALIGNMENT, mer
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ MEDIAN_RANGE = (2.0, 3.5)
 
 
 def pair_mer(reference: str, hypothesis: str, alignment: str = DEFAULT_ALIGNMENT) -> float:
-    """Word-level MER of one pair (lowercased, whitespace words): :func:`negcse.mer.mer`, the
+    """Word-level MER of one pair (lowercased, whitespace words): :func:`negcse.text.mer.mer`, the
     same function the OssCSE paraphrase filter uses."""
     return mer(reference, hypothesis, alignment=alignment)
 

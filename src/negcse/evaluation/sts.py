@@ -18,10 +18,10 @@ import numpy as np
 
 from negcse.analysis.bootstrap import pair_key
 from negcse.data.sts import PROTOCOLS, STS_TASKS, STSData, load_sts
+from negcse.encoders.vectors import EncodeFn, SentenceCache, cosine_rows
 from negcse.evaluation.registry import Evaluation, Job, Options, register
 from negcse.finite import finite
-from negcse.lazy import LazyModule
-from negcse.vectors import EncodeFn, SentenceCache, cosine_rows
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import scipy.stats as stats

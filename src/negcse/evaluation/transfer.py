@@ -38,6 +38,7 @@ from negcse.data.transfer import (
     load_transfer,
     senteval_order,
 )
+from negcse.encoders.vectors import EncodeFn, SentenceCache
 from negcse.evaluation.registry import Evaluation, Job, Options, register
 from negcse.evaluation.transfer_classifier import (
     FitJob,
@@ -46,9 +47,8 @@ from negcse.evaluation.transfer_classifier import (
     fit_logreg_batch,
     fit_sklearn_batch,
 )
-from negcse.lazy import LazyModule
 from negcse.model_cli import at_least
-from negcse.vectors import EncodeFn, SentenceCache
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import sklearn.metrics as metrics

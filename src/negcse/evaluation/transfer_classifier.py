@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from tqdm.auto import tqdm
 
-from negcse.lazy import LazyModule, torch
+from negcse.runtime.lazy import LazyModule, torch
 
 if TYPE_CHECKING:
     import sklearn.exceptions as sk_exceptions

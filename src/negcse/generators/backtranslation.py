@@ -27,15 +27,15 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from negcse.data.sources import resolve_model
+from negcse.encoders.pretrained import default_device
 from negcse.generators.paraphrase import (
     GenerationSettings,
     Paraphraser,
     open_cache,
     paraphrase_corpus,
 )
-from negcse.mer import DEFAULT_ALIGNMENT, alignment_of, words
-from negcse.pretrained import default_device
-from negcse.seed import numpy_rng
+from negcse.runtime.seed import numpy_rng
+from negcse.text.mer import DEFAULT_ALIGNMENT, alignment_of, words
 
 logger = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jsonschema
 
@@ -33,11 +33,16 @@ from negcse.data.corpus import RESERVED_COLUMNS
 from negcse.generators.settings import GeneratorSettings, defaults, schema
 from negcse.plugins import load_plugins
 
-if TYPE_CHECKING:
-    from negcse.generators.steps import Step
-
 Settings = dict[str, Any]
 Readers = Mapping[str, Iterable[str]]  # method -> the columns it reads
+
+
+class StepName(Protocol):
+    """What the registry reads of a step (a :class:`negcse.generators.steps.Step`, which
+    imports this module): the name of its rule."""
+
+    @property
+    def name(self) -> str: ...
 
 #: a setting that becomes part of a path (config.schema.yaml's ``$defs/name``)
 NAME = {
@@ -86,7 +91,7 @@ class GeneratorSpec:
     columns: tuple[str, ...]
     output: str
     settings: type[GeneratorSettings]
-    steps: tuple[Step, ...] = ()
+    steps: tuple[StepName, ...] = ()  # negcse.generators.steps.Step
     per_method: bool = False
     variant: Callable[[Settings, str], str] | None = None
     models: Callable[[Settings], Iterable[str]] = _no_models  # models to prefetch

@@ -20,7 +20,7 @@ Two modes:
   decoding, ``##`` pieces merge with their neighbours); the lowercased decoded text feeds the next
   iteration.
 
-Randomness: the masks are drawn with :func:`negcse.seed.numpy_rng` per chunk of ``chunk_size``
+Randomness: the masks are drawn with :func:`negcse.runtime.seed.numpy_rng` per chunk of ``chunk_size``
 corpus lines and per iteration, so the output depends on the seed and the chunk size, not on the
 batch size, the length sorting or the device (up to floating-point ties of the MLM's argmax).
 """
@@ -39,15 +39,15 @@ import torch
 from tqdm.auto import tqdm
 
 from negcse.data.sources import resolve_model
-from negcse.device import resolve_device
 from negcse.generators.pos_lexicon import PIECE, WORD, PosLexicon, token_kinds
 from negcse.generators.specs.san import DEFAULT_CHUNK
-from negcse.lazy import LazyModule
-from negcse.seed import numpy_rng
+from negcse.runtime.device import resolve_device
+from negcse.runtime.lazy import LazyModule
+from negcse.runtime.seed import numpy_rng
 
 if TYPE_CHECKING:
     import negcse.generators.negation as negation
-else:  # spaCy: imported when a fallback negates, not with this module (negcse.lazy)
+else:  # spaCy: imported when a fallback negates, not with this module (negcse.runtime.lazy)
     negation = LazyModule("negcse.generators.negation")
 
 logger = logging.getLogger(__name__)

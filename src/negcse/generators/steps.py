@@ -151,6 +151,8 @@ def all_steps() -> list[Step]:
     found: dict[str, Step] = {}
     for gen in registry.specs().values():
         for step in gen.steps:
+            if not isinstance(step, Step):
+                raise TypeError(f"generator {gen.name}: {step!r} is not a Step")
             if step.name in found:
                 raise ValueError(f"generator {gen.name}: step '{step.name}' defined twice")
             found[step.name] = step

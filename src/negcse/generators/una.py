@@ -23,7 +23,7 @@ they are and take no part in the scores. An empty line gives an empty negative.
 
 Sampling is vectorized: the window draw inverts the cumulative sum of s in rank order with
 ``searchsorted``, so memory is O(vocabulary), not O(vocabulary x window) as the released
-neighbour tables. Randomness comes from ``negcse.seed.numpy_rng(seed, UNA_STREAM, *stream,
+neighbour tables. Randomness comes from ``negcse.runtime.seed.numpy_rng(seed, UNA_STREAM, *stream,
 chunk)`` with the input cut into chunks of ``chunk_size`` sentences: the output depends on the
 seed, stream, chunk size and parameters, not on anything else.
 """
@@ -43,7 +43,7 @@ from tqdm import tqdm
 from negcse.generators.specs.una import UnaSettings
 from negcse.generators.tfidf import TfidfTable, read_tfidf_table
 from negcse.generators.word_tokenize import una_tokenize
-from negcse.seed import numpy_rng
+from negcse.runtime.seed import numpy_rng
 
 logger = logging.getLogger(__name__)
 

@@ -15,14 +15,14 @@ from typing import Any
 
 from negcse.data.sources import folder_digest, sha256_of
 from negcse.io_utils import atomic_dir
-from negcse.lazy import LazyModule
 from negcse.llm.backend import GenerationSettings, LLMError
 from negcse.llm.chat import chat_text, stop_token_ids
 from negcse.llm.pinned import PINNED, locate
+from negcse.runtime.lazy import LazyModule
 
 logger = logging.getLogger(__name__)
 #: the device setting (imports torch: loaded when a backend is built)
-device_policy = LazyModule("negcse.device")
+device_policy = LazyModule("negcse.runtime.device")
 
 
 def default_convert_cache() -> Path:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from negcse.lazy import F, torch
 from negcse.losses import cosine_matrix, weighted_mean
+from negcse.runtime.lazy import F, torch
 
 if TYPE_CHECKING:
     from torch import Tensor

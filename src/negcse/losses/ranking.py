@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from negcse.lazy import F, torch
+from negcse.runtime.lazy import F, torch
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -33,7 +33,7 @@ Columns come from generator artifacts (or any file) aligned line by line with th
 ``prepare`` sees them whole once before training. A new method subclasses ``Method[P]`` with
 its params dataclass ``P`` (``self.params: P``) and calls ``registry.register``. The workflow
 builds every configured method when it parses (params, columns, guides), in every Snakemake
-process: a method module imports no torch at its top (``negcse.lazy``'s ``torch`` and ``F``
+process: a method module imports no torch at its top (``negcse.runtime.lazy``'s ``torch`` and ``F``
 load it on first use; ``Tensor`` is for annotations under ``TYPE_CHECKING``).
 """
 
@@ -47,9 +47,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeAlias, TypeVar
 
 import numpy as np
 
-from negcse.lazy import torch
+from negcse.encoders.poolers import Pooler, get_pooler
 from negcse.methods.params import ParamError, bounded, check_params
-from negcse.poolers import Pooler, get_pooler
+from negcse.runtime.lazy import torch
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from negcse.gcse.released import augment_anchor
 from negcse.generators.specs.gcse import ANCHOR_COLUMN, NEGATIVE_COLUMN, POSITIVE_COLUMN
-from negcse.lazy import F, torch
 from negcse.losses import info_nce
 from negcse.losses.gcse import RELEASED_SIGMA, DecayForm, gaussian_decayed_info_nce
 from negcse.methods.base import (
@@ -40,6 +39,7 @@ from negcse.methods.base import (
 )
 from negcse.methods.params import bounded
 from negcse.methods.registry import register
+from negcse.runtime.lazy import F, torch
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -31,7 +31,6 @@ import numpy as np
 
 from negcse.generators.specs.negation import OSSCSE_COLUMN as NEGATION_COLUMN
 from negcse.generators.specs.osscse_paraphrase import COLUMN as PARAPHRASE_COLUMN
-from negcse.lazy import torch
 from negcse.losses import info_nce, recall_loss, two_way_margin_loss
 from negcse.methods.base import (
     Column,
@@ -44,6 +43,7 @@ from negcse.methods.base import (
 )
 from negcse.methods.params import bounded
 from negcse.methods.registry import register
+from negcse.runtime.lazy import torch
 
 if TYPE_CHECKING:
     from torch import Tensor

@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from negcse.lazy import LazyModule
 from negcse.losses import cosine_matrix
 from negcse.losses.rank_distillation import (
     DistillationWeights,
@@ -51,6 +50,7 @@ from negcse.methods.params import ParamError, bounded
 from negcse.methods.registry import register
 from negcse.methods.san import SAN_COLUMN, SAN_PROMPT
 from negcse.methods.sncse import ANCHOR_PROMPT, POSITIVE_PROMPT, SNCSEParams, _SNCSEBase
+from negcse.runtime.lazy import LazyModule
 
 if TYPE_CHECKING:
     import torch

@@ -20,13 +20,13 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from negcse.encoders.poolers import POOLERS, PROMPTS, PromptPooler, register_pooler
 from negcse.generators.specs.san import COLUMN as SAN_COLUMN
 from negcse.losses import bidirectional_margin_loss, hierarchical_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.params import bounded
 from negcse.methods.registry import register
 from negcse.methods.sncse import POSITIVE_PROMPT, SNCSE, SNCSEParams
-from negcse.poolers import POOLERS, PROMPTS, PromptPooler, register_pooler
 
 if TYPE_CHECKING:
     from torch import Tensor

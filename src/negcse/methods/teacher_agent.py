@@ -24,7 +24,7 @@ the previous step's actions. Fixed: W2 has one row per batch position of the fir
 smaller batch uses its first rows (its lists padded with zeros).
 
 Randomness: the initial weights (drawn once, shared by both teachers, as released) and the Beta
-draws come from torch's global RNG, which the trainer seeds (``negcse.seed``) and saves in every
+draws come from torch's global RNG, which the trainer seeds (``negcse.runtime.seed``) and saves in every
 checkpoint. The agent computes in fp32 outside autocast.
 """
 

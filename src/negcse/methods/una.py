@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
 from negcse.generators.specs.paraphrase import COLUMN as PARAPHRASE_COLUMN
 from negcse.generators.specs.una import COLUMN as NEGATIVE_COLUMN
-from negcse.lazy import torch
 from negcse.losses import info_nce, symmetric_info_nce
 from negcse.methods.base import LossOutput, Method, MethodParams, StepContext, View
 from negcse.methods.params import bounded
 from negcse.methods.registry import register
+from negcse.runtime.lazy import torch
 
 if TYPE_CHECKING:
     from torch import Tensor

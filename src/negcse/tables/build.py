@@ -1,4 +1,4 @@
-"""Builders: a :class:`~negcse.tables.specs.TableSpec` and its evaluation files -> a :class:`Table`.
+"""Builders: a :class:`~negcse.tables.table_spec.TableSpec` and its evaluation files -> a :class:`Table`.
 
 :func:`summary_table` builds any spec from its columns alone; the others adapt a spec to what the
 files hold first (the transfer tasks evaluated, the split datasets used, the MTEB groups) or
@@ -12,17 +12,14 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from negcse.analysis.latex import scaled
-from negcse.analysis.verdict_rules import MIN_SEEDS, Rule
 from negcse.data.mteb_tasks import GROUP_METRICS, GROUPS, HEADLINE, METRIC_LABELS, SHORT
-from negcse.display import task_name
-from negcse.latex import latex_escape
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.tables.dvc_metrics import Nested
 from negcse.tables.eval_files import (
     TableInputError,
@@ -50,48 +47,19 @@ from negcse.tables.render import (
     render,
     summarize,
 )
+from negcse.tables.table_spec import Options, Table
+from negcse.text.display import task_name
+from negcse.text.latex import latex_escape
 
 if TYPE_CHECKING:
     from negcse.analysis import run as analysis_run
     from negcse.evaluation import splits
-    from negcse.tables.specs import PaperColumn, TableSpec
+    from negcse.tables.table_spec import PaperColumn, TableSpec
 else:  # scipy: only the splits note and the GCSE cases need them, not the parse (table specs)
     splits = LazyModule("negcse.evaluation.splits")
     analysis_run = LazyModule("negcse.analysis.run")
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Options:
-    """Settings from the workflow: ``baselines`` maps a method to the one its paper compared
-    it with (config/defaults.yaml ``methods.<m>.baseline``); ``released`` names the released
-    checkpoints' rows (config/defaults.yaml ``released``), reference rows like the untrained one;
-    ``min_seeds`` the fewest seeds a side that give a verdict (config/defaults.yaml
-    ``verdicts.min_seeds``); ``scale_note`` the first line of every table of a reduced-scale
-    grid (empty at the papers' scale: :func:`negcse.workflow.config.scale_note`); ``papers``
-    maps a method to its paper (``methods.<m>.paper``; a method of no paper is compared with
-    its declared baseline); ``rule`` the verdicts' decision rule (config/defaults.yaml
-    ``verdicts``: fraction, equivalence, power)."""
-
-    baselines: Mapping[str, str] = field(default_factory=dict)
-    released: tuple[str, ...] = ()
-    min_seeds: int = MIN_SEEDS
-    scale_note: str = ""
-    papers: Mapping[str, str] = field(default_factory=dict)
-    rule: Rule = field(default_factory=Rule)
-
-
-@dataclass(frozen=True)
-class Table:
-    """A built table: LaTeX, the frame its CSV twin is written from, Markdown, DVC metrics,
-    and the HTML page the Snakemake report shows (the Markdown with its caption)."""
-
-    tex: str
-    frame: pd.DataFrame | None = None
-    md: str | None = None
-    metrics: Mapping[str, Any] | None = None  # nested (negcse.tables.dvc_metrics)
-    html: str | None = None
 
 
 def _read(path: str | os.PathLike[str]) -> dict:

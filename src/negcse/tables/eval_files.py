@@ -35,7 +35,7 @@ from negcse.data.transfer import TRANSFER_TASKS
 from negcse.errors import UserError
 from negcse.finite import finite, finite_array
 from negcse.io_utils import read_json, read_text
-from negcse.names import check_tag
+from negcse.text.names import check_tag
 
 #: a recorded Spearman x100 and the one recomputed from the file's pairs (full precision)
 SPEARMAN_TOLERANCE = 1e-6
@@ -78,7 +78,7 @@ def number(result: Mapping[str, Any], key: str, path: str | os.PathLike[str]) ->
 
 def tags(result: Mapping[str, Any], path: str | os.PathLike[str], *names: str) -> None:
     """The run's tags (method, backbone) are recorded, as text; a method or backbone as a name
-    (:mod:`negcse.names`: no ``|``, line break or markup reaches a table)."""
+    (:mod:`negcse.text.names`: no ``|``, line break or markup reaches a table)."""
     for name in names:
         if name not in result:
             raise TableInputError(f"{path}: no '{name}' recorded (evaluate with --tag {name}=...)")

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from negcse.display import backbone_name, task_name
-from negcse.latex import latex_escape
 from negcse.tables.build import Options, Table, summarize_spec
 from negcse.tables.html import markdown_html
 from negcse.tables.published import TASKS, load_published
 from negcse.tables.render import Column, metrics, render_latex, render_markdown
+from negcse.text.display import backbone_name, task_name
+from negcse.text.latex import latex_escape
 
 if TYPE_CHECKING:
-    from negcse.tables.specs import TableSpec
+    from negcse.tables.table_spec import TableSpec
 
 #: the columns of the table: where the row comes from, the 7 tasks and their average
 SOURCE = Column("source", "Source", kind="text", align="l")

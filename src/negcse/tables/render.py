@@ -3,12 +3,12 @@
 :func:`collect` reads evaluation JSON files into one row per (method, backbone, seed, metric);
 :func:`summarize` gives mean, std (ddof=1) and n per method x backbone; :func:`render` lays the
 summary out as a paper prints it, described by :class:`Column`: methods and tasks by their
-display names (:mod:`negcse.display`), rows by method family with a rule between families and
+display names (:mod:`negcse.text.display`), rows by method family with a rule between families and
 the reference rows (untrained, released, published) last, the best trained method's mean per
 column and backbone in bold, true minus signs, each number formatted once from the stored value.
 A column that is empty in every row is left out, and so is the Backbone column when one
 backbone fills it; the caption says so. LaTeX is set in ``\\footnotesize`` and never scaled: a
-table wider than the page (:data:`negcse.latex.PAGE`) is split by its columns, one with more
+table wider than the page (:data:`negcse.text.latex.PAGE`) is split by its columns, one with more
 than :data:`MAX_ROWS` trained methods by family, one with several backbones per backbone, and a
 table without rows is a comment. Markdown carries the same caption as LaTeX.
 """
@@ -27,12 +27,12 @@ from typing import Literal
 import pandas as pd
 
 from negcse.analysis.groups import method_groups
-from negcse.display import BACKBONE_NAMES, UNTRAINED, backbone_name, family_order, method_name
-from negcse.latex import ESCAPES, PAGE, latex_escape, latex_table
-from negcse.markup import markdown_escape
 from negcse.tables.dvc_metrics import Nested, metric_key, nest
 from negcse.tables.eval_files import TableInputError, read_result, tags
 from negcse.tables.eval_files import number as recorded_number
+from negcse.text.display import BACKBONE_NAMES, UNTRAINED, backbone_name, family_order, method_name
+from negcse.text.latex import ESCAPES, PAGE, latex_escape, latex_table
+from negcse.text.markup import markdown_escape
 
 CellKind = Literal["mean", "number", "signed", "text", "method", "count"]
 #: evaluation JSON keys shown as a mark on a row's name, explained in the caption: the LLM that
@@ -379,7 +379,7 @@ def cells(
 
 
 def family_blocks(rows: pd.DataFrame) -> list[pd.DataFrame]:
-    """The trained rows by method family (:func:`negcse.display.family_order`; grid order
+    """The trained rows by method family (:func:`negcse.text.display.family_order`; grid order
     within one), then the reference rows (untrained, released, published-only)."""
     trained = _trained_rows(rows)
     order = rows["method"].map(family_order)
@@ -600,7 +600,7 @@ def render_markdown(
 ) -> str:
     """The table in Markdown, rows as in LaTeX; ``caption`` (LaTeX) first, as plain text, with
     what the layout adds to it. A table without rows says so. Every cell and the caption are
-    escaped (:func:`negcse.markup.markdown_escape`): a tag cannot add a row or a cell."""
+    escaped (:func:`negcse.text.markup.markdown_escape`): a tag cannot add a row or a cell."""
     text = markdown_escape(plain_caption(caption))
     if summary.empty:
         return (f"{text}\n\n" if text else "") + "No rows.\n"

@@ -10,7 +10,7 @@ groups that draw its own methods, by kind, as images (the PNGs under ``results/f
 git). A method of no paper (SimCSE, the suite's controls, a new method) gets its comparisons
 with its declared baseline, its STS rows and its baseline's, its rows among every published row
 of its backbones (``published.csv``) and its figures. Methods and backbones are named as the
-tables name them (:mod:`negcse.display`).
+tables name them (:mod:`negcse.text.display`).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import pandas as pd
 
 from negcse.analysis.groups import method_groups
 from negcse.analysis.verdict_rules import MIN_SEEDS
-from negcse.display import backbone_name, method_name
-from negcse.markup import markdown_escape
 from negcse.tables import published_view
 from negcse.tables.published import CHECKPOINT_ROWS, PAPERS
 from negcse.tables.render import Column, render_markdown
 from negcse.tables.verdicts import CHECKPOINT_COLUMNS, VERDICT_COLUMNS, method_rows, paper_rows
+from negcse.text.display import backbone_name, method_name
+from negcse.text.markup import markdown_escape
 
 TITLES: dict[str, str] = {
     "sncse": "SNCSE: soft negatives by negation",

@@ -15,69 +15,14 @@ An installed package adds tables through the ``negcse.tables`` entry-point group
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from negcse.data.mteb_tasks import GROUPS
-from negcse.display import task_name
 from negcse.plugins import load_plugins
 from negcse.tables import build, published_view, verdicts
-from negcse.tables.build import Options, Table
 from negcse.tables.published import TASKS, published_avg
 from negcse.tables.render import PAPER_DIFF, Column
-
-
-@dataclass(frozen=True)
-class PaperColumn:
-    """Published numbers of one metric (published_splits.csv): a ``paper_{metric}`` column,
-    and a row for every published model we do not train."""
-
-    metric: str
-    dataset: str
-    table: str | None = None
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """A results table.
-
-    ``inputs`` is one trained model's evaluation file ({method}, {backbone}, {seed}, and any
-    wildcard of ``expand``); ``untrained`` the untrained backbone's ({backbone}), or None;
-    ``released`` a released checkpoint's ({released}, {backbone}: config/defaults.yaml ``released``).
-    ``columns`` are shown after Method and Backbone, in order (see :class:`Column`): a ``mean``
-    column's ``source`` is its key in the evaluation JSON, times ``scale``. ``paper`` gives
-    the published headline of a method x backbone (columns ``paper``, ``diff``: our mean of the
-    last mean column minus it); ``published`` the per-metric published columns. ``baseline``
-    adds each method's paper baseline and our difference to it. ``also``: more trained
-    models' evaluation files the table reads, each with the boolean ``evaluation`` setting it
-    needs (None: always). ``caption`` is LaTeX; a builder may add to it. ``when`` names a
-    boolean ``evaluation`` setting the table needs.
-    """
-
-    name: str
-    inputs: str
-    caption: str
-    summary: str  # one line for the Snakemake report
-    category: str
-    build: Callable[[TableSpec, Sequence[str], Options], Table]
-    columns: tuple[Column, ...] = ()
-    untrained: str | None = None
-    released: str | None = None
-    paper: Callable[[str, str], float | None] | None = None
-    published: tuple[PaperColumn, ...] = ()
-    baseline: bool = False
-    also: tuple[tuple[str, str | None], ...] = ()
-    metric: str | None = "avg"
-    fmt: str = "{:.2f}"
-    subcategory: str | None = None
-    expand: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    when: str | None = None
-    per_backbone: bool = False
-
-    @property
-    def label(self) -> str:
-        return f"tab:{self.name}"
-
+from negcse.tables.table_spec import PaperColumn, TableSpec
+from negcse.text.display import task_name
 
 SEEDS = Column("seeds", "Seeds", kind="count")
 

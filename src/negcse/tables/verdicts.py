@@ -36,7 +36,7 @@ from negcse.analysis.bootstrap import Draws, TaskPairs
 from negcse.analysis.transfer_bootstrap import FoldedExamples, TransferDraws
 from negcse.analysis.verdict_rules import CHECK_WORDS, WORDS, SeedInterval
 from negcse.data.mteb_tasks import HEADLINE
-from negcse.lazy import LazyModule
+from negcse.runtime.lazy import LazyModule
 from negcse.tables import verdict_inputs
 from negcse.tables.build import Options, Table, TableInputError
 from negcse.tables.claims import (
@@ -67,7 +67,7 @@ from negcse.tables.verdicts_latex import verdicts_latex
 
 if TYPE_CHECKING:
     from negcse.evaluation import splits
-    from negcse.tables.specs import TableSpec
+    from negcse.tables.table_spec import TableSpec
 else:  # the splits' dataset list; not needed to parse the table specs
     splits = LazyModule("negcse.evaluation.splits")
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from negcse.display import BACKBONE_NAMES, backbone_name, method_name
-from negcse.latex import PAGE, latex_escape
 from negcse.tables.render import text_width
+from negcse.text.display import BACKBONE_NAMES, backbone_name, method_name
+from negcse.text.latex import PAGE, latex_escape
 
 #: lines of rows in one float: with its header, its caption (the legend, ~11 lines) and its
 #: footnotes it stays within a page (ACL's: 23 cm of text)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from negcse.poolers import Pooler
+from negcse.encoders.poolers import Pooler
 
 _PADDED_KEYS = ("input_ids", "attention_mask", "token_type_ids")
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from negcse.seed import rng_state, set_rng_state
+from negcse.runtime.seed import rng_state, set_rng_state
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from negcse.methods.base import Augmentation
-from negcse.seed import numpy_rng, python_rng
+from negcse.runtime.seed import numpy_rng, python_rng
 
 DATA_ORDERS = ("epoch", "fixed")
 

@@ -25,8 +25,8 @@ from typing import Any
 from negcse.data.corpus import CORPUS_COLUMN
 from negcse.data.sources import folder_digest, sha256_of
 from negcse.generators.registry import producer
-from negcse.lock_record import lock_record
 from negcse.plugins import distribution_of
+from negcse.runtime.lock_record import lock_record
 
 Fingerprint = dict[str, Any]
 

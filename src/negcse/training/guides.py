@@ -17,10 +17,10 @@ import torch
 from torch import Tensor
 
 from negcse.data.sources import resolve_model
+from negcse.encoders.poolers import Pooler, get_pooler
 from negcse.errors import UserError
 from negcse.io_utils import read_json
 from negcse.methods.base import Column, Guide
-from negcse.poolers import Pooler, get_pooler
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.training.model import SentenceEncoder
 

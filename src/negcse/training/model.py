@@ -23,16 +23,16 @@ import transformers
 from torch import Tensor, nn
 from transformers import AutoConfig
 
+from negcse.encoders.poolers import Pooler, PromptPooler
+from negcse.encoders.pretrained import EVAL_MAX_LENGTH, load_pretrained, model_inputs
 from negcse.errors import ModelFilesError
 from negcse.io_utils import write_json
-from negcse.poolers import Pooler, PromptPooler
-from negcse.pretrained import EVAL_MAX_LENGTH, load_pretrained, model_inputs
 from negcse.training.model_card import model_card
 
 logger = logging.getLogger(__name__)
 
 #: the sentence-transformers module of a model saved with a prompt pooler (its code is copied into
-#: the folder: negcse.st_prompt and the negcse.prompt_template it imports), and its config file
+#: the folder: negcse.encoders.st_prompt and the negcse.encoders.prompt_template it imports), and its config file
 ST_MODULE_TYPE = "st_prompt.PromptEncoder"
 ST_MODULE_FILES = ("st_prompt.py", "prompt_template.py")
 ST_CONFIG_FILE = "negcse_sentence_transformers.json"
@@ -135,7 +135,7 @@ def write_sentence_transformers_files(out: Path, pooler: Pooler, hidden: int) ->
         (out / ST_CONFIG_FILE).write_text(json.dumps(st_cfg, indent=2), encoding="utf-8")
         (out / "modules.json").write_text(json.dumps(modules, indent=2), encoding="utf-8")
         for name in ST_MODULE_FILES:
-            shutil.copyfile(str(resources.files("negcse").joinpath(name)), out / name)
+            shutil.copyfile(str(resources.files("negcse.encoders").joinpath(name)), out / name)
         return
     if pooler.st_mode is None:
         raise ValueError(f"pooler {pooler.name} has no sentence-transformers form")

@@ -8,7 +8,7 @@ STS-B dev score it selected its weights by); ``negcse export`` writes it again w
 STS and transfer results from its evaluation files (``results/eval/{sts,transfer}/...``).
 
 The record is checked first (:mod:`negcse.training.model_record`), and every field of it on the
-page is escaped (:func:`negcse.markup.markdown_escape`), as text outside code spans (only the
+page is escaped (:func:`negcse.text.markup.markdown_escape`), as text outside code spans (only the
 names of method and backbone are shown as code): a corpus name cannot add a section, a link, an
 image or raw HTML. Each ``model-index`` entry names the protocol its score comes from: an STS score of the
 SentEval protocol (SentEval's tokenized, lowercased files) is filed under ``SentEval/<task>``,
@@ -26,8 +26,8 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCardData
 
 from negcse.data.sts import STS_TASKS
-from negcse.markup import markdown_escape
 from negcse.methods.registry import method_class
+from negcse.text.markup import markdown_escape
 from negcse.training.model_record import RECORD, check_model_record
 
 #: paper id -> its key in resources/papers.bib (a method class's ``papers``)

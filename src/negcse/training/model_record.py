@@ -19,7 +19,7 @@ from typing import Any
 from negcse.errors import UserError
 from negcse.finite import SEED_MAX
 from negcse.io_utils import read_json
-from negcse.names import BACKBONE, NAME, is_name
+from negcse.text.names import BACKBONE, NAME, is_name
 
 RECORD = "negcse.json"
 #: what makes a record a training run's: the card's title and the evaluations' tags

@@ -48,13 +48,14 @@ import torch
 from tqdm.auto import tqdm
 from transformers import get_constant_schedule_with_warmup, get_linear_schedule_with_warmup
 
+from negcse.encoders.poolers import Pooler
+from negcse.encoders.pretrained import default_device
+from negcse.encoders.vectors import EncodeFn
 from negcse.errors import ModelFilesError
 from negcse.finite import check_tree
 from negcse.io_utils import atomic_dir, atomic_path, write_json
 from negcse.methods.base import BatchColumn, Column, Method, StepContext, View
-from negcse.poolers import Pooler
-from negcse.pretrained import default_device
-from negcse.seed import rng_state, seed_everything, set_rng_state
+from negcse.runtime.seed import rng_state, seed_everything, set_rng_state
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
 from negcse.training.checkpoint import (
     CurveSteps,
@@ -73,7 +74,6 @@ from negcse.training.guides import FrozenGuide, GuideError, load_guides
 from negcse.training.loss_log import NonFiniteLoss, check_finite, log_loss, loss_record
 from negcse.training.model import SentenceEncoder, dropout_rate
 from negcse.training.settings import TrainSettings
-from negcse.vectors import EncodeFn
 
 logger = logging.getLogger(__name__)
 

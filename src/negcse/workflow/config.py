@@ -24,6 +24,7 @@ import jsonschema
 import yaml
 
 from negcse.data.sources import ResolveError, is_local_path, registry, resolve_model
+from negcse.encoders.poolers import POOLERS
 from negcse.errors import UserError
 from negcse.evaluation.registry import workflow_evaluations
 from negcse.finite import YAML11_BOOLEANS, first_non_finite, schema_message, schema_validator
@@ -32,7 +33,6 @@ from negcse.generators.registry import settings as generator_settings
 from negcse.io_utils import read_text
 from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
-from negcse.poolers import POOLERS
 from negcse.tables.published import PAPERS
 from negcse.training.settings import TrainSettings
 from negcse.workflow import seed_plan

@@ -3,7 +3,7 @@
 ``locks/cpu.txt`` and ``locks/cuda.txt`` are written by ``make lock`` (``uv pip compile
 --generate-hashes`` over pyproject.toml's dependencies and its ``dev``, ``spacy-model`` and
 ``models`` extras). ``make setup`` installs one of them with ``--require-hashes --no-deps`` and
-records which (file and sha256) in ``<venv>/negcse-lock.txt``; ``negcse.lock_record`` reads that
+records which (file and sha256) in ``<venv>/negcse-lock.txt``; ``negcse.runtime.lock_record`` reads that
 record so models and results can name the lock they were made with.
 
 ``python -m negcse.workflow.lockfile conda LOCK OUT`` writes the conda environment of the rules

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from negcse import prompt_template
-from negcse.lazy import torch
+from negcse.encoders import prompt_template
+from negcse.runtime.lazy import torch
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -93,10 +93,10 @@ class MeanPooler(Pooler):
 class PromptPooler(Pooler):
     """The hidden state at the mask token of a prompt that wraps the sentence (PromptBERT style):
     ``template`` (``{sentence}`` and ``{mask}``), ``punctuate`` and ``truncate`` as
-    :mod:`negcse.prompt_template` builds the prompt at token level (as SNCSE's released trainer
+    :mod:`negcse.encoders.prompt_template` builds the prompt at token level (as SNCSE's released trainer
     does; ``truncate="sentence"`` as PromptBERT's, which OssCSE follows). The mask position of
     each row goes in ``mask_index``. A model saved with it carries that module, so
-    sentence-transformers builds the same inputs without negcse (``negcse.st_prompt``).
+    sentence-transformers builds the same inputs without negcse (``negcse.encoders.st_prompt``).
     """
 
     st_mode = None

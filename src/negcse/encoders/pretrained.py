@@ -8,8 +8,8 @@ import torch
 from safetensors import SafetensorError
 from transformers import AutoModel, AutoTokenizer
 
-from negcse.device import resolve_device
 from negcse.errors import ModelFilesError
+from negcse.runtime.device import resolve_device
 
 #: the token limit per sentence of ``negcse evaluate`` (and of a saved model's
 #: sentence-transformers files)
@@ -55,7 +55,7 @@ def check_finite_weights(model: torch.nn.Module, path: str) -> None:
 
 
 def default_device() -> torch.device:
-    """The device of the setting in force (``negcse.device``: ``$NEGCSE_DEVICE``, else auto)."""
+    """The device of the setting in force (``negcse.runtime.device``: ``$NEGCSE_DEVICE``, else auto)."""
     return resolve_device()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from negcse.markup import one_line
+from negcse.text.markup import one_line
 
 ESCAPES = {
     "\\": r"\textbackslash{}",
@@ -39,7 +39,7 @@ SIGNS = {
 
 
 def latex_escape(text: str) -> str:
-    """Text safe inside a LaTeX table cell: one line (:func:`negcse.markup.one_line`), every
+    """Text safe inside a LaTeX table cell: one line (:func:`negcse.text.markup.one_line`), every
     special character escaped, the signs of :data:`SIGNS` set in math or as their commands."""
     return "".join(ESCAPES.get(c) or SIGNS.get(c) or c for c in one_line(text))
 

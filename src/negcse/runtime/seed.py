@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from negcse.lazy import torch
+from negcse.runtime.lazy import torch
 
 
 def seed_everything(seed: int, deterministic: bool = True) -> None:

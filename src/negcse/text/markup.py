@@ -1,7 +1,7 @@
 """The one escaping of text read from files (tags, names, notes, a model's record) into Markdown:
 every table cell and caption note (``negcse.tables``) and every field of a model card
 (``negcse.training.model_card``). The HTML twins are rendered from this Markdown with raw HTML
-off (``negcse.tables.html``); LaTeX has its own escaper, :func:`negcse.latex.latex_escape`, which
+off (``negcse.tables.html``); LaTeX has its own escaper, :func:`negcse.text.latex.latex_escape`, which
 makes its text one line the same way (:func:`one_line`: a blank line would end a LaTeX cell).
 
 Escaped text is one line of literal text: it cannot end a table row or start a paragraph,
@@ -9,7 +9,7 @@ heading or section, split a cell, open a code span, make a link or an image (``[
 ``![alt](url)``), or carry raw HTML (``<script>``) or an entity. It keeps what no Markdown reader
 acts on as it is (``sncse_pl``, ``[+0.10, +0.20]``). Escaped text goes outside code spans (a
 backslash escape does not work inside one, so an escaped backtick would close it); only names
-(:mod:`negcse.names`: no backtick) are shown as code."""
+(:mod:`negcse.text.names`: no backtick) are shown as code."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _line_break(char: str) -> bool:
 
 def one_line(text: str) -> str:
     """``text`` with its line breaks and other control characters (bidirectional ones
-    included) as spaces (what every escaper here and :func:`negcse.latex.latex_escape` start
+    included) as spaces (what every escaper here and :func:`negcse.text.latex.latex_escape` start
     from)."""
     return "".join(" " if _line_break(c) else c for c in text)
 
