@@ -21,11 +21,17 @@ def write_json(tmp: Path, name: str, **values: object) -> Path:
     return path
 
 
+def _tags(method: str, backbone: str, seed: str) -> dict[str, object]:
+    """The file's tags as ``negcse evaluate --tag`` writes them: an untrained row (seed "")
+    has no seed."""
+    return {"method": method, "backbone": backbone} | ({"seed": seed} if seed else {})
+
+
 def evaluation(method: str, backbone: str, seed: str, i: int) -> dict[str, object]:
     """One file of ``method`` on ``backbone`` (``i`` spreads the values): each STS task's
     number and the average are those of its pairs."""
     value = 40.0 + (i * 7.31) % 50
-    out: dict[str, object] = {"method": method, "backbone": backbone, "seed": seed}
+    out: dict[str, object] = _tags(method, backbone, seed)
     gold = [float(g % 6) for g in range(40)]  # the verdicts' pairs: a small test set per task
     cosine = [g * (i % 3) / 3 + ((i * 7 + j * 3) % 11) / 4 for j, g in enumerate(gold)]
     pairs = {"cosine": cosine, "gold": gold, "subset_sizes": [20, 20]}
@@ -45,7 +51,7 @@ def transfer(method: str, backbone: str, seed: str, i: int) -> dict[str, object]
     """The transfer evaluation of the same run: every task's accuracy that of its record."""
     right = round((40.0 + (i * 7.31) % 50) * 10)  # the record: 1,000 test examples a task
     test = {"correct": "1" * right + "0" * (1000 - right)}  # negcse.evaluation.transfer's form
-    out: dict[str, object] = {"method": method, "backbone": backbone, "seed": seed}
+    out: dict[str, object] = _tags(method, backbone, seed)
     out |= {k: right / 10 for k in (*TRANSFER_TASKS, "avg", "MRPC_f1")}
     out["details"] = {t: {"kfold": 10, "acc": right / 10, "test": test} for t in TRANSFER_TASKS}
     return out

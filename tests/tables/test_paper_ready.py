@@ -226,7 +226,7 @@ def test_mteb_tables_of_the_paper_grid_compile_within_the_page(
         result = json.loads(Path(path).read_text())
         for group, tasks in GROUPS.items():
             scores = dict.fromkeys(GROUP_METRICS[group], 0.4567)
-            mteb = {k: result[k] for k in ("method", "backbone", "seed")}
+            mteb = {k: result[k] for k in ("method", "backbone", "seed") if k in result}
             mteb |= {"group": group, "mteb_version": "1.0", "avg": scores}
             mteb |= {task.name: scores for task in tasks}
             files.append(str(write_json(tmp_path, f"{Path(path).stem}-{group}", **mteb)))

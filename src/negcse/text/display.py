@@ -65,7 +65,7 @@ METHOD_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"san_scale(\d+)"), "SimCSE+SAN (scale {0})"),
     (re.compile(r"rankcse_san_lambda([\d.]+)"), "RankCSE+SAN (λ {0})"),
     (re.compile(r"gcse_sigma([\d.]+)"), "GCSE dom. (σ {0})"),
-    (re.compile(r"gcse_wo_filtering_sigma([\d.]+)"), "GCSE dom. w/o filt. (σ {0})"),
+    (re.compile(r"gcse_wo_filtering_sigma([\d.]+)"), "GCSE dom. w/o filt., σ {0}"),
 )
 
 TASK_NAMES: dict[str, str] = {
