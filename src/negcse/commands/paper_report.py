@@ -110,7 +110,7 @@ def _with_seed_strip(
 ) -> str:
     """Draw the paper's rows' per-seed STS averages (``avg_seed<n>`` of the STS CSV) and show
     the plot at the end of ``page``."""
-    papers = parse_baselines(args.papers)
+    papers = parse_baselines(args.papers, "--papers")
     methods = {m for m in args.methods if papers.get(m) == args.paper}
     methods |= {baselines[m] for m in methods if m in baselines}
     labels, values = seed_rows(sts[sts["method"].isin(methods)], "avg", 1)
