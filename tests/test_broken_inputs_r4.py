@@ -654,3 +654,19 @@ def test_a_curve_that_disagrees_with_the_saved_step_is_not_resumed(
     assert [(p["step"], "stsb_dev" in p) for p in state.curve if "seconds" not in p] == [
         (1, False), (1, True), (2, False), (2, True), (3, False), (3, True)
     ]  # fmt: skip
+
+
+def test_a_checkpoint_that_is_a_folder_is_named_and_set_aside(
+    tmp_path: Path, splade_tiny: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``last.pt`` a folder (a copy gone wrong): one error line names it, it is moved beside the
+    checkpoint folder, and the run trains from scratch to its end (never a silent restart)."""
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "last.pt").mkdir(parents=True)
+    caplog.set_level(logging.INFO, "negcse")
+    state = _tiny_trainer(splade_tiny, ckpt).train()
+    assert state.step == 2 and "resumed" not in caplog.text
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, errors
+    assert "last.pt" in errors[0] and "a folder, not a training state" in errors[0], errors
+    assert (tmp_path / "ckpt.not-a-file.pt").is_dir()

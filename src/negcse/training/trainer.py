@@ -443,6 +443,9 @@ class Trainer:
     def _try_resume(self, optimizer: Any, scheduler: Any, scaler: Any) -> bool:
         path = self.ckpt_dir / "last.pt"
         if not path.is_file():
+            if path.exists() or path.is_symlink():  # a folder, a dangling link: named, set aside
+                kind = "a folder" if path.is_dir() else "not a regular file"
+                set_aside(path, Unloadable("not-a-file", f"{kind}, not a training state"))
             return False
         payload = load_checkpoint(path)
         if payload is None:
