@@ -250,3 +250,17 @@ def test_the_probe_claims_are_judged(tmp_path: Path) -> None:
     assert neg["vs_baseline"] == pytest.approx(-0.07) and neg["verdict"] == "reproduced"
     assert para["paper"] == 0.88 and para["test_set"] == "no" and np.isnan(para["floor"])
     assert para["vs_baseline_low"] < 0.11 < para["vs_baseline_high"]  # the seeds' spread
+
+
+def test_a_declared_baseline_without_evaluations_is_said(
+    evals: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``--baselines simcse_dropout15=nosuch``: no row can compare them, and the table says
+    why in the log instead of leaving the method's row out unseen."""
+    import logging
+
+    caplog.set_level(logging.WARNING, "negcse")
+    frame = verdict_frame(evals, Options(baselines={"simcse_dropout15": "nosuch"}))
+    assert not (frame["method"] == "simcse_dropout15").any()
+    said = [r.getMessage() for r in caplog.records if "declared baseline nosuch" in r.getMessage()]
+    assert said and "simcse_dropout15 on bert-base-uncased" in said[0], said

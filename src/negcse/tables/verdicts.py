@@ -523,6 +523,11 @@ def verdict_frame(evals: Sequence[str], options: Options) -> pd.DataFrame:
             for backbone in backbones:
                 a = data.models.get((measure, method, backbone))
                 b = data.models.get((measure, baseline, backbone))
+                if a is not None and b is None:  # said, not dropped unseen
+                    logger.warning(
+                        "%s on %s (%s): its declared baseline %s has no evaluation here: no row",
+                        method, backbone, measure, baseline,
+                    )  # fmt: skip
                 if a is None or b is None:
                     continue
                 why = ["declared baseline: no paper's claim"]
