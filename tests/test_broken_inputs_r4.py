@@ -251,9 +251,10 @@ def test_fidelity_of_an_unknown_backbone_names_the_known_ones(
         ("grid:\n  seeds: [1e2]\n", ["grid.seeds.0", "reads 1e2 as text: write 100)"]),
         ("grid:\n  backbones: [no]\n", ["grid.backbones.0", "False", "reads yes, no, on"]),
         ("workflow:\n  on: 1\n", ["unknown key 'workflow.True'", "reads yes, no, on"]),
+        ("grid:\n  backbones: [" + "b" * 101 + "]\n", ["grid.backbones.0", "at most 100 characters"]),
     ],
     ids=["octal-seed", "negative-seed", "exponent-as-text", "own-baseline", "float-seed",
-         "float-count", "exponent-seed", "yes-no-value", "yes-no-key"],
+         "float-count", "exponent-seed", "yes-no-value", "yes-no-key", "long-name"],
 )  # fmt: skip
 def test_a_config_trap_is_one_line_naming_file_and_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
@@ -670,3 +671,17 @@ def test_a_checkpoint_that_is_a_folder_is_named_and_set_aside(
     assert len(errors) == 1, errors
     assert "last.pt" in errors[0] and "a folder, not a training state" in errors[0], errors
     assert (tmp_path / "ckpt.not-a-file.pt").is_dir()
+
+
+def test_a_tag_name_longer_than_a_file_name_part_is_refused() -> None:
+    """Names reach file names (results/.../<method>/<backbone>/...): at most 100 characters a
+    part, in the config (the schema's maxLength) and in every tag (negcse.text.names)."""
+    from negcse.errors import UserError
+    from negcse.text.names import BACKBONE, MAX_LENGTH, check_name
+
+    assert check_name("m" * MAX_LENGTH, "--tag method") == "m" * MAX_LENGTH
+    with pytest.raises(UserError, match=r"--tag method: 'm+' is not a name .*at most 100"):
+        check_name("m" * (MAX_LENGTH + 1), "--tag method")
+    assert check_name(f"org/{'b' * MAX_LENGTH}", "--tag backbone", BACKBONE)
+    with pytest.raises(UserError, match="at most 100"):
+        check_name(f"org/{'b' * (MAX_LENGTH + 1)}", "--tag backbone", BACKBONE)

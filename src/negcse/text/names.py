@@ -13,12 +13,15 @@ import re
 from negcse.errors import UserError
 from negcse.finite import SEED_MAX
 
-_PART = r"[A-Za-z0-9][A-Za-z0-9_.+-]*"
+_PART = r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}"
 #: letters, digits and ``_ . + -``, a letter or digit first
 NAME = re.compile(_PART)
 #: a name or ``org/name`` (a Hub id)
 BACKBONE = re.compile(rf"{_PART}(/{_PART})?")
-NAME_RULE = "letters, digits and _ . + -, a letter or digit first"
+#: the longest name (each part of an org/name, in :data:`NAME` and :data:`BACKBONE`): a file
+#: name of the results holds several names and stays well under the file systems' 255 bytes
+MAX_LENGTH = 100
+NAME_RULE = "letters, digits and _ . + -, a letter or digit first, at most 100 characters"
 #: the tags whose values are names (an evaluation's, a model record's), by their pattern
 TAG_PATTERNS = {"method": NAME, "implementation": NAME, "backbone": BACKBONE}
 
