@@ -156,12 +156,12 @@ def run(args: argparse.Namespace) -> int:
         if name in RESERVED_COLUMNS:  # negcse.json records --corpus: it stays what is trained on
             raise UserError(f"--column {name}=...: '{name}' is the corpus's column (--corpus)")
         columns[name], sources[name] = read_column(path), path
+    data = trainer_lib.TrainData(columns, sources)  # aligned with the corpus, else named
     for name in sorted(set(columns) - {"sentence"} - reads):  # would be ignored unseen
         raise UserError(
             f"--column {name}=...: method '{spec['method']}' reads no column '{name}' "
             f"(it reads: {', '.join(sorted(reads)) or 'the corpus only'})"
         )
-    data = trainer_lib.TrainData(columns, sources)
     named = _pairs(args.guide, "--guide", "NAME=PATH")
     guides = guides_lib.guide_paths(method.guides(), named, args.mirror)
     backbone_path = None if method.init_guide else resolve_model(spec["backbone"], args.mirror)
