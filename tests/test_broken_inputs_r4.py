@@ -190,7 +190,7 @@ def test_train_refuses_a_column_its_method_never_reads(
     """SimCSE reads the corpus alone: a --column would be ignored unseen, and negcse.json would
     record a file that played no part."""
     extra = tmp_path / "foo.txt"
-    extra.write_text("one line\n")
+    extra.write_text("one line\nfor each corpus line\n")  # aligned: only unread
     args = train_args(tmp_path, "--column", f"foo={extra}")
     fails(args, capsys, "--column foo=", "reads no column 'foo'", "the corpus only")
     nothing_in(tmp_path / "out")
