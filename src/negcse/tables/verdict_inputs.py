@@ -14,8 +14,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from negcse.errors import UserError
 from negcse.tables.eval_files import TableInputError
 from negcse.tables.published import TASKS
+from negcse.text.names import check_seed
 
 
 def seeded(result: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -25,13 +27,13 @@ def seeded(result: Mapping[str, Any], path: str) -> dict[str, Any]:
     if "seed" not in out:
         return out
     seed = out["seed"]
-    text = str(seed) if isinstance(seed, int) and not isinstance(seed, bool) else seed
-    if not isinstance(text, str) or not text.isdecimal() or str(int(text)) != text:
+    try:  # the one seed rule of every tag (negcse.text.names)
+        out["seed"] = check_seed(seed, path)
+    except UserError:
         raise TableInputError(
             f"{path}: seed {seed!r} is not a whole number >= 0 without leading zeros (as the "
             "evaluation jobs tag it: seed=1)"
-        )
-    out["seed"] = text
+        ) from None
     return out
 
 
