@@ -21,7 +21,7 @@ from negcse.methods.registry import build_method
 from negcse.runtime.lazy import LazyModule, torch
 from negcse.runtime.lock_record import lock_record
 from negcse.runtime.seed import seed_everything
-from negcse.training.columns import read_column
+from negcse.training.columns import columns_read, read_column
 from negcse.training.fingerprint import run_fingerprint
 from negcse.training.settings import TrainSettings
 
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:  # unknown method or key, a bad value: named
         raise UserError(f"{where}: {exc.args[0] if exc.args else exc}") from None
     #: the columns the method and its guides read besides the corpus
-    reads = {*method.columns, *(c for g in method.guides() for c in g.columns)} - {"sentence"}
+    reads = set(columns_read(method)) - {"sentence"}
     columns: dict[str, Column] = {"sentence": read_lines(args.corpus, nonempty=True)}
     sources = {"sentence": args.corpus}
     for name, path in _pairs(args.column, "--column", "NAME=FILE").items():

@@ -15,7 +15,7 @@ import numpy as np
 from negcse.errors import UserError
 from negcse.finite import finite_array
 from negcse.io_utils import read_lines
-from negcse.methods.base import Column
+from negcse.methods.base import Column, Method
 
 NUMERIC_SUFFIXES = (".npy", ".tsv")
 
@@ -79,3 +79,9 @@ def check_aligned(columns: dict[str, Column], sources: dict[str, str]) -> None:
                 f"{where} has {len(values)} lines but the corpus has {n}; "
                 "columns must be aligned line by line with the corpus"
             )
+
+
+def columns_read(method: Method) -> list[str]:
+    """The columns a method reads, its own then its guides' (each once, in that order): what
+    the data must hold, and all that ``negcse train --column`` may give besides the corpus."""
+    return list(dict.fromkeys([*method.columns, *(c for g in method.guides() for c in g.columns)]))

@@ -66,7 +66,7 @@ from negcse.training.checkpoint import (
     resume_problem,
     set_aside,
 )
-from negcse.training.columns import check_aligned
+from negcse.training.columns import check_aligned, columns_read
 from negcse.training.epoch_data import augment_columns, order_epoch, permutation
 from negcse.training.fingerprint import differences, method_code
 from negcse.training.guide_cache import CachedGuide, dtype_name
@@ -168,8 +168,7 @@ class Trainer:
         ``guide_caches``: guide name -> its encodings' folder (:mod:`negcse.training.guide_cache`),
         read in place of that guide's forward pass (its model is then not loaded)."""
         guide_specs = method.guides()
-        needed = [*method.columns, *(c for g in guide_specs for c in g.columns)]
-        missing = [c for c in dict.fromkeys(needed) if c not in data.columns]
+        missing = [c for c in columns_read(method) if c not in data.columns]
         if missing:
             raise ValueError(
                 f"method '{method.name}' needs column(s) {missing}; got {sorted(data.columns)}"
