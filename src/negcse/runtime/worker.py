@@ -11,11 +11,12 @@ sends the client the child's pid (the client forwards SIGTERM, SIGINT and SIGHUP
 exit status; a client that goes away without it gets its child terminated. A request whose
 interpreter, folder or load-time environment (:data:`LOAD_TIME_ENV`: what the preloaded modules
 read when imported, as thread counts) differ from the server's is refused, and the client runs
-the command in its own process, as it does when no server answers. Each child's CPU seconds go
-to the server's stderr; a job's own resource record (Snakemake's benchmark file) sees only the
-client.
+the command in its own process, as it does when no server answers. Each child's exit status and
+CPU seconds go to the server's stderr, with the file its stderr went to (a Snakemake job's log);
+a job's own resource record (Snakemake's benchmark file) sees only the client.
 
-Fork safety: the server imports modules but runs no torch op, so no thread pool exists at fork.
+Fork safety: the server imports modules but runs no torch op, so neither torch's nor BLAS's
+thread pools exist at fork.
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ class _Job:
     pid: int
     pidfd: int
     argv: list[str]
+    stderr: str  # where the client's stderr goes (a job's log file), for the CPU record
 
 
 def _refusal(request: dict[str, Any], env_at_start: dict[str, str]) -> str | None:
@@ -339,9 +341,10 @@ def _accept(
             os.close(job.pidfd)
         selector.close()
         _run_child(request, fds, module, set_by_imports)
+    stderr = _target(fds[2])
     for fd in fds:
         os.close(fd)
-    job = _Job(conn, pid, os.pidfd_open(pid), list(request["argv"]))
+    job = _Job(conn, pid, os.pidfd_open(pid), list(request["argv"]), stderr)
     jobs[pid] = job
     try:
         conn.sendall(f"pid {pid}\n".encode())
@@ -349,6 +352,16 @@ def _accept(
         os.kill(pid, signal.SIGTERM)
     selector.register(job.pidfd, selectors.EVENT_READ, ("exit", pid))
     selector.register(conn, selectors.EVENT_READ, ("client", pid))
+
+
+def _target(fd: int) -> str:
+    """The file a descriptor writes to, relative to the working folder where it is under it."""
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return "?"
+    relative = os.path.relpath(target)
+    return target if relative.startswith("..") else relative
 
 
 def _reap(job: _Job, selector: selectors.BaseSelector, log: Any) -> None:
@@ -363,7 +376,7 @@ def _reap(job: _Job, selector: selectors.BaseSelector, log: Any) -> None:
     job.conn.close()
     command = " ".join(job.argv[1:3])
     print(
-        f"negcse worker: pid {job.pid} ({command}) exit {code}, "
+        f"negcse worker: pid {job.pid} ({command}) stderr {job.stderr} exit {code}, "
         f"{usage.ru_utime:.2f} s user {usage.ru_stime:.2f} s sys",
         file=log,
         flush=True,
