@@ -240,3 +240,17 @@ def test_the_client_imports_no_torch(
     )  # fmt: skip
     assert "--corpus" in result.stdout  # the help, printed by the child or here
     assert result.stdout.strip().splitlines()[-1] == "client: 0 False"
+
+
+def test_a_request_of_other_interpreter_options_runs_in_its_own_process(
+    work: Path, server: tuple[subprocess.Popen, Path]
+) -> None:
+    """`python -O` has other sys.flags than the server's interpreter: refused, run here."""
+    environ = {**os.environ, ENV: str(server[1])}
+    args = _train_args("nothing", run="no-such-run.json")
+    result = subprocess.run(
+        [sys.executable, "-O", "-m", "negcse", *args], cwd=work, env=environ,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2 and "no-such-run.json" in result.stderr
+    assert "refused (interpreter options" in (work / "worker.log").read_text()

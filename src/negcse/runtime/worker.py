@@ -3,17 +3,18 @@ forks a child per ``python -m negcse ...`` it is asked to run.
 
 The server (:func:`serve`, ``negcse worker --socket PATH``) listens on a Unix socket. A client
 (:func:`client_exit_code`, called by ``python -m negcse`` when ``$NEGCSE_WORKER`` names a socket)
-sends its ``sys.argv``, working folder, environment and interpreter, and passes its stdin, stdout
-and stderr with ``SCM_RIGHTS``. The server forks; the child takes the client's folder,
-environment, descriptors and default signal handlers and runs the module ``negcse`` as
-``python -m negcse`` runs it (:func:`runpy.run_module`); the commands seed themselves. The server
-sends the client the child's pid (the client forwards SIGTERM, SIGINT and SIGHUP to it), then its
-exit status; a client that goes away without it gets its child terminated. A request whose
-interpreter, folder or load-time environment (:data:`LOAD_TIME_ENV`: what the preloaded modules
-read when imported, as thread counts) differ from the server's is refused, and the client runs
-the command in its own process, as it does when no server answers. Each child's exit status and
-CPU seconds go to the server's stderr, with the file its stderr went to (a Snakemake job's log);
-a job's own resource record (Snakemake's benchmark file) sees only the client.
+sends its ``sys.argv``, working folder, environment, interpreter and interpreter options, and
+passes its stdin, stdout and stderr with ``SCM_RIGHTS``. The server forks; the child takes the
+client's folder, environment, descriptors and default signal handlers and runs the module
+``negcse`` as ``python -m negcse`` runs it (:func:`runpy.run_module`); the commands seed
+themselves. The server sends the client the child's pid (the client forwards SIGTERM, SIGINT and
+SIGHUP to it), then its exit status; a client that goes away without it gets its child
+terminated. A request whose interpreter, interpreter options, folder or load-time environment
+(:data:`LOAD_TIME_ENV`: what the preloaded modules read when imported, as thread counts) differ
+from the server's is refused, and the client runs the command in its own process, as it does
+when no server answers. Each child's exit status and CPU seconds go to the server's stderr, with
+the file its stderr went to (a Snakemake job's log); a job's own resource record (Snakemake's
+benchmark file) sees only the client.
 
 Fork safety: the server imports modules but runs no torch op, so neither torch's nor BLAS's
 thread pools exist at fork.
@@ -93,6 +94,7 @@ def client_exit_code(argv: Sequence[str]) -> int | None:
                 "cwd": os.getcwd(),
                 "env": dict(os.environ),
                 "executable": sys.executable,
+                "flags": list(sys.flags),
             }
         ).encode()
         socket.send_fds(sock, [_HEADER.pack(len(request))], _open_fds())
@@ -143,6 +145,8 @@ class _Job:
 def _refusal(request: dict[str, Any], env_at_start: dict[str, str]) -> str | None:
     if request["executable"] != sys.executable:
         return f"interpreter {request['executable']} (the worker's: {sys.executable})"
+    if request.get("flags") != list(sys.flags):
+        return f"interpreter options {request.get('flags')} (the worker's: {list(sys.flags)})"
     if request["cwd"] != os.getcwd():
         return f"folder {request['cwd']} (the worker's: {os.getcwd()})"
     env = request["env"]
