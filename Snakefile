@@ -26,3 +26,25 @@ rule all:
     default_target: True
     input:
         all_inputs,
+
+
+# runtime.worker (the smoke profile): one warm process imports torch and transformers once and
+# runs each job's `python -m negcse` in a forked child (negcse.runtime.worker); a job it refuses,
+# or any job once it is gone, runs in its own process, as without it
+WORKER = {}
+
+
+onstart:
+    if config["runtime"]["worker"] and workflow.local_exec and not workflow.remote_exec:
+        env = worker_process.job_env(os.environ, str(PACKAGE_SRC), config["device"], worker_process.SOCKET)
+        WORKER["process"] = worker_process.start(env)
+        if WORKER["process"] is not None:
+            os.environ[worker_process.ENV] = worker_process.SOCKET
+
+
+onsuccess:
+    worker_process.stop(WORKER.pop("process", None))
+
+
+onerror:
+    worker_process.stop(WORKER.pop("process", None))

@@ -9,7 +9,9 @@ and small local jobs) plus a share, by wall time, of the CPU that the run's tota
 (`/usr/bin/time -v`, less Snakemake's own) has beyond the benchmark files: Snakemake samples a
 job's CPU every 0.5 s for 15 s, then every 30 s, so a long job's last seconds go unsampled, and
 on a loaded machine every running job gets about the same CPU per wall second. Snakemake's own
-CPU (its scheduler, `--scheduler-cpu`) is added over the 2 cores.
+CPU (its scheduler, `--scheduler-cpu`) is added over the 2 cores. A job that ran in the warm
+worker's child (`runtime.worker`) takes that child's CPU from the worker's log
+(`.snakemake/negcse-worker.log`) as well.
 
     python benchmarks/smoke_time.py RUN_DIR --scheduler-cpu S   # run.log, time.txt, benchmarks/
 
@@ -41,6 +43,7 @@ class Job:
     outputs: list[str] = field(default_factory=list)
     threads: int = 1
     benchmark: str | None = None
+    log: str | None = None
     end: datetime | None = None
     cpu: float = 0.0
 
@@ -68,11 +71,27 @@ def parse_log(text: str) -> dict[int, Job]:
                 current.threads = int(value)
             elif key == "benchmark":
                 current.benchmark = value
+            elif key == "log":
+                current.log = value.split(", ")[0]
             elif key == "jobid":
                 jobs[int(value)] = current
         elif m := re.match(r"^Finished jobid: (\d+)", line):
             jobs[int(m.group(1))].end = stamp
     return jobs
+
+
+WORKER_LINE = re.compile(r"\) stderr (\S+) exit -?\d+, ([\d.]+) s user ([\d.]+) s sys$")
+
+
+def worker_cpu(text: str) -> dict[str, float]:
+    """The CPU seconds of each job that ran in the warm worker's child (its server log,
+    ``.snakemake/negcse-worker.log``), by the job's log file: a benchmark file sees only the
+    client."""
+    found = {}
+    for line in text.splitlines():
+        if m := WORKER_LINE.search(line):
+            found[m.group(1)] = found.get(m.group(1), 0.0) + float(m.group(2)) + float(m.group(3))
+    return found
 
 
 def total_cpu(time_txt: str) -> float:
@@ -178,10 +197,13 @@ def main() -> None:
     unfinished = [j.rule for j in jobs.values() if j.end is None]
     if unfinished:
         raise SystemExit(f"{args.run / 'run.log'}: {len(unfinished)} jobs never finished")
+    worker_log = args.run / ".snakemake" / "negcse-worker.log"
+    served = worker_cpu(worker_log.read_text()) if worker_log.exists() else {}
     for job in jobs.values():
         if job.benchmark:
             with (args.run / job.benchmark).open() as fh:
                 job.cpu = float(next(csv.DictReader(fh, delimiter="\t"))["cpu_time"])
+        job.cpu += served.get(job.log or "", 0.0)
     cpu = total_cpu((args.run / "time.txt").read_text())
     measured = sum(j.cpu for j in jobs.values())
     unsampled = max(cpu - args.scheduler_cpu - measured, 0.0)

@@ -2,6 +2,7 @@
 # (src/negcse/workflow/plan/) for their inputs, outputs and arguments.
 import inspect
 import json
+import os
 import re
 import shlex
 import sys
@@ -24,6 +25,7 @@ from negcse.generators import registry as generators
 from negcse.workflow.gpu_estimate import COSTS_FILE, grid_table, load_costs
 from negcse.workflow.seed_costs import seed_report
 from negcse.workflow.gpu_slots import job_limit
+from negcse.workflow import worker_process
 from negcse.workflow.plan.load import with_defaults
 from negcse.tables.specs import TABLES
 from negcse.workflow.plan import (

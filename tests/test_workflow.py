@@ -49,8 +49,8 @@ def ci_smoke_grid(ws: Path) -> None:
     (SimCSE, UNA, SNCSE, OssCSE, SimCSE+SAN, SNCSE+SAN: every generator kind and loss family)
     at one seed, with CI's reductions (tests/smoke/ci.yaml: SAN's masked-only mode, TREC);
     GCSE runs after it (gcse_run, `CI_GCSE`). `make smoke` (docs/smoke.md) runs all 19 smoke methods,
-    8 of the 14 at two seeds (simcse and sncse at three, their 6 ablations at one); the
-    ablation variants and the second and third seeds run no workflow code these do not (their code paths have unit tests), and
+    at seed 1 but one claim pair (simcse and sncse at three seeds); the ablation variants and
+    the second and third seeds run no workflow code these do not (their code paths have unit tests), and
     RankCSE/RLRD's teacher chain is checked by
     tests/methods/test_rank_workflow.py. This shortens CI (issues 8 and 15,
     benchmarks/base.md)."""

@@ -187,7 +187,8 @@ def test_each_table_of_the_paper_grid_compiles_within_the_page(
 
 @pytest.fixture(scope="module")
 def smoke_grid(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Options]:
-    """The smoke grid's size: its methods on splade-tiny, two seeds, the untrained backbone."""
+    """At least the smoke grid's size: its methods on splade-tiny at two seeds each (it runs
+    one, or three for one claim pair), the untrained backbone."""
     tmp = tmp_path_factory.mktemp("smoke")
     config = project_config(REPO, check=False)
     methods = yaml.safe_load((REPO / "tests/smoke/config.yaml").read_text())["grid"]["methods"]

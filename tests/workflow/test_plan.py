@@ -37,8 +37,8 @@ def test_a_training_reads_its_generators_column_files(plan: Plan) -> None:
     replacements, sentence level, 10000 candidates) for its seed; SNCSE the negated corpus;
     RankCSE no column but its two teachers' folders (seed-matched)."""
     corpus = "results/data/corpus/wiki-smoke.txt"
-    una = "results/negatives/una/wiki-smoke/tfidf-window_b0.5_r4000_sentence_c10000/seed2.txt"
-    assert plan.train_inputs("una", "splade-tiny", "2") == {"corpus": corpus, "una_negative": una}
+    una = "results/negatives/una/wiki-smoke/tfidf-window_b0.5_r4000_sentence_c10000/seed1.txt"
+    assert plan.train_inputs("una", "splade-tiny", "1") == {"corpus": corpus, "una_negative": una}
     assert plan.column_args("una", {"una_negative": una}) == f"--column una_negative={una}"
     negation = "results/negatives/negation/wiki-smoke/sncse.txt"
     assert plan.train_inputs("sncse", "splade-tiny", "1")["negation_sncse"] == negation
@@ -153,11 +153,11 @@ def test_negcse_estimate_prints_the_grids_gpu_hours(capsys: pytest.CaptureFixtur
     assert "corpus 3,200 sentences" in table[0]
     simcse = next(line.split() for line in table if line.startswith("simcse "))
     assert simcse[1] == "6"
-    # simcse and sncse at three seeds, 6 methods at two and 11 at one (UNA's and SNCSE's six
-    # ablations, RankCSE, RLRD and their SAN variants, GCSE: a training and an evaluation
-    # each), the untrained backbone, SAN's two sample files and GCSE's synthesis and denoising
+    # simcse and sncse at three seeds and the 17 other methods at one (a training and an
+    # evaluation each), the untrained backbone, SAN's sample file of seed 1 and GCSE's
+    # synthesis and denoising
     total = next(line.split() for line in table if line.startswith("total "))
-    assert int(total[1]) == 2 * 3 * 2 + 6 * 2 * 2 + 11 * 2 + 1 + 2 + 1 + 1 == 63
+    assert int(total[1]) == 2 * 3 * 2 + 17 * 2 + 1 + 1 + 1 + 1 == 50
 
 
 def test_negcse_estimate_without_costs_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

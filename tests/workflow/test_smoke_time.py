@@ -94,3 +94,18 @@ def test_what_if_scales_and_drops_jobs_by_their_first_output() -> None:
 def test_total_cpu_reads_user_and_system_time() -> None:
     text = "\tUser time (seconds): 100.25\n\tSystem time (seconds): 9.75\n\tPercent of CPU: 30%\n"
     assert smoke_time.total_cpu(text) == 110.0
+
+
+def test_a_job_served_by_the_worker_takes_its_childs_cpu_by_its_log() -> None:
+    """The worker's log (negcse.runtime.worker) names each child's stderr, the job's log; its
+    user + system seconds are summed per log, lines of other kinds are not read."""
+    served = smoke_time.worker_cpu(
+        "negcse worker: 45 modules loaded, listening on .snakemake/negcse-worker.sock\n"
+        "negcse worker: pid 7 (train --run) stderr logs/data/corpus_c.log exit 0, "
+        "8.50 s user 0.25 s sys\n"
+        "negcse worker: refused (environment OMP_NUM_THREADS): runs in its own process\n"
+        "negcse worker: pid 9 (table sts) stderr logs/tables/sts.log exit -15, 1.00 s user 0.5 s sys\n"
+    )
+    assert served == {"logs/data/corpus_c.log": 8.75, "logs/tables/sts.log": 1.5}
+    jobs = smoke_time.parse_log(LOG)
+    assert jobs[4].log == "logs/data/corpus_c.log"
