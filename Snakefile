@@ -35,8 +35,14 @@ WORKER = {}
 
 
 onstart:
-    if config["runtime"]["worker"] and workflow.local_exec and not workflow.remote_exec:
-        env = worker_process.job_env(os.environ, str(PACKAGE_SRC), config["device"], worker_process.SOCKET)
+    if (
+        config["runtime"]["worker"]
+        and workflow.local_exec
+        and not workflow.remote_exec
+    ):
+        env = worker_process.job_env(
+            os.environ, str(PACKAGE_SRC), config["device"], worker_process.SOCKET
+        )
         WORKER["process"] = worker_process.start(env)
         if WORKER["process"] is not None:
             os.environ[worker_process.ENV] = worker_process.SOCKET
