@@ -582,6 +582,8 @@ NO_FILE_INPUTS = {
     "(tests/test_reliability.py: a fake and a corrupted file)",
     "fetch-mteb": "reads Hugging Face datasets through the mteb library",
     "plots-template": "reads the installed snakemake's wheel only",
+    "worker": "reads no file: it listens on --socket (a missing folder or a path too long for a "
+    "Unix socket is one line, exit 2: tests/training/test_worker.py)",
     "pos-lexicon": "reads a model's tokenizer (evaluate's model-folder cells) and a registered "
     "lexicon (fetch-data's checks)",
 }

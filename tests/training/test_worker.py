@@ -254,3 +254,23 @@ def test_a_request_of_other_interpreter_options_runs_in_its_own_process(
     )  # fmt: skip
     assert result.returncode == 2 and "no-such-run.json" in result.stderr
     assert "refused (interpreter options" in (work / "worker.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("socket_path", "says"),
+    [
+        ("missing/w.sock", "its folder missing does not exist"),
+        ("x" * 120 + ".sock", "a Unix socket's path is at most 107 bytes"),
+    ],
+)
+def test_a_socket_it_cannot_listen_on_is_one_line_before_any_import(
+    tmp_path: Path, socket_path: str, says: str
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "negcse", "worker", "--socket", socket_path],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )  # fmt: skip
+    assert out.returncode == 2 and out.stdout == ""
+    (line,) = out.stderr.strip().splitlines()
+    assert line == f"negcse worker: error: --socket {socket_path}: {says}"
+    assert not (tmp_path / socket_path).exists()

@@ -10,7 +10,10 @@ protocol. The smoke profile starts one for its run (``runtime.worker`` in
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
+from negcse.errors import UserError
 from negcse.runtime import worker
 
 NAME = "worker"
@@ -68,5 +71,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
 
 
+#: the longest path a Unix socket may have on Linux (sun_path: 108 bytes, the last one NUL)
+MAX_SOCKET_BYTES = 107
+
+
 def run(args: argparse.Namespace) -> int:
+    folder = Path(args.socket).parent
+    if not folder.is_dir():
+        raise UserError(f"--socket {args.socket}: its folder {folder} does not exist")
+    if len(os.fsencode(args.socket)) > MAX_SOCKET_BYTES:
+        raise UserError(
+            f"--socket {args.socket}: a Unix socket's path is at most {MAX_SOCKET_BYTES} bytes"
+        )
     return worker.serve(args.socket, "negcse", PRELOAD)
