@@ -21,12 +21,10 @@ import psutil
 import pytest
 from test_trainer import SETTINGS
 
+from benchmark_module import load
 from negcse.runtime.worker import ENV
 
 pytestmark = pytest.mark.mirror
-
-#: keys that hold a duration or a clock time: the only ones that may differ between two runs
-TIMING = {"seconds", "encode_seconds", "fit_seconds"}
 
 
 def _wait_for(check, what: str, limit: float = 300) -> None:
@@ -92,29 +90,9 @@ def _train_args(out: str, run: str = "run.json") -> list[str]:
     ]  # fmt: skip
 
 
-def _without_timing(value: object) -> object:
-    if isinstance(value, dict):
-        return {k: _without_timing(v) for k, v in value.items() if k not in TIMING}
-    if isinstance(value, list):
-        return [_without_timing(v) for v in value]
-    return value
-
-
-def _folder(path: Path) -> dict[str, object]:
-    """Each file of a folder: its bytes, or its JSON without timing keys."""
-    files = {}
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
-        name = str(file.relative_to(path))
-        files[name] = (
-            _without_timing(json.loads(file.read_text()))
-            if file.suffix == ".json"
-            else file.read_bytes()
-        )
-    return files
-
-
-def _one_run(work: Path, worker: str | None) -> dict[str, object]:
-    """Train and evaluate (STS-B) into the same paths; the outputs, then moved away."""
+def _one_run(work: Path, worker: str | None, keep: Path) -> Path:
+    """Train and evaluate (STS-B) into the same paths, then move the model and its scores to
+    ``keep``; the checkpoints go once the model is saved."""
     trained = _negcse(work, _train_args("model"), worker)
     assert trained.returncode == 0, trained.stderr
     evaluate = [
@@ -123,31 +101,25 @@ def _one_run(work: Path, worker: str | None) -> dict[str, object]:
     ]  # fmt: skip
     evaluated = _negcse(work, evaluate, worker)
     assert evaluated.returncode == 0, evaluated.stderr
-    outputs = {**_folder(work / "model"), "sts.json": _without_timing(
-        json.loads((work / "sts.json").read_text())
-    )}  # fmt: skip
-    for name in ("model", "model-ckpt", "sts.json"):
-        target = work / name
-        if target.is_dir():
-            shutil.rmtree(target)
-        else:
-            target.unlink(missing_ok=True)  # the checkpoints go once the model is saved
-    return outputs
+    (work / "model").rename(keep)
+    (work / "sts.json").rename(keep / "sts.json")
+    shutil.rmtree(work / "model-ckpt", ignore_errors=True)
+    return keep
 
 
 @pytest.mark.slow
 def test_a_training_and_its_evaluation_through_the_worker_are_those_of_a_process_each(
-    work: Path, server: tuple[subprocess.Popen, Path]
+    work: Path, server: tuple[subprocess.Popen, Path], tmp_path: Path
 ) -> None:
     before = (work / "worker.log").read_text()
-    own = _one_run(work, None)
-    warm = _one_run(work, str(server[1]))
+    own = _one_run(work, None, tmp_path / "own")
+    warm = _one_run(work, str(server[1]), tmp_path / "warm")
     served = (work / "worker.log").read_text()[len(before):]
     assert served.count("(train --run) stderr ") == 1 and served.count("(evaluate --only)") == 1
-    assert own.keys() == warm.keys() and "model.safetensors" in own
-    assert isinstance(own["model.safetensors"], bytes)
-    for name in own:
-        assert own[name] == warm[name], name
+    # every file byte-identical, or JSON equal but for its timing keys (benchmarks/smoke_compare)
+    kinds = load("smoke_compare").compare(own, warm)
+    assert kinds["different"] == kinds["only_a"] == kinds["only_b"] == []
+    assert "model.safetensors" in kinds["identical"] and "sts.json" in kinds["timing"]
 
 
 def test_a_user_error_exits_2_with_the_same_one_line(
@@ -171,18 +143,24 @@ def test_a_request_of_another_thread_count_runs_in_its_own_process(
     assert "refused (environment OMP_NUM_THREADS)" in (work / "worker.log").read_text()
 
 
-def test_sigterm_to_the_client_ends_its_child(
-    work: Path, server: tuple[subprocess.Popen, Path]
-) -> None:
+def _long_client(work: Path, server: tuple[subprocess.Popen, Path], out: str):
+    """A client of a training that runs till stopped, once the server has forked its child:
+    (the client, the child, the server's children as a function)."""
     process, path = server
-    environ = {**os.environ, ENV: str(path)}
     client = subprocess.Popen(
-        [sys.executable, "-m", "negcse", *_train_args("long", run="long.json")],
-        cwd=work, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-m", "negcse", *_train_args(out, run="long.json")],
+        cwd=work, env={**os.environ, ENV: str(path)}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )  # fmt: skip
     children = psutil.Process(process.pid).children
     _wait_for(lambda: len(children()) == 1, "the child")
-    child = children()[0]
+    return client, children()[0], children
+
+
+def test_sigterm_to_the_client_ends_its_child(
+    work: Path, server: tuple[subprocess.Popen, Path]
+) -> None:
+    client, child, children = _long_client(work, server, "long")
     time.sleep(1)  # into its training loop
     client.send_signal(signal.SIGTERM)
     assert client.wait(timeout=120) == -signal.SIGTERM  # ended as its child did
@@ -193,15 +171,7 @@ def test_sigterm_to_the_client_ends_its_child(
 def test_a_killed_client_leaves_no_orphan(
     work: Path, server: tuple[subprocess.Popen, Path]
 ) -> None:
-    process, path = server
-    environ = {**os.environ, ENV: str(path)}
-    client = subprocess.Popen(
-        [sys.executable, "-m", "negcse", *_train_args("long2", run="long.json")],
-        cwd=work, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    children = psutil.Process(process.pid).children
-    _wait_for(lambda: len(children()) == 1, "the child")
-    child = children()[0]
+    client, child, _ = _long_client(work, server, "long2")
     client.kill()  # no signal to forward: the server sees the connection close
     client.wait(timeout=60)
     _wait_for(lambda: not psutil.pid_exists(child.pid), "the orphan's end")

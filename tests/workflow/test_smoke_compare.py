@@ -3,21 +3,14 @@ number changed, a JSON whose only change is a timing key, and a file only one ru
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location(
-    "smoke_compare", REPO / "benchmarks/smoke_compare.py"
-)
-assert _spec and _spec.loader
-smoke_compare = importlib.util.module_from_spec(_spec)
-sys.modules["smoke_compare"] = smoke_compare
-_spec.loader.exec_module(smoke_compare)
+from benchmark_module import load
+
+smoke_compare = load("smoke_compare")
 
 EVAL = {"method": "simcse", "seconds": 12.5, "tasks": {"STSB": {"spearman": 0.7512, "seconds": 3}}}
 

@@ -3,19 +3,13 @@ read back into jobs and their DAG, replayed on 2 cores against schedules worked 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("smoke_time", REPO / "benchmarks/smoke_time.py")
-assert _spec and _spec.loader
-smoke_time = importlib.util.module_from_spec(_spec)
-sys.modules["smoke_time"] = smoke_time  # the dataclasses read their module
-_spec.loader.exec_module(smoke_time)
+from benchmark_module import load
+
+smoke_time = load("smoke_time")
 
 LOG = """Select jobs to execute...
 
