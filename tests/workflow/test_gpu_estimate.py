@@ -38,6 +38,8 @@ mteb_job,classification,fp32,,,200,Test GPU,derived from dev_eval
 generator_sentence,san_negatives,,,,0.001,Test GPU
 generator_sentence,gcse_synthesis,bf16,,,2.0,Test GPU,derived from paraphrase
 generator_sentence,gcse_synthesis_vllm,bf16,,,0.5,Test GPU,derived from a published rate
+train_step,sncse,tf32,256,,0.1,Test GPU
+train_step,sncse,bf16,256,,0.12,Test GPU
 """
 
 
@@ -98,6 +100,65 @@ def test_unmeasured_precision_is_priced_by_simcse_ratio_and_unmeasured_method_fl
     assert rows[0].unpriced and "not counted" in format_table(rows, costs, 6400, "x")
 
 
+def _one_run(methods: list[str]) -> dict:
+    config = _config(methods)
+    config["grid"]["backbones"], config["grid"]["seeds"] = ["bert-base-uncased"], [1]
+    return config
+
+
+def test_a_tf32_run_is_priced_from_the_tf32_row(costs) -> None:
+    """SNCSE at tf32 on BERT-base: 6,400 / 256 = 25 steps at the tf32 row's 0.1 s (not the
+    fp32 row's 0.3 s), one dev evaluation at the fp32 rate (no tf32 dev_eval row: 0.3 s)."""
+    config = _one_run(["sncse"])
+    config["methods"]["sncse"]["train"] = {
+        **config["methods"]["sncse"]["train"],
+        "precision": "tf32",
+    }
+    rows = estimate(config, costs, {})
+    assert rows[0].train_h == pytest.approx((25 * 0.1 + 0.3) / 3600)
+    assert rows[0].derived == set()
+
+
+def test_a_16_bit_step_is_priced_from_the_same_implementations_other_16_bit_row(costs) -> None:
+    """RLRD (fp16 autocast, SNCSE's three views, priced as sncse) from sncse's own bf16 row
+    (0.12 s at 256): batch 128 -> 0.06 s, 4 epochs of 50 steps, 200 // 125 + 1 = 2 fp16 dev
+    evaluations (0.1 s); the teachers read from their cache; the row says it is derived."""
+    assert costs.step_rate("rlrd", "fp16", 256) == (pytest.approx(0.12), "sncse's bf16 step")
+    rows = {r.name: r for r in estimate(_one_run(["rlrd"]), costs, {})}
+    assert rows["rlrd"].train_h == pytest.approx((200 * 0.06 + 2 * 0.1) / 3600)
+    assert rows["rlrd"].derived == {"sncse's bf16 step; guides read from their cache"}
+    table = format_table(list(rows.values()), costs, 6400, "x")
+    assert "(derived from sncse's bf16 step; guides read from their cache)" in table
+
+
+RATIOS = """kind,name,precision,batch_size,options,seconds,device,source
+train_step,simcse,fp16,64,,0.02,Test GPU
+train_step,simcse,fp32,32,,0.025,Test GPU
+train_step,sncse,bf16,256,,0.1,Test GPU
+train_step,sncse,fp32,256,,0.3,Test GPU
+train_step,sncse_san,fp32,256,,0.4,Test GPU
+dev_eval,stsb_dev,fp16,128,,0.1,Test GPU
+"""
+
+
+def test_a_missing_precision_takes_the_ratio_of_the_closest_measured_load(tmp_path: Path) -> None:
+    """SNCSE+SAN measured at fp32 only (0.4 s at 256, four views). The fp16 / fp32 ratio per
+    sample: SimCSE's 0.02 / 64 over 0.025 / 32 = 0.4 (load 64 x 2 = 128), SNCSE's bf16 / fp32
+    0.1 / 0.3 (load 256 x 3 = 768). At batch 256 (load 1,024) SNCSE's is closer: 0.4 / 3; at
+    batch 16 (load 64) SimCSE's: 0.4 x 0.4 x 16 / 256 = 0.01."""
+    path = tmp_path / "costs.csv"
+    path.write_text(RATIOS)
+    costs = load_costs(path)
+    by_sncse = "sncse_san's fp32 step x sncse's bf16/fp32"
+    assert costs.step_rate("sncse_san", "fp16", 256) == (pytest.approx(0.4 / 3), by_sncse)
+    by_simcse = "sncse_san's fp32 step x simcse's fp16/fp32"
+    assert costs.step_rate("sncse_san", "fp16", 16) == (pytest.approx(0.01), by_simcse)
+    # RLRD+SAN (fp16, batch 128, priced as sncse_san: load 512, SNCSE's 768 the closer)
+    rows = {r.name: r for r in estimate(_one_run(["rlrd_san"]), costs, {})}
+    assert rows["rlrd_san"].train_h == pytest.approx((200 * 0.4 / 3 / 2 + 2 * 0.1) / 3600)
+    assert rows["rlrd_san"].derived == {f"{by_sncse}; guides read from their cache"}
+
+
 def test_bad_cost_row_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "costs.csv"
     path.write_text(COSTS.replace("0.3,Test GPU\ndev_eval", "fast,Test GPU\ndev_eval"))
@@ -129,11 +190,15 @@ def test_default_grid_is_every_configured_method_and_configfiles_select() -> Non
     assert grid == [
         m for m in config["methods"] if (m in grid or m not in guided) and m not in san_grids
     ]
-    assert set(config["methods"]) - set(grid) == {
-        "gcse_stage1",
-        "gcse_stage1_wo_general",
-        "gcse_stage1_wo_domain",
-    } | san_grids
+    assert (
+        set(config["methods"]) - set(grid)
+        == {
+            "gcse_stage1",
+            "gcse_stage1_wo_general",
+            "gcse_stage1_wo_domain",
+        }
+        | san_grids
+    )
     overlay = project_config(REPO, REPO / "config" / "san-grids.yaml")
     assert san_grids < set(overlay["grid"]["methods"])
     assert len(config["grid"]["backbones"]) == 4

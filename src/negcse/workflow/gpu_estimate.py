@@ -6,7 +6,8 @@ sentence on one GPU: measured rows, and rows ``benchmarks/derive_costs.py`` deri
 (source "derived from ...": the evaluation and MTEB jobs, GCSE's LLM synthesis). A run of method
 m on backbone b costs steps x step seconds (scaled by batch size and by the backbone's
 transformer-layer FLOPs relative to BERT-base) plus its dev evaluations plus one evaluation job;
-an implementation without a measured row is priced by the measured one with the same trained
+a step at a precision without a row of its own is derived (:meth:`Costs.step_rate`); an
+implementation without a measured row is priced by the measured one with the same trained
 views (``SAME_COST``) plus its frozen guides' forward passes (each text a guide encodes: a third
 of a trained view, the forward of forward + backward, at the guide's backbone size). A generator
 costs its per-sentence time over the corpus for each distinct output the grid needs; GCSE's
@@ -23,6 +24,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,21 @@ SYNTHESIS_DERIVATION = {
 }
 
 
+#: precisions that run at one rate: fp16 and bf16 are both 16-bit tensor-core autocast, one
+#: matmul rate on Hopper and Ampere (bf16 only drops the grad scaler); tf32 and fp32 differ
+PRECISION_CLASS = {"fp16": "16-bit", "bf16": "16-bit"}
+
+
+@cache
+def trained_views(implementation: str) -> int:
+    """The views an implementation trains per step (its default parameters); 2 (SimCSE's) for
+    a name the registry does not know."""
+    try:
+        return len(build_method(implementation, {}, "bert-base-uncased").views(0))
+    except KeyError:
+        return 2
+
+
 def backbone_factor(backbone: str) -> float:
     return LARGE_FACTOR if "large" in backbone.lower() else 1.0
 
@@ -124,24 +141,58 @@ class Costs:
     def measured_step(self, implementation: str) -> bool:
         return any(i == implementation for i, _ in self.step)
 
+    def own_step(self, implementation: str, precision: str) -> tuple[float, int, str] | None:
+        """The eager row of ``implementation`` at ``precision``, else at a precision of its
+        class (:data:`PRECISION_CLASS`): seconds, batch size and the row's precision."""
+        kind = PRECISION_CLASS.get(precision)
+        same = sorted(p for p, c in PRECISION_CLASS.items() if kind and c == kind)
+        for p in (precision, *same):
+            if (implementation, p) in self.step:
+                return (*self.step[(implementation, p)], p)
+        return None
+
+    def step_rate(
+        self, implementation: str, precision: str, batch: int
+    ) -> tuple[float, str] | None:
+        """Seconds of one eager step at batch ``batch`` (batch size scales linearly) and what
+        it was derived from ("" where measured). An implementation priced as another
+        (``SAME_COST``) by that one's rows. The step: (a) the implementation's row at
+        ``precision``; else (b) its row at a precision of the same class (fp16 / bf16); else
+        (c) a row of another precision times the per-sample ratio of the two precisions of the
+        measured reference whose load (batch x trained views) is closest, on a log scale, to
+        the priced step's (a launch-bound step gains less from faster numerics than a
+        compute-bound one); else (d) that row unscaled. None: no row of the implementation."""
+        name = SAME_COST.get(implementation, implementation)
+        own = self.own_step(name, precision)
+        if own is not None:
+            seconds, measured_batch, used = own
+            how = "" if used == precision else f"{name}'s {used} step"
+            return seconds * batch / measured_batch, how
+        rows = sorted((p, v) for (i, p), v in self.step.items() if i == name)
+        if not rows:
+            return None
+        load = batch * trained_views(name)
+        candidates = []
+        for ref in sorted({i for i, _ in self.step} - {name}):
+            target = self.own_step(ref, precision)
+            for p, (seconds, measured_batch) in rows:
+                base = self.own_step(ref, p)
+                if target is None or base is None:
+                    continue
+                distance = abs(math.log(target[1] * trained_views(ref) / load))
+                ratio = (target[0] / target[1]) / (base[0] / base[1])
+                how = f"{name}'s {p} step x {ref}'s {target[2]}/{base[2]}"
+                candidates.append((distance, how, seconds * ratio, measured_batch))
+        if not candidates:
+            p, (seconds, measured_batch) = rows[0]
+            return seconds * batch / measured_batch, f"{name}'s {p} step (no {precision} ratio)"
+        _, how, seconds, measured_batch = min(candidates)
+        return seconds * batch / measured_batch, how
+
     def step_seconds(self, implementation: str, precision: str, batch: int) -> float | None:
-        """Seconds of one step, from the eager measurement at the paper settings; another
-        precision is priced by SimCSE's measured ratio; batch size scales linearly."""
-        implementation = SAME_COST.get(implementation, implementation)
-        got = self.step.get((implementation, precision))
-        if got is None:
-            other = [(p, v) for (i, p), v in self.step.items() if i == implementation]
-            if not other:
-                return None
-            measured_precision, got = other[0]
-            ref = (
-                self.step.get(("simcse", precision)),
-                self.step.get(("simcse", measured_precision)),
-            )
-            if ref[0] and ref[1]:
-                got = (got[0] * ref[0][0] / ref[1][0], got[1])
-        seconds, measured_batch = got
-        return seconds * batch / measured_batch
+        """The seconds of :meth:`step_rate`."""
+        got = self.step_rate(implementation, precision, batch)
+        return None if got is None else got[0]
 
     def compiled_seconds(
         self, implementation: str, precision: str, batch: int, options: str
@@ -307,19 +358,20 @@ def guide_seconds(
 
 def _plugin_step(
     config: Mapping[str, Any], costs: Costs, spec: Mapping[str, Any], precision: str
-) -> tuple[float | None, str]:
+) -> tuple[float, str] | None:
     """A plug-in method's step (an implementation outside negcse, no measured row): SimCSE's
     step per trained view times its views (its first step's)."""
     cls = method_class(spec["implementation"])
     if cls.__module__.startswith("negcse."):
-        return None, ""
-    simcse = costs.step_seconds("simcse", precision, spec["train"]["batch_size"])
+        return None
+    simcse = costs.step_rate("simcse", precision, spec["train"]["batch_size"])
     if simcse is None:
-        return None, ""
+        return None
     views = len(
         build_method(spec["implementation"], spec.get("params") or {}, spec["backbone"]).views(0)
     )
-    return simcse * views / 2, f"simcse's step per view x {views} views"
+    how = simcse[1] or "simcse's step"
+    return simcse[0] * views / 2, f"{how} per view x {views} views"
 
 
 def run_seconds(
@@ -338,7 +390,6 @@ def run_seconds(
     spec = resolve_method(dict(config), method, backbone)
     t = spec["train"]
     precision = "fp16" if t["precision"] == "auto" else t["precision"]
-    precision = "fp32" if precision == "tf32" else precision
     steps = math.ceil(training_sentences(config, method) / t["batch_size"]) * t["epochs"]
     if t.get("max_steps"):
         steps = min(steps, t["max_steps"])
@@ -350,13 +401,13 @@ def run_seconds(
         return steps * cached_s + (steps // t["eval_steps"] + 1) * dev_s
     step_s = costs.compiled_seconds(implementation, precision, t["batch_size"], run_options(t))
     row.compiled |= step_s is not None
+    step_how = ""  # what the eager step was derived from ("": its own row at its precision)
     if step_s is None:
-        step_s = costs.step_seconds(implementation, precision, t["batch_size"])
-        if step_s is None and implementation not in SAME_COST:
-            step_s, how = _plugin_step(config, costs, spec, precision)
-            if step_s is not None:
-                row.derived.add(how)
-        step_s = None if step_s is None else step_s / share
+        rate = costs.step_rate(implementation, precision, t["batch_size"])
+        if rate is None and implementation not in SAME_COST:
+            rate = _plugin_step(config, costs, spec, precision)
+        if rate is not None:
+            step_s, step_how = rate[0] / share, rate[1]
     if step_s is None:
         row.unpriced = True
         step_s = 0.0
@@ -367,12 +418,15 @@ def run_seconds(
             rewritten & set(g.columns) for g in built.guides()
         )
         guides_s = 0.0 if cached else guide_seconds(config, method, spec, backbone, step_s)
+        same = SAME_COST.get(implementation)
         if guides_s:
             step_s += guides_s
-            if implementation in SAME_COST:
-                row.derived.add(f"{SAME_COST[implementation]}'s step + guide forwards")
-        elif cached and implementation in SAME_COST and built.guides():
-            row.derived.add(f"{SAME_COST[implementation]}'s step; guides read from their cache")
+            if same:
+                step_how = (step_how or f"{same}'s step") + " + guide forwards"
+        elif cached and same and built.guides():
+            step_how = (step_how or f"{same}'s step") + "; guides read from their cache"
+    if step_how:
+        row.derived.add(step_how)
     dev_s = costs.dev_eval.get(precision, costs.dev_eval.get("fp32", 0.0))
     return steps * step_s + (steps // t["eval_steps"] + 1) * dev_s
 
