@@ -80,7 +80,7 @@ CASES = [
     Case("sncse_san", "SNCSE+SAN (4 views)", {}),
     Case("simcse", "SimCSE", {"precision": "fp32"}, paper=False),
     Case("simcse", "SimCSE", {"precision": "bf16"}, paper=False),
-    Case("sncse", "SNCSE", {"precision": "tf32"}, paper=False),
+    Case("sncse", "SNCSE", {"precision": "fp32"}, paper=False),  # IEEE fp32; its default: tf32
     Case("sncse", "SNCSE", {"precision": "bf16"}, paper=False),
     Case("una", "UNA", {"precision": "tf32"}, paper=False),
     Case("simcse", "SimCSE", RO),
@@ -639,7 +639,7 @@ def synthesis_cost(llm: list[dict[str, Any]], batch: int) -> tuple[float, str] |
 
 # -- output -----------------------------------------------------------------------------------
 
-#: families whose paper-setting step needs the most memory (batch 256 x 3-4 views, fp32): the
+#: families whose paper-setting step needs the most memory (batch 256 x 3-4 views, fp32 or tf32): the
 #: warm-up pool starts one only where the GPU has this much free (GiB; the others need LIGHT)
 HEAVY = {"sncse", "sncse_san", "rlrd"}
 HEAVY_GIB, LIGHT_GIB = 40, 12

@@ -85,6 +85,17 @@ def test_baselines_are_the_papers_comparisons(params: dict) -> None:
     assert all(b in params["methods"] for b in base.values())
 
 
+def test_sncse_trains_with_its_released_environments_tf32(params: dict) -> None:
+    """train_SNCSE.sh passes no --fp16 and the paper ran PyTorch 1.8.0 on A100s, where fp32
+    matmuls ran as TF32: SNCSE, its Table 3 ablations and SNCSE+SAN (like with like beside it)
+    train at tf32; UNA (an RTX 2080 Ti: no TF32) and GCSE keep IEEE fp32."""
+    for backbone in BACKBONES:
+        for method in ("sncse", "sncse_pl", "sncse_nl", "sncse_infonce", "sncse_san"):
+            assert train_settings(params, method, backbone).precision == "tf32", method
+        for method in ("una", "una_baseline", "gcse"):
+            assert train_settings(params, method, backbone).precision == "fp32", method
+
+
 def test_unknown_baseline_is_an_error(params: dict) -> None:
     bad = copy.deepcopy(params)
     bad["methods"]["una"]["baseline"] = "una_basline"

@@ -53,7 +53,7 @@ def _dev(encode) -> float:
     return float(e[0] @ e[1] - e[0] @ e[2])
 
 
-def _train(splade: Path, sentences: list[str], ckpt: Path, seed: int = 3):
+def _train(splade: Path, sentences: list[str], ckpt: Path, seed: int = 3, precision: str = "fp32"):
     torch.manual_seed(seed)
     model = SentenceEncoder.from_pretrained(str(splade), 0.1)
     method = build_method("simcse", {"temperature": 0.05}, "splade-tiny")
@@ -61,7 +61,7 @@ def _train(splade: Path, sentences: list[str], ckpt: Path, seed: int = 3):
         method,
         model,
         TrainData({"sentence": sentences}),
-        TrainSettings(**SETTINGS),
+        TrainSettings(**{**SETTINGS, "precision": precision}),
         seed,
         _dev,
         ckpt,
@@ -78,6 +78,20 @@ def test_same_seed_same_run(splade_tiny: Path, sentences: list[str], tmp_path: P
     for p, q in zip(t1.model.parameters(), t2.model.parameters(), strict=True):
         assert torch.equal(p, q)
     assert [c["step"] for c in s1.curve[:-1]] == [4, 8, 12]
+
+
+def test_tf32_changes_nothing_on_cpu(
+    splade_tiny: Path, sentences: list[str], tmp_path: Path
+) -> None:
+    """tf32 (SNCSE's default) only lets CUDA matmuls use TF32: on CPU the run is fp32's, bit
+    for bit, and the process-wide CUDA switch is left alone."""
+    switch = torch.backends.cuda.matmul.allow_tf32
+    t1, s1 = _train(splade_tiny, sentences, tmp_path / "a")
+    t2, s2 = _train(splade_tiny, sentences, tmp_path / "b", precision="tf32")
+    assert torch.backends.cuda.matmul.allow_tf32 == switch
+    assert s1.curve[:-1] == s2.curve[:-1]
+    for p, q in zip(t1.model.parameters(), t2.model.parameters(), strict=True):
+        assert torch.equal(p, q)
 
 
 def _train_logging(splade: Path, sentences: list[str], ckpt: Path, log_steps: int) -> Trainer:

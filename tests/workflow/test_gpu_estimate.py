@@ -72,8 +72,9 @@ def test_estimate_matches_a_hand_computation(costs) -> None:
     assert by["simcse"].train_h == pytest.approx(2 * per_run * (1 + LARGE_FACTOR) / 3600)
     assert by["simcse"].eval_h == pytest.approx(2 * 60 * (1 + LARGE_FACTOR) / 3600)
     assert by["simcse"].jobs == 8  # 2 backbones x 2 seeds x (train + evaluation)
-    # sncse base: batch 256 fp32, 25 steps; large: batch 128 (params.yaml) -> half the step
-    base, large = 25 * 0.3 + 0.3, 50 * 0.15 + 0.3
+    # sncse base: batch 256 tf32 (its tf32 row), 25 steps; large: batch 128 (params.yaml) -> half
+    # the step; its dev evaluations at the fp32 rate (no tf32 dev_eval row)
+    base, large = 25 * 0.1 + 0.3, 50 * 0.05 + 0.3
     assert by["sncse"].train_h == pytest.approx(2 * (base + large * LARGE_FACTOR) / 3600)
     assert by["untrained baselines"].eval_h == pytest.approx(60 * (1 + LARGE_FACTOR) / 3600)
     assert by["generator: san_negatives"].train_h == pytest.approx(0.001 * 6400 * 3 / 3600)
