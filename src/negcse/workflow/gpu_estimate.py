@@ -94,10 +94,10 @@ PRECISION_CLASS = {"fp16": "16-bit", "bf16": "16-bit"}
 @cache
 def trained_views(implementation: str) -> int:
     """The views an implementation trains per step (its default parameters); 2 (SimCSE's) for
-    a name the registry does not know."""
+    a name the registry does not know or one without defaults for every parameter."""
     try:
         return len(build_method(implementation, {}, "bert-base-uncased").views(0))
-    except KeyError:
+    except (KeyError, TypeError, ValueError):
         return 2
 
 
