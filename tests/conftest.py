@@ -19,6 +19,9 @@ os.environ["NEGCSE_OFFLINE"] = "1"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# each dvc command would otherwise fork a `dvc daemon analytics` process (0.4 CPU-s) that tries
+# to reach DVC's server; what the commands do is the same either way
+os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

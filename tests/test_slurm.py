@@ -263,7 +263,7 @@ def slurm_run(cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> SlurmR
             while not state.exists() and time.time() < deadline and proc.poll() is None:
                 time.sleep(0.1)
             assert state.exists(), "the SNCSE training job wrote no checkpoint"
-            ids = jobs_of("rule_train_wildcards_sncse_splade-tiny_1")  # seed 1 of the three
+            ids = jobs_of("rule_train_wildcards_sncse_splade-tiny_1")  # its one seed
             assert len(ids) == 1, f"running SNCSE training jobs: {ids}"
             subprocess.run(["scancel", ids[0]], check=True)
             assert proc.wait(timeout=2400) != 0, "the run with a cancelled job succeeded"
