@@ -121,9 +121,9 @@ lint: setup
 	source $(VENV)/bin/activate && ruff check src tests benchmarks && \
 	  snakefmt --check Snakefile rules && snakemake --lint
 
-# pytest in five processes side by side (.ci/pytest-parallel: tests/test_slurm.py and
+# pytest in six parts side by side (.ci/pytest-parallel: tests/test_slurm.py and
 # tests/test_workflow.py, each followed by files of the longest parts, then tests/evaluation
-# with tests/data, the workflow-in-a-clone tests and the rest at a lower priority, filling gaps)
+# with tests/data, the workflow-in-a-clone tests and the rest, in two, at a lower priority)
 test: lint
 	source $(VENV)/bin/activate && .ci/pytest-parallel
 
