@@ -65,6 +65,25 @@ def test_the_parse_reads_every_method_without_importing_torch(
     assert not {"torch", "transformers"} & modules
 
 
+#: what a parse imports from negcse: the Snakefile's and rules/*.smk's ``from negcse... import``
+SMK_IMPORT = re.compile(r"^\s*from (negcse[\w.]*) import", re.M)
+
+
+def test_the_modules_the_workflow_imports_load_without_scipy_or_torch() -> None:
+    """Every Snakemake process (two per job on a SLURM cluster) imports the Snakefile's negcse
+    modules; scipy (the seed plan's power arithmetic, ~0.7 CPU-s) and torch load on use only, so
+    a parse of a grid without a seed plan to price (the smoke profile) imports neither."""
+    repo = Path(__file__).resolve().parents[2]
+    sources = [repo / "Snakefile", *sorted((repo / "rules").glob("*.smk"))]
+    modules = sorted({m for path in sources for m in SMK_IMPORT.findall(path.read_text())})
+    assert {"negcse.workflow.config", "negcse.workflow.seed_costs"} <= set(modules)
+    probe = ";".join(f"import {m}" for m in modules)
+    heavy = ("scipy", "torch", "transformers", "sklearn")
+    code = f"{probe}; import sys; print(*[m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [], out.stdout
+
+
 def test_paper_grid_dry_run_lists_every_train_job(
     workspace: Path, lint: subprocess.CompletedProcess[str]
 ) -> None:

@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import optimize, stats
 
 from negcse.analysis import verdict_rules
 from negcse.analysis.seed_power import DEFAULT_RULE, VarianceModel, power
 from negcse.analysis.verdict_rules import Rule
+from negcse.runtime.lazy import LazyModule
+
+if TYPE_CHECKING:
+    from scipy import optimize, stats
+else:  # the Snakefile's parse imports this module (the seed plan): scipy on use
+    optimize = LazyModule("scipy.optimize")
+    stats = LazyModule("scipy.stats")
 
 SPENDING = ("obrien-fleming", "pocock")
 

@@ -24,10 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from negcse.errors import UserError
 from negcse.finite import positive_float
+from negcse.io_utils import yaml_value
 from negcse.runtime.lazy import LazyModule
 from negcse.workflow import status as status_lib
 from negcse.workflow.config import ConfigError, load_yaml
@@ -78,7 +77,7 @@ def _profile(profile: str | None) -> dict[str, Any]:
         return {}
     path = Path(profile) / "profile.yaml"
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml_value(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise UserError(f"{path}: cannot read the profile ({exc.strerror})") from None
 

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass, fields
 from functools import cache
-from importlib import resources
 from typing import Any
-
-import yaml
 
 from negcse.errors import UserError
 from negcse.finite import schema_message, schema_validator
+from negcse.schemas import config_schema
 
 
 class TrainSettingsError(UserError, ValueError):
@@ -22,8 +20,7 @@ class TrainSettingsError(UserError, ValueError):
 def _validator() -> Any:
     """The bounds of config.schema.yaml's ``train`` block (one place for them), with finite
     numbers (a NaN learning rate passes ``exclusiveMinimum: 0``)."""
-    text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
-    return schema_validator()(yaml.safe_load(text)["$defs"]["train"])
+    return schema_validator()(config_schema()["$defs"]["train"])
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +29,10 @@ from negcse.evaluation.registry import workflow_evaluations
 from negcse.finite import YAML11_BOOLEANS, first_non_finite, schema_message, schema_validator
 from negcse.generators.registry import provenance, settings_schema, specs
 from negcse.generators.registry import settings as generator_settings
-from negcse.io_utils import read_text
+from negcse.io_utils import YAML_LOADER, read_text, yaml_value
 from negcse.methods.params import ParamError
 from negcse.methods.registry import build_method, method_class
+from negcse.schemas import config_schema
 from negcse.tables.published import PAPERS
 from negcse.training.settings import TrainSettings
 from negcse.workflow import seed_plan
@@ -83,8 +83,7 @@ def project_config(
 def schema(generators: bool = True) -> dict[str, Any]:
     """config.schema.yaml with each evaluation's own key (its ``Job.schema``) and, with
     ``generators``, each generator's settings (its spec's schema) filled in."""
-    text = resources.files("negcse.schemas").joinpath("config.schema.yaml").read_text("utf-8")
-    out = yaml.safe_load(text)
+    out = config_schema()
     _add_evaluation_keys(out)
     if generators:
         props = out["properties"]
@@ -277,8 +276,8 @@ def load_yaml(path: str | os.PathLike[str], compose: bool = False) -> Any:
     try:
         text = read_text(path)
         if compose:
-            return yaml.compose(text, Loader=yaml.SafeLoader)
-        return yaml.safe_load(text) or {}
+            return yaml.compose(text, Loader=YAML_LOADER)
+        return yaml_value(text) or {}
     except UserError as exc:
         raise ConfigError(str(exc)) from None
     except yaml.YAMLError as exc:
@@ -348,7 +347,7 @@ def _yaml11_trap(node: yaml.Node, where: str, seen: set[int]) -> str | None:
             _OCTAL.fullmatch(text) or _SEXAGESIMAL.fullmatch(text)
         ):
             return None
-        value = yaml.safe_load(text)
+        value = yaml_value(text)
         if _OCTAL.fullmatch(text):
             decimal = int(text.replace("_", ""), 10)
             if decimal == value:  # 07: the same number either way

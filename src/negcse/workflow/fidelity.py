@@ -43,7 +43,7 @@ from negcse.errors import UserError
 from negcse.finite import first_non_finite
 from negcse.generators import registry as generators
 from negcse.generators.specs.gcse import thresholds
-from negcse.io_utils import read_text
+from negcse.io_utils import read_text, yaml_value
 from negcse.methods.registry import method_class
 from negcse.training.settings import TrainSettings
 from negcse.workflow.config import ConfigError, guide_entries, method_corpus, resolve_method
@@ -146,7 +146,7 @@ def load_reference(path: str | Path | None = None) -> dict[str, Any]:
         except UserError as exc:
             raise FidelityError(str(exc)) from None
     try:
-        data = yaml.safe_load(text) or {}
+        data = yaml_value(text) or {}
     except yaml.YAMLError as exc:
         raise FidelityError(f"{where}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(data, dict):
