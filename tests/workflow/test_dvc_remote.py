@@ -11,11 +11,13 @@ pulls everything, runs the touch step, finds nothing to do, and changes one para
 ``dvc exp run -S``: only SimCSE's jobs and the aggregates rerun and ``dvc metrics diff`` shows
 SimCSE's average move.
 
-Faults on the way, each against a remote folder of its own: the server killed mid-push and
-mid-pull (by a relay counting the bytes, not at a guessed moment; the next push/pull completes,
-no object under its final name is ever half-written), a corrupted object refused by DVC's hash
-check on pull, a refused key (one line from ``negcse remote-check``), and a full remote disk (a
-size-limited tmpfs; skipped where it cannot be mounted). A second protocol: WebDAV against a
+Faults on the way, each against a remote folder of its own and on the small outputs (every
+cached output but the models: :data:`SMALL`, a few MB, so that a fault case moves a tenth of
+what the round trip does): the server killed mid-push and mid-pull (by a relay counting the
+bytes, not at a guessed moment, a third of the way; the next push/pull completes, no object
+under its final name is ever half-written), a corrupted object refused by DVC's hash check on
+pull, a refused key (one line from ``negcse remote-check``), and a full remote disk (a tmpfs of
+half their size; skipped where it cannot be mounted). A second protocol: WebDAV against a
 real server from PyPI (wsgidav), with a password.
 """
 
@@ -44,6 +46,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.mirror]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "collaborate.md"
 REQUIRED_ENV = "NEGCSE_REQUIRE_SSHD"  # .ci/run sets it where sshd is installed
 MODEL = "results/models/simcse/splade-tiny/seed1"
+#: the fault cases' outputs: every cached one but the models (tests/workflow/test_dvc_remote.py)
+SMALL = ["results/data", "results/features", "results/negatives", "results/eval",
+         "results/analysis"]  # fmt: skip
+#: a small object of them for the corrupted-object case
+EVAL = "results/eval/sts/simcse/splade-tiny/seed1.json"
 #: the smallest grid with a model, evaluations, tables, a verdict row and a paper page (UNA's)
 TINY = {
     "grid": {"methods": ["simcse", "una_baseline"], "backbones": ["splade-tiny"], "seeds": [1]},
@@ -112,15 +119,13 @@ def as_person(home: Path) -> dict[str, str]:
     return {**os.environ, "HOME": str(home)}
 
 
+def size(ws: Path, targets: list[str]) -> int:
+    """The bytes of the files under ``targets``."""
+    return sum(p.stat().st_size for t in targets for p in (ws / t).rglob("*") if p.is_file())
+
+
 def files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
-def shared(ws: Path) -> dict[str, bytes]:
-    """The files of every DVC output of the stage (heavy and git-tracked), by path."""
-    spec = stage(ws)
-    outs = [next(iter(e)) if isinstance(e, dict) else e for e in spec["outs"]]
-    return {f"{out}/{name}": data for out in outs for name, data in files(ws / out).items()}
 
 
 def objects(folder: Path) -> tuple[int, list[str], int]:
@@ -329,21 +334,22 @@ def test_push_killed_midway_then_completes(person_a: Path, server: SSHServer, re
     folder = remotes / "killed-push"
     folder.mkdir()
     add_remote(person_a, "killed", relay.port, folder)
-    relay.arm("up", 4_000_000, server.kill)
+    relay.arm("up", size(person_a, SMALL) // 3, server.kill)
     # DVC's parallel transfers: several objects are in flight when the server dies. Which of
     # them finish first depends on their order and the load (none may), so the check is that
     # the kill came midway (not all went up) and that none is half-written under its final name
-    first = sh(["dvc", "push", "-r", "killed"], person_a, check=False, env=as_person(homes["a"]))
+    push = ["dvc", "push", "-r", "killed", *SMALL]
+    first = sh(push, person_a, check=False, env=as_person(homes["a"]))
     assert relay.tripped.is_set() and first.returncode != 0, first.stdout + first.stderr
-    local, _, _ = objects(person_a / ".dvc/cache")
-    good, bad, _ = objects(folder)
-    assert bad == [] and good < local
+    midway, bad, _ = objects(folder)
+    assert bad == []
     server.start()
-    sh(["dvc", "push", "-r", "killed"], person_a, env=as_person(homes["a"]))
+    sh(push, person_a, env=as_person(homes["a"]))
     local, local_bad, _ = objects(person_a / ".dvc/cache")
     good, bad, _ = objects(folder)
-    assert bad == [] == local_bad and good == local
-    status = sh(["dvc", "status", "-c", "-r", "killed"], person_a, env=as_person(homes["a"]))
+    assert bad == [] == local_bad and midway < good < local  # not the models: only SMALL went
+    status = sh(["dvc", "status", "-c", "-r", "killed", *SMALL], person_a,
+                env=as_person(homes["a"]))  # fmt: skip
     assert "in sync" in status.stdout
 
 
@@ -352,36 +358,40 @@ def test_pull_killed_midway_then_completes(person_a: Path, server: SSHServer, re
                                            tmp_path: Path) -> None:  # fmt: skip
     b = clone(person_a, tmp_path / "b")
     add_remote(b, "relay", relay.port, remotes / "lab")
-    relay.arm("down", 4_000_000, server.kill)
-    first = sh(["dvc", "pull", "-r", "relay"], b, check=False, env=as_person(homes["b"]))
+    relay.arm("down", size(person_a, SMALL) // 3, server.kill)
+    pull = ["dvc", "pull", "-r", "relay", *SMALL]
+    first = sh(pull, b, check=False, env=as_person(homes["b"]))
     assert relay.tripped.is_set() and first.returncode != 0, first.stdout + first.stderr
     _good, bad, _ = objects(b / ".dvc/cache")
     assert bad == []  # the cache holds whole objects only
     for name, data in files(b / "results").items():  # and the workspace whole files only
         assert data == (person_a / "results" / name).read_bytes(), name
     server.start()
-    sh(["dvc", "pull", "-r", "relay"], b, env=as_person(homes["b"]))
-    assert shared(b) == shared(person_a)
-    assert "up to date" in sh(["dvc", "status"], b).stdout
+    sh(pull, b, env=as_person(homes["b"]))
+    for out in SMALL:  # (results/features is empty in A's grid: no SAN, no UNA)
+        assert files(b / out) == files(person_a / out), out
+    assert files(b / "results/eval") != {}
+    assert not (b / "results/models").exists()  # what was not asked for did not come
 
 
 def test_corrupted_remote_object_is_refused_on_pull(person_a: Path, server: SSHServer,
                                                     homes: dict[str, Path], remotes: Path,
                                                     tmp_path: Path) -> None:  # fmt: skip
     """DVC's hash check (``verify = true`` on the lab's remote, docs/collaborate.md): an object
-    whose bytes are not those its name hashes (here: the model's weights cut in half, as an
-    interrupted copy by other means would leave them) is not taken into cache or workspace."""
+    whose bytes are not those its name hashes (here: an evaluation file cut in half, as an
+    interrupted copy by other means would leave it) is not taken into cache or workspace."""
     folder = remotes / "corrupt"
     shutil.copytree(remotes / "lab", folder)
-    weights = (person_a / MODEL / "model.safetensors").read_bytes()
-    digest = hashlib.md5(weights).hexdigest()
+    data = (person_a / EVAL).read_bytes()
+    digest = hashlib.md5(data).hexdigest()
     obj = folder / "files/md5" / digest[:2] / digest[2:]
-    obj.write_bytes(weights[: len(weights) // 2])
+    obj.write_bytes(data[: len(data) // 2])
     c = clone(person_a, tmp_path / "c")
     add_remote(c, "corrupt", server.port, folder)
-    out = sh(["dvc", "pull", "-r", "corrupt", MODEL], c, check=False, env=as_person(homes["b"]))
+    out = sh(["dvc", "pull", "-r", "corrupt", "results/eval"], c, check=False,
+             env=as_person(homes["b"]))  # fmt: skip
     assert out.returncode != 0, out.stdout + out.stderr
-    assert not (c / MODEL / "model.safetensors").exists()
+    assert not (c / EVAL).exists()
     _, bad, _ = objects(c / ".dvc/cache")
     assert bad == [] and not (c / ".dvc/cache/files/md5" / digest[:2] / digest[2:]).exists()
 
@@ -407,25 +417,30 @@ def test_full_remote_disk_fails_cleanly_then_completes(person_a: Path, server: S
                                                        homes: dict[str, Path], remotes: Path) -> None:  # fmt: skip
     folder = remotes / "full"
     folder.mkdir()
-    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
+    half = size(person_a, SMALL) // 2 // 1024  # KiB
+    mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={half}k", "tmpfs", str(folder)],
                            capture_output=True, text=True)  # fmt: skip
     if mount.returncode != 0:
-        pytest.skip(f"cannot mount a 4 MB tmpfs here (needs root): {mount.stderr.strip()}")
+        pytest.skip(f"cannot mount a {half} KiB tmpfs here (needs root): {mount.stderr.strip()}")
+    push = ["dvc", "push", "-r", "full", *SMALL]
     try:
         add_remote(person_a, "full", server.port, folder)
-        first = sh(["dvc", "push", "-r", "full"], person_a, check=False, env=as_person(homes["a"]))
+        first = sh(push, person_a, check=False, env=as_person(homes["a"]))
         # SFTP carries no reason (OpenSSH's server answers a full disk with a bare "Failure")
         assert first.returncode != 0 and "failed to upload" in first.stderr, first.stderr
         check = sh(["python", "-m", "negcse", "remote-check", "--remote", "full"], person_a,
                    env=as_person(homes["a"]))  # fmt: skip
         free = re.search(r"reachable \(\d+ entries, ([\d.]+) MB free\)$", check.stdout.strip())
-        assert free and float(free.group(1)) < 4.0, check.stdout  # statvfs: nearly full
+        assert free and float(free.group(1)) * 1e6 < half * 1024, check.stdout  # statvfs: nearly full
         _, bad, _ = objects(folder)
         assert bad == []
         sh(["mount", "-o", "remount,size=200m", str(folder)], person_a)
-        sh(["dvc", "push", "-r", "full"], person_a, env=as_person(homes["a"]))
+        sh(push, person_a, env=as_person(homes["a"]))
         good, bad, _ = objects(folder)
-        assert bad == [] and good == objects(person_a / ".dvc/cache")[0]
+        assert bad == [] and 0 < good < objects(person_a / ".dvc/cache")[0]  # SMALL: no models
+        status = sh(["dvc", "status", "-c", "-r", "full", *SMALL], person_a,
+                    env=as_person(homes["a"]))  # fmt: skip
+        assert "in sync" in status.stdout
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
