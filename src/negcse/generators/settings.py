@@ -81,13 +81,22 @@ class GeneratorSettings:
     GENERATOR: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        for error in _validator(type(self)).iter_errors(as_dict(self)):
+        values = as_dict(self)
+        seen = (type(self), repr(values))
+        if seen in _CHECKED:  # a Snakemake parse builds each method's settings several times
+            return
+        for error in _validator(type(self)).iter_errors(values):
             key = ".".join(str(p) for p in error.absolute_path)
             raise ValueError(f"{key}: {schema_message(error)}")
         self.check()
+        _CHECKED.add(seen)
 
     def check(self) -> None:
         """Cross-field checks; ValueError."""
+
+
+#: (settings class, repr of its values) of the settings that passed their checks in this process
+_CHECKED: set[tuple[type, str]] = set()
 
 
 @cache

@@ -16,6 +16,10 @@ class TrainSettingsError(UserError, ValueError):
     """A train setting of the wrong type or out of its bounds; the message names the key."""
 
 
+#: the repr of each settings' values that passed the schema in this process
+_CHECKED: set[str] = set()
+
+
 @cache
 def _validator() -> Any:
     """The bounds of config.schema.yaml's ``train`` block (one place for them), with finite
@@ -58,9 +62,14 @@ class TrainSettings:
     data_order: str = "epoch"
 
     def __post_init__(self) -> None:
-        for error in _validator().iter_errors(self.to_dict()):
+        values = self.to_dict()
+        seen = repr(values)
+        if seen in _CHECKED:  # a Snakemake parse builds each run's settings several times
+            return
+        for error in _validator().iter_errors(values):
             key = ".".join(str(p) for p in error.absolute_path)
             raise TrainSettingsError(f"train.{key}: {schema_message(error)}")
+        _CHECKED.add(seen)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
