@@ -298,3 +298,25 @@ def test_an_unknown_key_in_params_yaml_is_named_there(tmp_path: Path) -> None:
         project_config(REPO, params=params)
     message = str(caught.value)
     assert message == f"{params}: invalid config:\n  unknown key 'trian' (misspelt?)", message
+
+
+def test_the_fast_yaml_loader_reads_every_config_as_the_safe_loader_does() -> None:
+    """``negcse.io_utils.yaml_value`` (libyaml where PyYAML has it) gives ``yaml.safe_load``'s
+    value for every YAML file a run reads, and its error names the same line."""
+    from negcse.io_utils import YAML_LOADER, yaml_value
+
+    assert YAML_LOADER is yaml.CSafeLoader  # PyYAML's wheels are built with libyaml
+    root = Path(__file__).resolve().parents[2]
+    paths = [root / "params.yaml", root / "src/negcse/schemas/config.schema.yaml",
+             *(root / "config").glob("*.yaml"), *(root / "tests/smoke").glob("*.yaml"),
+             *(root / "profiles").glob("*/*.yaml")]  # fmt: skip
+    assert len(paths) > 10
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert yaml_value(text) == yaml.safe_load(text), path
+    bad = "a: 1\nb: [2\nc: 3\n"
+    with pytest.raises(yaml.YAMLError) as fast:
+        yaml_value(bad)
+    with pytest.raises(yaml.YAMLError) as slow:
+        yaml.safe_load(bad)
+    assert fast.value.problem_mark.line == slow.value.problem_mark.line == 2  # "c: 3"
