@@ -471,3 +471,27 @@ def test_a_set_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
         raise RuntimeError("the build failed")
     assert (a.read_text(), b.read_text()) == ("old a\n", "old b\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.csv", "b.md"]
+
+
+def test_first_schema_error_remembers_only_what_passed() -> None:
+    """A value that passed is not checked again; an invalid one gives its error every time."""
+    from negcse.finite import first_schema_error, schema_validator
+
+    real = schema_validator()({"type": "object", "properties": {"lr": {"type": "number",
+                                                                        "minimum": 0}}})  # fmt: skip
+    calls = []
+
+    class Counted:  # the real validator, its calls counted
+        def iter_errors(self, value):  # type: ignore[no-untyped-def]
+            calls.append(value)
+            return real.iter_errors(value)
+
+    validator = Counted()
+    assert first_schema_error(validator, {"lr": 0.1}) is None
+    assert first_schema_error(validator, {"lr": 0.1}) is None
+    assert calls == [{"lr": 0.1}]  # the second time from memory
+    for _ in range(2):
+        error = first_schema_error(validator, {"lr": -1.0})
+        assert error is not None and list(error.absolute_path) == ["lr"]
+    assert first_schema_error(validator, {"lr": float("nan")}) is not None  # finite numbers
+    assert len(calls) == 4

@@ -164,6 +164,23 @@ def schema_validator() -> Any:
 
 #: text YAML 1.1 leaves a string though it reads as a number: an exponent without a dot
 #: (``1e-4``; YAML 1.1 needs ``1.0e-4``), a leading zero with 8 or 9 (``08``)
+#: (validator, repr of the value) of every value that passed its schema in this process
+_VALID: set[tuple[int, str]] = set()
+
+
+def first_schema_error(validator: Any, value: Any) -> Any:
+    """``validator``'s first error for ``value``, None where it has none. A value that passed
+    is remembered for the process (by the validator's identity: callers cache theirs): a
+    Snakemake parse builds each run's generator and train settings several times."""
+    key = (id(validator), repr(value))
+    if key in _VALID:
+        return None
+    error = next(iter(validator.iter_errors(value)), None)
+    if error is None:
+        _VALID.add(key)
+    return error
+
+
 _NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 

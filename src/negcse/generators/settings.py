@@ -32,7 +32,7 @@ from typing import Any, ClassVar, cast
 
 import jsonschema
 
-from negcse.finite import schema_message, schema_validator
+from negcse.finite import first_schema_error, schema_message, schema_validator
 
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
 _PY_TYPES = {"integer": int, "number": float, "string": str}
@@ -81,22 +81,14 @@ class GeneratorSettings:
     GENERATOR: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
-        values = as_dict(self)
-        seen = (type(self), repr(values))
-        if seen in _CHECKED:  # a Snakemake parse builds each method's settings several times
-            return
-        for error in _validator(type(self)).iter_errors(values):
+        error = first_schema_error(_validator(type(self)), as_dict(self))
+        if error is not None:
             key = ".".join(str(p) for p in error.absolute_path)
             raise ValueError(f"{key}: {schema_message(error)}")
         self.check()
-        _CHECKED.add(seen)
 
     def check(self) -> None:
         """Cross-field checks; ValueError."""
-
-
-#: (settings class, repr of its values) of the settings that passed their checks in this process
-_CHECKED: set[tuple[type, str]] = set()
 
 
 @cache

@@ -8,16 +8,12 @@ from functools import cache
 from typing import Any
 
 from negcse.errors import UserError
-from negcse.finite import schema_message, schema_validator
+from negcse.finite import first_schema_error, schema_message, schema_validator
 from negcse.schemas import config_schema
 
 
 class TrainSettingsError(UserError, ValueError):
     """A train setting of the wrong type or out of its bounds; the message names the key."""
-
-
-#: the repr of each settings' values that passed the schema in this process
-_CHECKED: set[str] = set()
 
 
 @cache
@@ -62,14 +58,10 @@ class TrainSettings:
     data_order: str = "epoch"
 
     def __post_init__(self) -> None:
-        values = self.to_dict()
-        seen = repr(values)
-        if seen in _CHECKED:  # a Snakemake parse builds each run's settings several times
-            return
-        for error in _validator().iter_errors(values):
+        error = first_schema_error(_validator(), self.to_dict())
+        if error is not None:
             key = ".".join(str(p) for p in error.absolute_path)
             raise TrainSettingsError(f"train.{key}: {schema_message(error)}")
-        _CHECKED.add(seen)
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainSettings:
