@@ -161,6 +161,28 @@ def test_claim_rows_get_their_planned_seeds_and_other_rows_one(config: dict) -> 
     assert method_seeds(config, "una_both", "bert-base-uncased") == UNA_D7_SEEDS  # D7's own
 
 
+def test_planning_again_integrates_no_power_twice(config: dict) -> None:
+    """A dry run plans the claims three times (the grid's seeds, the designs' hours, the claim
+    table): the second plan reads every power and MDE from the cache and equals the first, which
+    equals one computed without it."""
+    cached = (verdict_rules.rejection_probability, verdict_rules.detectable)
+    for f in cached:
+        f.cache_clear()
+    first = seed_plan.claim_plans(config)
+    misses = [f.cache_info().misses for f in cached]
+    assert misses[1] > 0
+    again = seed_plan.claim_plans(config)
+    assert [f.cache_info().misses for f in cached] == misses
+    assert again == first
+    plan = next(p for p in first if p.claim.delta is not None and p.model is not None)
+    m, rows, rule = plan.model, plan.rows, verdict_rules.Rule()
+    tail = rule.alpha / 2.0 / rows
+    by_hand = verdict_rules.detectable.__wrapped__(
+        m.seed_sd**2 / plan.seeds, m.test_sd**2, plan.seeds - 1.0, tail, rule.power
+    )
+    assert plan.mde == pytest.approx(by_hand / (1.0 - rule.fraction), rel=1e-12)
+
+
 def test_reduced_scale_and_fixed_grids_keep_grid_seeds(config: dict) -> None:
     reduced = {**config, "train_overrides": {"max_steps": 40}}
     assert method_seeds(reduced, "simcse_dropout15", "roberta-base") == [42, 43, 44]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -328,6 +329,7 @@ def family_size(p: np.ndarray) -> np.ndarray:
 _NODES = 96
 
 
+@lru_cache(maxsize=4096)  # pure in its numbers; a dry run plans the same claims three times
 def rejection_probability(shift: float, seed_var: float, test_var: float, seed_df: float,
                           tail: float) -> float:  # fmt: skip
     """The power of the interval's one-sided test at level ``tail`` when the truth lies
@@ -364,6 +366,7 @@ def rejection_probability(shift: float, seed_var: float, test_var: float, seed_d
     return float(np.sum(weights * rejected(estimated)) / np.sum(weights))
 
 
+@lru_cache(maxsize=4096)
 def detectable(seed_var: float, test_var: float, seed_df: float, tail: float,
                power: float = 0.8) -> float:  # fmt: skip
     """The smallest true distance from a tested value that a one-sided test at level ``tail``

@@ -110,6 +110,8 @@ class Plan:
         self.method_pages = own_pages(self.methods, self.papers)
         #: run_spec's answers: every seed's train job asks for its (method, backbone)'s
         self._run_specs: dict[tuple[str, str], str] = {}
+        #: grid_runs' answers by backbones (the seed plan behind them is costly to key)
+        self._grid_runs: dict[tuple[str, ...] | None, list[tuple[str, str, int]]] = {}
 
     # -- paths and words ------------------------------------------------------------------
 
@@ -131,6 +133,14 @@ class Plan:
             "key": r"[A-Za-z0-9_.-]+",
         }
 
+    def runs(self, backbones: list[str] | None = None) -> list[tuple[str, str, int]]:
+        """(method, backbone, seed) of every training of the grid (:func:`grid_runs`), on
+        ``backbones`` (else the grid's), computed once per Plan."""
+        key = tuple(backbones) if backbones else None
+        if key not in self._grid_runs:
+            self._grid_runs[key] = grid_runs(dict(self.config), backbones)
+        return self._grid_runs[key]
+
     def run_files(
         self, patterns: str | list[str], backbones: list[str] | None = None, **more: Any
     ) -> list[str]:
@@ -138,7 +148,7 @@ class Plan:
         seeds: methods.<m>.seeds), with ``more`` expanded as Snakemake's expand does."""
         return [
             path
-            for method, backbone, seed in grid_runs(dict(self.config), backbones)
+            for method, backbone, seed in self.runs(backbones)
             for path in expand(
                 patterns, method=[method], backbone=[backbone], seed=[str(seed)], **more
             )
@@ -278,7 +288,7 @@ class Plan:
             if figure == "training_curves"
             else "results/analysis/{method}/{backbone}/seed{seed}/analysis.json"
         )
-        runs = grid_runs(dict(self.config), [backbone])
+        runs = self.runs([backbone])
         return [
             pattern.format(method=m, backbone=b, seed=seed)
             for method in self.figure_groups[group].methods
@@ -467,6 +477,6 @@ class Plan:
         """(column, file) of every generated column a training job of the grid reads."""
         return [
             (column, self.column_input(column, method, backbone, str(seed)))
-            for method, backbone, seed in grid_runs(dict(self.config))
+            for method, backbone, seed in self.runs()
             for column in self.method_class(method).columns
         ]
