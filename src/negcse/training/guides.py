@@ -70,7 +70,7 @@ class FrozenGuide:
     def compile(self, mode: str | None, static_padding: bool) -> None:
         """Encode through ``torch.compile(mode=mode)`` (None: eager), padding each batch to its
         group's longest row where ``static_padding``."""
-        self.embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
+        self.embed = self.model.compiled_embed(mode, static_padding)
         self.static_padding = static_padding
 
     @classmethod

@@ -101,6 +101,16 @@ class SentenceEncoder(nn.Module):
         pooled = pooler.pool(outputs, batch)
         return self.mlp(pooled) if mlp else pooled
 
+    def compiled_embed(self, mode: str | None, static_padding: bool) -> Any:
+        """:meth:`embed_batch` through ``torch.compile(mode=mode)`` (None: no compilation).
+        With ``static_padding`` every view group keeps one shape, so each gets a static graph of
+        its own (``dynamic=False``: no second, dynamic-shape compilation once a second group's
+        shape is seen; CUDA graphs are per shape either way); without it torch.compile's default
+        (dynamic once a shape changes)."""
+        if not mode:
+            return None
+        return torch.compile(self.embed_batch, mode=mode, dynamic=False if static_padding else None)
+
     def save(self, out: Path, eval_pooler: Pooler, meta: dict[str, Any]) -> None:
         """Hugging Face + sentence-transformers layout, MLP stored as the backbone's pooler."""
         pooler_layer = getattr(self.backbone, "pooler", None)

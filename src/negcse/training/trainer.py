@@ -22,7 +22,9 @@ on CUDA the backbone gets a (batch, query, key) attention mask, which skips tran
 of a view group (backbone, pooler and MLP head) and of the frozen guides' encoding; ``true`` or a
 torch.compile mode such as ``reduce-overhead``, which replays CUDA graphs; ``auto`` (params.yaml's
 default) is ``reduce-overhead`` with ``static_padding`` on CUDA and eager on CPU, so CPU runs keep
-their numerics; ``false`` is eager everywhere. The compiled step equals the eager one up to
+their numerics; ``false`` is eager everywhere. With ``static_padding`` each shape (a view group,
+a guide's group, an epoch's last, shorter batch) gets a static graph of its own
+(``dynamic=False``), not a second, dynamic-shape compilation once a second shape is seen. The compiled step equals the eager one up to
 floating-point rounding given the same dropout masks (``tests/training/test_compiled_methods.py``,
 every method family); inductor draws its dropout masks from its own generator, and static padding
 changes the shape they are drawn for: other, equally distributed draws.
@@ -529,7 +531,7 @@ class Trainer:
             torch.backends.cuda.matmul.allow_tf32 = self.s.precision == "tf32"
         mode = _compile_mode(self.s.compile, self.device)
         #: the training encoder (evaluation stays eager: its shapes vary)
-        self._embed = torch.compile(self.model.embed_batch, mode=mode) if mode else None
+        self._embed = self.model.compiled_embed(mode, self.static_padding)
         for guide in self.guides.values():
             guide.compile(mode, self.static_padding)
         graphs = mode is not None and "reduce-overhead" in mode
