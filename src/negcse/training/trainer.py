@@ -24,10 +24,11 @@ torch.compile mode such as ``reduce-overhead``, which replays CUDA graphs; ``aut
 default) is ``reduce-overhead`` with ``static_padding`` on CUDA and eager on CPU, so CPU runs keep
 their numerics; ``false`` is eager everywhere. With ``static_padding`` each shape (a view group,
 a guide's group, an epoch's last, shorter batch) gets a static graph of its own
-(``dynamic=False``), not a second, dynamic-shape compilation once a second shape is seen. The compiled step equals the eager one up to
-floating-point rounding given the same dropout masks (``tests/training/test_compiled_methods.py``,
-every method family); inductor draws its dropout masks from its own generator, and static padding
-changes the shape they are drawn for: other, equally distributed draws.
+(``dynamic=False``), not a second, dynamic-shape compilation once a second shape is seen. The
+compiled step equals the eager one up to floating-point rounding given the same dropout masks
+(``tests/training/test_compiled_methods.py``, every method family); inductor draws its dropout
+masks from its own generator, and static padding changes the shape they are drawn for: other,
+equally distributed draws.
 """
 
 from __future__ import annotations
