@@ -162,8 +162,6 @@ def schema_validator() -> Any:
     return jsonschema.validators.extend(base, type_checker=checker)
 
 
-#: text YAML 1.1 leaves a string though it reads as a number: an exponent without a dot
-#: (``1e-4``; YAML 1.1 needs ``1.0e-4``), a leading zero with 8 or 9 (``08``)
 #: (validator, repr of the value) of every value that passed its schema in this process
 _VALID: set[tuple[int, str]] = set()
 
@@ -181,6 +179,8 @@ def first_schema_error(validator: Any, value: Any) -> Any:
     return error
 
 
+#: text YAML 1.1 leaves a string though it reads as a number: an exponent without a dot
+#: (``1e-4``; YAML 1.1 needs ``1.0e-4``), a leading zero with 8 or 9 (``08``)
 _NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
