@@ -1,5 +1,5 @@
 """Every command x every kind of broken input: missing, empty, truncated, not UTF-8, NaN or
-infinity, wrong type. Each cell runs ``python -m negcse`` in this process on a valid set of
+infinity, wrong type, unreadable (no read permission). Each cell runs ``python -m negcse`` in this process on a valid set of
 inputs with one of them broken, and must exit 2 with one error line naming the broken file (or
 option), no traceback, and write nothing.
 
@@ -16,13 +16,16 @@ number option of every command is given "nan" and "inf"
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import logging
+import os
 import shutil
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,7 @@ from negcse import cli
 
 pytestmark = pytest.mark.mirror
 REPO = Path(__file__).resolve().parents[1]
-KINDS = ("missing", "empty", "truncated", "non-utf8", "non-finite", "wrong-type")
+KINDS = ("missing", "empty", "truncated", "non-utf8", "non-finite", "wrong-type", "unreadable")
 SENTENCES = [
     "A man is playing a guitar on the stage.",
     "A woman is slicing an onion in the kitchen.",
@@ -170,7 +173,12 @@ def _file_not_folder(path: Path, key: str) -> None:
     path.write_text("a file where a model folder belongs\n")
 
 
-COMMON = {"missing": _remove, "empty": _bytes(lambda d: b""), "non-utf8": _bytes(_not_utf8)}
+def _unreadable(path: Path, key: str) -> None:
+    path.chmod(0)
+
+
+COMMON = {"missing": _remove, "empty": _bytes(lambda d: b""), "non-utf8": _bytes(_not_utf8),
+          "unreadable": _unreadable}
 FORMATS: dict[str, Format] = {
     # one sentence per line: a cut corpus is a shorter corpus, "nan" is a sentence
     "text": Format({**COMMON, "wrong-type": _folder}),
@@ -191,15 +199,18 @@ FORMATS: dict[str, Format] = {
     "tsv table": Format({**COMMON, "truncated": _bytes(_cut), "non-finite": _first_line("inf"),
                          "wrong-type": _first_line("abc")}),
     "npy": Format({"missing": _remove, "empty": _bytes(lambda d: b""), "truncated": _bytes(_cut),
+                   "unreadable": _unreadable,
                    "non-finite": _npy(np.array([np.nan] * 6)),
                    "wrong-type": _npy(np.array(["a"] * 6))}),
     # a SQLite response cache: missing or empty is a new, empty cache
     "sqlite": Format({"truncated": _bytes(lambda d: d[: len(d) // 2]),
-                      "non-utf8": _bytes(_not_utf8), "wrong-type": _folder}),
+                      "non-utf8": _bytes(_not_utf8), "wrong-type": _folder,
+                      "unreadable": _unreadable}),
     "model folder": Format({"missing": _remove, "empty": _empty_folder,
                             "truncated": _in_folder("model.safetensors", lambda d: d[: len(d) // 3]),
                             "non-utf8": _in_folder("config.json", _not_utf8),
-                            "non-finite": _weights_nan, "wrong-type": _file_not_folder}),
+                            "non-finite": _weights_nan, "wrong-type": _file_not_folder,
+                            "unreadable": lambda path, key: _unreadable(path / "model.safetensors", key)}),
 }
 
 
@@ -331,8 +342,8 @@ class Input:
 
 @dataclass(frozen=True)
 class Case:
-    """A command line (``{name}``: an input's path, ``{out}``: the output folder) and its
-    inputs."""
+    """A command line (``{name}``: an input's path, ``{name.parent}`` its folder, ``{out}``: the
+    output folder) and its inputs."""
 
     args: tuple[str, ...]
     inputs: dict[str, Input] = field(default_factory=dict)
@@ -436,7 +447,7 @@ CASES: dict[str, Case] = {
         },
     ),
     "curves-data": Case(
-        ("curves-data", "--models", "{log}", "--out", "{out}/curves.csv"),
+        ("curves-data", "--models", "{log.parent}", "--out", "{out}/curves.csv"),
         {"log": Input("json", lambda tmp, mirror: _train_log(tmp / "run") / "train_log.json",
                       "curve[1].stsb_dev")},
     ),
@@ -562,7 +573,8 @@ CASES: dict[str, Case] = {
         {"spec": Input("json", lambda tmp, mirror: _json(tmp / "spec.json", {
             "domain": [{"reader": "sts_pairs", "files": ["senteval/STS/STSBenchmark/sts-train.csv"],
                         "max_pairs": 10}], "general": None, "use_general": False,
-            "max_domain_lines": 5, "seed": 0}), "domain[0].max_pairs")},
+            "max_domain_lines": 5, "seed": 0}), "domain[0].max_pairs",
+            unseen={"unreadable": "the spec is JSON text on the command line, no file"})},
     ),
 }
 
@@ -638,6 +650,50 @@ def test_broken_input_is_one_line_and_exit_2(
     case: str, name: str, kind: str, tmp_path: Path, mirror: Path,
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    _run_cell(case, name, kind, tmp_path, mirror, capsys, monkeypatch)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+#: capget/capset's version 3 (64-bit sets, two words); CAP_DAC_OVERRIDE and
+#: CAP_DAC_READ_SEARCH, the capabilities that let root read any file whatever its mode
+_CAP_V3 = 0x20080522
+_FILE_OVERRIDES = (1 << 1) | (1 << 2)
+
+
+@contextlib.contextmanager
+def _file_modes_bind_root() -> Iterator[None]:
+    """As root, whom a file's mode does not stop, the calling thread runs without the two
+    capabilities that override it (capabilities(7)), so a mode-0 file of root's is unreadable to
+    it as to anyone; they are restored after. Otherwise nothing changes."""
+    if os.geteuid() != 0:
+        yield
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    header, saved = _CapHeader(_CAP_V3, 0), (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), saved) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    reduced = (_CapData * 2)(*saved)
+    reduced[0].effective &= ~_FILE_OVERRIDES
+    if libc.capset(ctypes.byref(header), reduced) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+    try:
+        yield
+    finally:
+        libc.capset(ctypes.byref(header), saved)
+
+
+def _run_cell(
+    case: str, name: str, kind: str, tmp_path: Path, mirror: Path,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("NEGCSE_CACHE", str(tmp_path / "cache"))
     _fresh_logging()  # making the inputs logs too
     spec = CASES[case]
@@ -646,16 +702,23 @@ def test_broken_input_is_one_line_and_exit_2(
     item = spec.inputs[name]
     FORMATS[item.format].kinds[kind](broken, item.key)
     out = tmp_path / "out"
-    args = [a.format(out=out, **paths) for a in spec.args]
+    args = [a.format(out=out, **{n: Path(p) for n, p in paths.items()}) for a in spec.args]
     if name == "spec":  # mix-corpus takes its spec as text
         args[args.index(paths[name])] = broken.read_text("utf-8", "replace") if broken.is_file() else ""
-    code, err = run_cli(args, capsys)
+    with _file_modes_bind_root() if kind == "unreadable" else contextlib.nullcontext():
+        code, err = run_cli(args, capsys)
     assert "Traceback" not in err, err[-3000:]
     errors = [line for line in err.splitlines() if "error" in line.lower()]
     assert code == 2, (code, err[-3000:])
     assert len(errors) == 1, err[-3000:]
-    named = "--spec" if name == "spec" else broken.name if name != "log" else broken.parent.name
+    named = "--spec" if name == "spec" else broken.name
     assert named in errors[0], errors[0]
+    if kind == "unreadable":  # said as such, not as a missing or damaged file
+        assert "permission denied" in errors[0].lower(), errors[0]
+    # no other input is blamed ("its path: ..."), but the folder holding the broken file
+    before = errors[0][: errors[0].index(named)]
+    others = [p for p in paths.values() if p != str(broken) and p not in map(str, broken.parents)]
+    assert not [p for p in others if f"{p}: " in before], errors[0]
     left = sorted(p.name for p in out.rglob("*") if p.is_file()) if out.exists() else []
     assert left == [], left
 

@@ -371,12 +371,16 @@ def open_sqlite(
     """A SQLite cache file (made with ``schema`` when new), checked whole before use
     (``PRAGMA quick_check``: a cut or damaged file is found now, not at the page a later
     query reads); one that is no usable database is a one-line
-    :class:`~negcse.errors.UserError` naming it. A missing or empty file is a new cache.
+    :class:`~negcse.errors.UserError` naming it, an unreadable one an OSError naming it. A
+    missing or empty file is a new cache.
     ``wal``: write-ahead logging (several processes writing one cache)."""
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_dir():
         raise IsADirectoryError(errno.EISDIR, "a folder where a cache file belongs", str(dest))
+    if dest.exists():  # SQLite says "unable to open database file" of an unreadable one
+        with open(dest, "rb"):
+            pass
     try:
         db = sqlite3.connect(str(dest))
         try:

@@ -27,7 +27,7 @@ def _leaves(data: object) -> int:
 def run(args: argparse.Namespace) -> int:
     try:
         data = headline_files(args.sts, args.verdicts)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:  # an unreadable file stays an OSError: "path: reason"
         raise UserError(str(exc)) from None
     write_json(args.out, data)
     values = _leaves(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -24,6 +25,7 @@ def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModel.from_pretrained(path, **({"config": config} if config else {}))
     except (OSError, ValueError, TypeError, SafetensorError) as exc:
+        check_readable(path)
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise ModelFilesError(
             f"model folder {path}: cannot load it ({type(exc).__name__}: {reason}); its files "
@@ -39,6 +41,25 @@ def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
         ) from exc
     check_finite_weights(model, path)
     return tokenizer, model
+
+
+def check_readable(path: str) -> None:
+    """A :class:`ModelFilesError` naming the first file of model folder ``path`` this process
+    may not read (or the folder, if it may not list it); called when a load failed, since the
+    libraries report some of those as missing files or a bad config."""
+    folder = Path(path)
+    try:
+        files = sorted(folder.iterdir()) if folder.is_dir() else []
+    except PermissionError:
+        raise ModelFilesError(f"model folder {path}: permission denied (cannot list it)") from None
+    for file in files:
+        try:
+            with open(file, "rb"):
+                pass
+        except PermissionError:
+            raise ModelFilesError(f"model folder {path}: {file.name}: permission denied") from None
+        except OSError:  # a folder or a broken link: the loader's own error says what it is
+            continue
 
 
 def check_finite_weights(model: torch.nn.Module, path: str) -> None:

@@ -111,7 +111,8 @@ def headline(sts: Nested, verdicts: dict[str, Any]) -> dict[str, Any]:
 def headline_files(sts: str | Path, verdicts: str | Path) -> dict[str, Any]:
     """:func:`headline` of the two tables' metrics files."""
     data = read_nested(verdicts, empty=True)  # a grid may hold no claim
+    rows = read_nested(sts, "avg")  # its errors name the sts file
     try:
-        return headline(read_nested(sts, "avg"), data)
+        return headline(rows, data)
     except ValueError as exc:
         raise ValueError(f"{verdicts}: {exc}") from None

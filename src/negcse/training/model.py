@@ -24,7 +24,12 @@ from torch import Tensor, nn
 from transformers import AutoConfig
 
 from negcse.encoders.poolers import Pooler, PromptPooler
-from negcse.encoders.pretrained import EVAL_MAX_LENGTH, load_pretrained, model_inputs
+from negcse.encoders.pretrained import (
+    EVAL_MAX_LENGTH,
+    check_readable,
+    load_pretrained,
+    model_inputs,
+)
 from negcse.errors import ModelFilesError
 from negcse.io_utils import write_json
 from negcse.training.model_card import model_card
@@ -64,6 +69,7 @@ class SentenceEncoder(nn.Module):
         try:
             config = AutoConfig.from_pretrained(path)
         except (OSError, ValueError) as exc:
+            check_readable(path)
             raise ModelFilesError(f"model folder {path}: bad config.json ({exc})") from exc
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             if hasattr(config, key):
