@@ -405,8 +405,13 @@ def test_evaluate_refuses_a_tag_that_is_not_a_name(
         ([f"seed={2**64}"], f"--tag seed: '{2**64}' is not a seed"),
         (["method=simcse", "method=sncse"], "--tag method given twice"),
         (["=simcse"], "--tag '=simcse': expected KEY=VALUE"),
+        (["run id=3"], "--tag 'run id=3': 'run id' is not a tag name"),
+        (["model=other"], "--tag model: negcse evaluate writes 'model' itself"),
+        (["unavailable=no"], "--tag unavailable: negcse evaluate writes 'unavailable' itself"),
+        (["note=a\nb"], "--tag note: 'a\\nb' holds a line break or control character"),
     ],
-    ids=["leading-zero", "negative", "boolean", "above-torch", "twice", "no-key"],
+    ids=["leading-zero", "negative", "boolean", "above-torch", "twice", "no-key", "key-not-name",
+         "header-key", "unavailable-key", "line-break"],
 )
 def test_evaluate_refuses_a_seed_tag_that_is_no_seed_and_a_tag_twice(
     tag: list[str], named: str, model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -417,6 +422,23 @@ def test_evaluate_refuses_a_seed_tag_that_is_no_seed_and_a_tag_twice(
     line = error_line(*run_cli(evaluate(model, tmp_path, *tags), capsys))
     assert named in line, line
     assert files(tmp_path / "out") == []
+
+
+def test_a_tag_named_like_a_result_key_is_refused_before_any_file_is_written(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The result's own key would have replaced the tag in the file, silently."""
+    line = error_line(*run_cli(evaluate(model, tmp_path, "--tag", "seconds=1"), capsys))
+    assert "--tag seconds: the analysis evaluation writes 'seconds' itself" in line, line
+    assert files(tmp_path / "out") == []
+
+
+def test_a_free_text_tag_is_recorded_as_given(
+    model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run_cli(evaluate(model, tmp_path, "--tag", "note=lr 3e-5, run | b"), capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "out/a.json").read_text())["note"] == "lr 3e-5, run | b"
 
 
 def test_evaluate_writes_nothing_into_the_model_folder(

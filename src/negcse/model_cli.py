@@ -13,7 +13,7 @@ from negcse.finite import at_least
 from negcse.io_utils import read_json
 from negcse.methods.registry import _load_all
 from negcse.runtime.lazy import LazyModule
-from negcse.text.names import check_tag
+from negcse.text.names import NAME_RULE, check_tag, is_name
 from negcse.training.model_record import load_model_record
 
 if TYPE_CHECKING:
@@ -46,7 +46,8 @@ def add_model_arguments(
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="recorded in the output (e.g. method, backbone, seed)",
+        help="recorded in the output (e.g. method, backbone, seed); KEY a name, not one the "
+        "output holds already (model, pooler, a result's key)",
     )
     p.add_argument("--threads", type=at_least(1), default=None, help="torch threads")
 
@@ -106,14 +107,26 @@ def unavailable(path: str | Path) -> str | None:
     return None if reason is None else f"{result.get('model', path)}: {reason}"
 
 
+#: the keys an evaluation JSON's :func:`header` (or :data:`UNAVAILABLE`) writes itself
+HEADER_KEYS = frozenset({"model", "pooler", "llm", "substitute", UNAVAILABLE})
+
+
 def tags(args: argparse.Namespace) -> dict[str, str]:
-    """The ``--tag KEY=VALUE`` pairs, each key once; a method or backbone is a name, a seed a
-    seed (:mod:`negcse.text.names`)."""
+    """The ``--tag KEY=VALUE`` pairs, each key once: a key is a name no header key, a method or
+    backbone a name, a seed a seed, any other value one line of text
+    (:mod:`negcse.text.names`)."""
     pairs: dict[str, str] = {}
     for item in args.tag:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UserError(f"--tag {item!r}: expected KEY=VALUE (e.g. seed=1)")
+        if not is_name(key):
+            raise UserError(f"--tag {item!r}: {key!r} is not a tag name ({NAME_RULE})")
+        if key in HEADER_KEYS:
+            raise UserError(
+                f"--tag {key}: negcse evaluate writes '{key}' itself (reserved: "
+                f"{', '.join(sorted(HEADER_KEYS))}); choose another key"
+            )
         if key in pairs:
             raise UserError(f"--tag {key} given twice ({key}={pairs[key]}, {item})")
         check_tag(key, value, f"--tag {key}")

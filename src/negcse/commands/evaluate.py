@@ -113,6 +113,12 @@ def run(args: argparse.Namespace) -> int:
         if summary:
             logger.info("%s: %s", evaluation.name, summary)
             print(f"{evaluation.name}: {summary}")
+        clash = sorted(settings["tags"].keys() & result.keys())
+        if clash:  # before any file is written
+            raise UserError(
+                f"--tag {clash[0]}: the {evaluation.name} evaluation writes '{clash[0]}' itself; "
+                "choose another key"
+            )
         results.append((settings["out"], {**header(args), **result}))
     for out, result in results:
         write_json(out, result)

@@ -54,10 +54,19 @@ def check_seed(value: object, where: str) -> str:
     )
 
 
+#: a character that would break a log line or a table row: the C0 controls (line breaks,
+#: tabs) and DEL
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def check_tag(key: str, value: object, where: str) -> object:
     """A tag's value: checked as a name when ``key`` is one of :data:`TAG_PATTERNS`, as a seed
-    when it is ``seed``."""
+    when it is ``seed``; any other text tag is one line without control characters."""
     if key == "seed":
         return check_seed(value, where)
     pattern = TAG_PATTERNS.get(key)
-    return value if pattern is None else check_name(value, where, pattern)
+    if pattern is not None:
+        return check_name(value, where, pattern)
+    if isinstance(value, str) and _CONTROL.search(value):
+        raise UserError(f"{where}: {value!r} holds a line break or control character")
+    return value
