@@ -424,21 +424,29 @@ def test_evaluate_refuses_a_seed_tag_that_is_no_seed_and_a_tag_twice(
     assert files(tmp_path / "out") == []
 
 
+def probe(model: Path, tmp_path: Path, *more: Any) -> list[Any]:
+    """``negcse evaluate`` of ``model`` on a five-sentence probe, written to ``tmp_path/out``."""
+    spec = {"anchor": SENTENCES[0], "paraphrases": SENTENCES[1:3], "negations": SENTENCES[3:5]}
+    (tmp_path / "probe.json").write_text(json.dumps(spec))
+    return ["evaluate", "--model", model, "--only", "probe", "--probe-out", tmp_path / "out/p.json",
+            "--probe-file", tmp_path / "probe.json", "--threads", "1", *more]  # fmt: skip
+
+
 def test_a_tag_named_like_a_result_key_is_refused_before_any_file_is_written(
     model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The result's own key would have replaced the tag in the file, silently."""
-    line = error_line(*run_cli(evaluate(model, tmp_path, "--tag", "seconds=1"), capsys))
-    assert "--tag seconds: the analysis evaluation writes 'seconds' itself" in line, line
+    line = error_line(*run_cli(probe(model, tmp_path, "--tag", "gap=1"), capsys))
+    assert "--tag gap: the probe evaluation writes 'gap' itself" in line, line
     assert files(tmp_path / "out") == []
 
 
 def test_a_free_text_tag_is_recorded_as_given(
     model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = run_cli(evaluate(model, tmp_path, "--tag", "note=lr 3e-5, run | b"), capsys)
+    code, err = run_cli(probe(model, tmp_path, "--tag", "note=lr 3e-5, run | b"), capsys)
     assert code == 0, err
-    assert json.loads((tmp_path / "out/a.json").read_text())["note"] == "lr 3e-5, run | b"
+    assert json.loads((tmp_path / "out/p.json").read_text())["note"] == "lr 3e-5, run | b"
 
 
 def test_evaluate_writes_nothing_into_the_model_folder(

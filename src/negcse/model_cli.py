@@ -112,9 +112,9 @@ HEADER_KEYS = frozenset({"model", "pooler", "llm", "substitute", UNAVAILABLE})
 
 
 def tags(args: argparse.Namespace) -> dict[str, str]:
-    """The ``--tag KEY=VALUE`` pairs, each key once: a key is a name no header key, a method or
-    backbone a name, a seed a seed, any other value one line of text
-    (:mod:`negcse.text.names`)."""
+    """The ``--tag KEY=VALUE`` pairs, each key once: a key is a name but none of
+    :data:`HEADER_KEYS`; a method or backbone is a name, a seed a seed, any other value one line
+    of text (:mod:`negcse.text.names`)."""
     pairs: dict[str, str] = {}
     for item in args.tag:
         key, sep, value = item.partition("=")
