@@ -10,13 +10,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+import torch
 
 from negcse.cli import main
+from negcse.encoders.poolers import get_pooler
 from negcse.encoders.vectors import SentenceCache
 from negcse.errors import UserError
 from negcse.evaluation.embedder import Embedder
 from negcse.evaluation.probe import load_probe
 from negcse.evaluation.registry import Evaluation, Options, evaluations, register, unregister
+from negcse.training.model import SentenceEncoder
 
 MODEL = ["--pooler", "cls_before_pooler", "--threads", "1", "--tag", "method=untrained"]
 
@@ -117,6 +120,29 @@ def test_several_evaluations_share_one_model_and_one_cache(
     assert main(["evaluate", "--model", str(splade_tiny), *MODEL, "--only", "probe",
                  "--probe-out", str(alone)]) == 0  # fmt: skip
     assert alone.read_bytes() == probe_out.read_bytes()  # sharing changes no number
+
+
+@pytest.mark.mirror
+def test_pooler_cls_on_a_model_without_pooler_weights_is_refused(
+    toy: None, splade_tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """splade-tiny's weights hold no pooler layer: transformers draws one at random on each
+    load, so ``--pooler cls`` scored differently every run. A model the suite saved holds its
+    MLP head there, and two loads of it give the same embeddings."""
+    out = tmp_path / "toy.json"
+    args = ["--pooler", "cls", "--threads", "1", "--only", "toy", "--toy-out", str(out)]
+    assert main(["evaluate", "--model", str(splade_tiny), *args]) == 2
+    err = capsys.readouterr().err
+    assert f"model folder {splade_tiny}: pooler 'cls' reads the model's pooler layer" in err
+    assert "pooler.dense.weight" in err and not out.exists()
+
+    torch.manual_seed(0)
+    saved = tmp_path / "saved"
+    SentenceEncoder.from_pretrained(str(splade_tiny), 0.1).save(saved, get_pooler("cls"), {})
+    assert main(["evaluate", "--model", str(saved), *args]) == 0
+    sentences = ["a man plays a guitar .", "a cat sleeps ."]
+    first, second = (Embedder.load(str(saved), "cls").encode(sentences) for _ in range(2))
+    np.testing.assert_array_equal(first, second)
 
 
 @pytest.mark.mirror

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 from transformers import AutoModel, AutoTokenizer
 
+from negcse.encoders.poolers import get_pooler
 from negcse.losses import cosine_matrix, info_nce
 from negcse.methods.base import Guide, LossOutput, Method, MethodParams, StepContext
 from negcse.methods.registry import METHODS, build_method, register
@@ -174,3 +175,19 @@ def test_cls_guide_needs_a_saved_head(splade_tiny: Path) -> None:
 
     with pytest.raises(ValueError, match="pooler 'cls' needs the dense \\+ tanh head"):
         FrozenGuide.load(Guide("g", pooler="cls"), str(splade_tiny), torch.device("cpu"))
+
+
+def test_a_head_drawn_at_random_is_no_saved_head(splade_tiny: Path, tmp_path: Path) -> None:
+    """splade-tiny's BertModel has a pooler layer, but its weights lack one: GCSE's stage 2
+    would have started from a head transformers drew at random."""
+    from negcse.errors import ModelFilesError
+
+    model = SentenceEncoder.from_pretrained(str(splade_tiny), 0.1)
+    assert model.backbone.pooler is not None and not model.has_saved_head()
+    with pytest.raises(ModelFilesError, match="no saved MLP head"):
+        model.load_saved_head()
+    torch.manual_seed(0)
+    model.save(tmp_path / "saved", get_pooler("cls"), {})
+    again = SentenceEncoder.from_pretrained(str(tmp_path / "saved"), 0.1)
+    again.load_saved_head()
+    torch.testing.assert_close(again.mlp.dense.weight, model.mlp.dense.weight, rtol=0, atol=0)

@@ -28,6 +28,8 @@ class Pooler:
     name = "base"
     #: the sentence-transformers Pooling mode that reproduces this pooler, if any
     st_mode: str | None = None
+    #: the parameters of the model it reads beyond the encoder's (the pooler layer)
+    reads: tuple[str, ...] = ()
 
     def __init__(self, tokenizer: Any = None, **_: Any) -> None:
         self.tokenizer = tokenizer
@@ -69,6 +71,7 @@ class ClsPooler(Pooler):
 
     name = "cls"
     st_mode = "cls"
+    reads = ("pooler.dense.weight", "pooler.dense.bias")
 
     def pool(self, outputs: Any, batch: dict[str, Tensor]) -> Tensor:
         pooled = getattr(outputs, "pooler_output", None)

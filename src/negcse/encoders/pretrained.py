@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from safetensors import SafetensorError
@@ -17,13 +17,25 @@ from negcse.runtime.device import resolve_device
 EVAL_MAX_LENGTH = 512
 
 
-def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
+class Pretrained(NamedTuple):
+    """A loaded folder: its tokenizer, its transformer, and the names of the transformer's
+    parameters its weights lack (initialized at random by transformers, e.g. the pooler layer
+    ``pooler.dense.weight`` of a checkpoint saved without it)."""
+
+    tokenizer: Any
+    model: Any
+    initialized: frozenset[str]
+
+
+def load_pretrained(path: str, config: Any = None) -> Pretrained:
     """Tokenizer and model of a Hugging Face folder; missing or damaged files, and a config.json
     whose sizes (``hidden_size``) disagree with the weights, are a :class:`ModelFilesError`
     naming the folder (transformers and torch raise several unrelated types)."""
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path, **({"config": config} if config else {}))
+        model, info = AutoModel.from_pretrained(
+            path, output_loading_info=True, **({"config": config} if config else {})
+        )
     except (OSError, ValueError, TypeError, SafetensorError) as exc:
         check_readable(path)
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
@@ -40,7 +52,7 @@ def load_pretrained(path: str, config: Any = None) -> tuple[Any, Any]:
             "a config.json of another model (hidden_size?): fetch the model again"
         ) from exc
     check_finite_weights(model, path)
-    return tokenizer, model
+    return Pretrained(tokenizer, model, frozenset(info.get("missing_keys") or ()))
 
 
 def check_readable(path: str) -> None:

@@ -22,6 +22,7 @@ from negcse.encoders.pretrained import (
     load_pretrained,
     model_inputs,
 )
+from negcse.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +50,16 @@ class Embedder:
     ) -> Embedder:
         device = device or default_device()
         path = resolve_model(name_or_path, mirror)
-        tokenizer, model = load_pretrained(path)
-        model.to(device).eval()
+        tokenizer, model, initialized = load_pretrained(path)
         pool = get_pooler(pooler, tokenizer=tokenizer)
+        lacking = [name for name in pool.reads if name in initialized]
+        if lacking:  # transformers drew them at random: every load would score differently
+            raise UserError(
+                f"model folder {path}: pooler '{pool.name}' reads the model's pooler layer, "
+                f"which its weights lack ({', '.join(lacking)}: random at each load); use "
+                "--pooler cls_before_pooler ([CLS] as it is) or mean"
+            )
+        model.to(device).eval()
         return cls(model, tokenizer, pool, max_length, device)
 
     @torch.no_grad()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -19,38 +18,14 @@ from torch import Tensor
 from negcse.data.sources import resolve_model
 from negcse.encoders.poolers import Pooler, get_pooler
 from negcse.errors import UserError
-from negcse.io_utils import read_json
 from negcse.methods.base import Column, Guide
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
-from negcse.training.model import SentenceEncoder
+from negcse.training.model import POOLER_WEIGHT, SentenceEncoder
 
 logger = logging.getLogger(__name__)
 
-_POOLER_WEIGHT = "pooler.dense.weight"
-
-
 class GuideError(UserError, ValueError):
     """A guide without a model, a model for no declared guide, or a model that cannot serve."""
-
-
-def _saved_weight_names(folder: Path) -> set[str] | None:
-    """Tensor names stored in a model folder's safetensors (None: not safetensors)."""
-    index = folder / "model.safetensors.index.json"
-    if index.is_file():
-        weight_map = read_json(index).get("weight_map")
-        if not isinstance(weight_map, dict):
-            raise GuideError(f"{index}: no 'weight_map' object (a damaged model folder?)")
-        return set(weight_map)
-    single = folder / "model.safetensors"
-    if not single.is_file():
-        return None
-    from safetensors import SafetensorError, safe_open
-
-    try:
-        with safe_open(str(single), "pt") as f:
-            return set(f.keys())
-    except (SafetensorError, OSError) as exc:
-        raise GuideError(f"{single}: the weights do not load ({exc}); fetch the model again") from None
 
 
 @dataclass
@@ -80,17 +55,13 @@ class FrozenGuide:
         model = SentenceEncoder.from_pretrained(path, dropout=0.0)
         use_mlp = spec.pooler == "cls"
         if use_mlp:
-            dense = getattr(getattr(model.backbone, "pooler", None), "dense", None)
-            names = _saved_weight_names(Path(path))
-            if dense is None or (
-                names is not None and not any(n.endswith(_POOLER_WEIGHT) for n in names)
-            ):
+            if not model.has_saved_head():
                 raise GuideError(
                     f"guide '{spec.name}': pooler 'cls' needs the dense + tanh head saved with "
-                    f"the model ({_POOLER_WEIGHT}); {path} has none: give a model trained by "
+                    f"the model ({POOLER_WEIGHT}); {path} has none: give a model trained by "
                     "the suite, or a guide pooler without the head"
                 )
-            model.mlp.dense.load_state_dict(dense.state_dict())
+            model.load_saved_head()
         pooler_name = "cls_before_pooler" if use_mlp else spec.pooler
         pooler = get_pooler(pooler_name, tokenizer=model.tokenizer)
         model.to(device).eval()

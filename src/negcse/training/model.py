@@ -43,6 +43,10 @@ ST_MODULE_FILES = ("st_prompt.py", "prompt_template.py")
 ST_CONFIG_FILE = "negcse_sentence_transformers.json"
 
 
+#: where :meth:`SentenceEncoder.save` stores the MLP head: the backbone's pooler layer
+POOLER_WEIGHT = "pooler.dense.weight"
+
+
 class MLPHead(nn.Module):
     """Dense + tanh over the pooled vector (SimCSE's MLPLayer)."""
 
@@ -63,6 +67,8 @@ class SentenceEncoder(nn.Module):
         self.backbone = backbone
         self.tokenizer = tokenizer
         self.mlp = MLPHead(backbone.config.hidden_size)
+        #: the backbone's parameters its folder lacked, drawn at random (load_pretrained)
+        self.initialized: frozenset[str] = frozenset()
 
     @classmethod
     def from_pretrained(cls, path: str, dropout: float) -> SentenceEncoder:
@@ -74,15 +80,26 @@ class SentenceEncoder(nn.Module):
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob"):
             if hasattr(config, key):
                 setattr(config, key, dropout)
-        tokenizer, backbone = load_pretrained(path, config)
-        return cls(backbone, tokenizer)
+        tokenizer, backbone, initialized = load_pretrained(path, config)
+        encoder = cls(backbone, tokenizer)
+        encoder.initialized = initialized
+        return encoder
+
+    def has_saved_head(self) -> bool:
+        """Whether the backbone's pooler holds the dense + tanh layer :meth:`save` stores (a
+        model the suite trained), loaded from its folder rather than drawn at random."""
+        dense = getattr(getattr(self.backbone, "pooler", None), "dense", None)
+        return dense is not None and POOLER_WEIGHT not in self.initialized
 
     def load_saved_head(self) -> None:
         """The MLP head from the dense + tanh layer :meth:`save` stores as the backbone's
         pooler (a model the suite trained); a backbone without that layer is an error."""
-        dense = getattr(getattr(self.backbone, "pooler", None), "dense", None)
-        if dense is None:
-            raise ModelFilesError("the model has no saved MLP head (backbone pooler.dense)")
+        if not self.has_saved_head():
+            raise ModelFilesError(
+                f"the model has no saved MLP head (backbone {POOLER_WEIGHT} missing from its "
+                "weights)"
+            )
+        dense = self.backbone.pooler.dense
         self.mlp.dense.load_state_dict(dense.state_dict())
 
     def embed(
