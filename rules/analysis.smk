@@ -12,6 +12,7 @@ rule analysis_sentences:
         "results/analysis/sts_sentences.txt",
     log:
         "logs/analysis/sts_sentences.log",
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -31,6 +32,7 @@ rule analysis_negations:
         "results/analysis/sts_sentences.negation.txt",
     log:
         "logs/analysis/sts_sentences_negation.log",
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -61,6 +63,7 @@ rule analysis_figure:
     wildcard_constraints:
         figure="soft_negatives|hard_positives|training_curves",
         group=_alternation(PLAN.figure_groups),
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -81,6 +84,7 @@ rule training_curves_data:
         loss=grid_path("results/plots/training_loss.csv"),
     log:
         grid_path("logs/analysis/training_curves_data.log"),
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     shell:

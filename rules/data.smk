@@ -10,6 +10,7 @@ rule sts_data:
     benchmark:
         "benchmarks/rules/data/sts_data.tsv"
     retries: 2
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -30,6 +31,7 @@ rule corpus:
     wildcard_constraints:
         corpus=re.escape(CORPUS),
     retries: 2
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -59,6 +61,7 @@ rule mixed_corpus:
     wildcard_constraints:
         corpus=_alternation(CORPORA) or "(?!)",  # none configured: matches nothing
     retries: 2
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -80,6 +83,7 @@ rule prefetch:
     log:
         "logs/data/prefetch.log",
     retries: 2
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:

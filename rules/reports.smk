@@ -27,6 +27,7 @@ rule paper_report:
         grid_path("logs/reports/{paper}.log"),
     wildcard_constraints:
         paper=_alternation(PLAN.paper_pages) or "(?!)",
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -61,6 +62,7 @@ rule method_report:
         grid_path("logs/reports/methods/{method}.log"),
     wildcard_constraints:
         method=_alternation(PLAN.method_pages) or "(?!)",
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:

@@ -21,6 +21,7 @@ rule table:
         grid_path("logs/tables/{table}.log"),
     wildcard_constraints:
         table=_alternation(PLAN.grid_tables),
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:
@@ -45,6 +46,7 @@ rule headline_metrics:
         grid_path("results/headline.json"),
     log:
         grid_path("logs/tables/headline.log"),
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     shell:
@@ -68,6 +70,7 @@ rule case_study_table:
         ),
     log:
         grid_path("logs/tables/case_study_{backbone}.log"),
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:

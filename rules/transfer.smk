@@ -12,6 +12,7 @@ rule transfer_data:
     benchmark:
         "benchmarks/rules/data/transfer_data.tsv"
     retries: 2
+    localrule: True
     conda:
         "../envs/negcse.yaml"
     params:

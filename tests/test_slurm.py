@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.mirror]
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = ["--configfile", "tests/smoke/config.yaml", CI_REDUCTIONS, "tests/slurm/config.yaml"]
 SMOKE = ["snakemake", "--profile", "profiles/smoke", *CONFIGS]
-# The command docs/gpu-and-slurm.md gives, plus the CI cluster's site settings. `--retries 0`: the cancelled
+# The command docs/paper-grid.md gives, plus the CI cluster's site settings. `--retries 0`: the cancelled
 # job fails the first command (as when preempted more often than the profile's retries allow);
 # the same command again resumes it.
 SLURM = [
@@ -54,6 +54,12 @@ TOOLS = (
 )
 # the grid's rules with gpu=1 (no untrained-backbone row: tests/slurm/config.yaml)
 GPU_RULES = {"train", "evaluate_model"}
+# the rules that run on the submitting host (`localrule: True`: they fetch data, which a compute
+# node may not reach, or write tables, figures and pages in seconds); every other job is submitted
+LOCAL_RULES = {"sts_data", "corpus", "mixed_corpus", "prefetch", "transfer_data", "mteb_data",
+               "analysis_sentences", "analysis_negations", "analysis_figure",
+               "training_curves_data", "table", "headline_metrics", "case_study_table",
+               "paper_report", "method_report"}  # fmt: skip
 # set by .ci/run where it installed (or found) SLURM: then a missing piece fails the test
 REQUIRED_ENV = "NEGCSE_REQUIRE_SLURM"
 SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
@@ -282,12 +288,12 @@ def slurm_run(cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> SlurmR
 
 def submitted(output: str) -> dict[int, tuple[str, str]]:
     """Snakemake job id -> (rule, SLURM job id) for every job the run submitted, and
-    (rule, "") for the jobs it ran without SLURM (rules with a command only)."""
+    (rule, "") for the jobs it ran on the submitting host (local rules but ``all``)."""
     rules: dict[int, str] = {}
     rule = None
     for line in output.splitlines():
         if m := re.match(r"^(localrule|rule) (\w+):", line):
-            rule = m.group(2) if m.group(1) == "rule" else None
+            rule = None if m.group(2) == "all" else m.group(2)
         elif rule and (m := re.match(r"^\s+jobid: (\d+)$", line)):
             rules[int(m.group(1))] = rule
             rule = None
@@ -313,9 +319,11 @@ def job_stats(output: str) -> Counter[str]:
     )
 
 
-def test_every_job_ran_as_a_slurm_job(slurm_run: SlurmRun) -> None:
+def test_every_job_but_the_local_rules_ran_as_a_slurm_job(slurm_run: SlurmRun) -> None:
     jobs = [*submitted(slurm_run.first).values(), *submitted(slurm_run.second).values()]
-    assert not [rule for rule, slurm_id in jobs if not slurm_id], "jobs run outside SLURM"
+    outside = sorted({rule for rule, slurm_id in jobs if not slurm_id})
+    assert outside and set(outside) <= LOCAL_RULES, "jobs run outside SLURM"
+    assert not [rule for rule, slurm_id in jobs if slurm_id and rule in LOCAL_RULES]
     # every job the first run planned ran once, the cancelled training twice; `all` (no command)
     # is Snakemake's own
     expected = job_stats(slurm_run.first)
@@ -323,18 +331,25 @@ def test_every_job_ran_as_a_slurm_job(slurm_run: SlurmRun) -> None:
     expected["train"] += 1
     assert Counter(rule for rule, _ in jobs) == expected
     for rule, slurm_id in jobs:
+        if not slurm_id:
+            continue
         record = show_job(slurm_id)
         state = "CANCELLED" if slurm_id == slurm_run.cancelled else "COMPLETED"
         assert record["JobState"] == state, (rule, slurm_id, record["JobState"])
         assert record["Comment"].startswith(f"rule_{rule}"), (rule, record["Comment"])
-    assert set(expected) >= GPU_RULES | {"corpus", "negation", "table"}
+    submitted_rules = {rule for rule, slurm_id in jobs if slurm_id}
+    assert submitted_rules >= GPU_RULES | {"negation"}
+    assert set(outside) >= {"corpus", "sts_data", "table", "paper_report"}
 
 
 def test_gpu_rules_ask_for_one_gpu_in_the_gpu_partition(slurm_run: SlurmRun) -> None:
     """The submission of a gpu=1 rule requests a GPU (sbatch --gpus=1, in SLURM's record of
     the job) and lands in the GPU partition of tests/slurm/partitions.yaml; CPU jobs ask none."""
     jobs = [*submitted(slurm_run.first).values(), *submitted(slurm_run.second).values()]
+    assert not GPU_RULES & LOCAL_RULES
     for rule, slurm_id in jobs:
+        if not slurm_id:  # a local rule's job (the test above)
+            continue
         record = show_job(slurm_id)
         gpus = re.search(r"gres[:/]gpu[:=](\d+)", record.get("TresPerJob", ""))
         if rule in GPU_RULES:
