@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+#: the backbone's pooler layer (dense + tanh), where the suite saves its MLP head
+POOLER_WEIGHT = "pooler.dense.weight"
+
+
 class Pooler:
     """Base pooler: text unchanged, tokens through the tokenizer as they are."""
 
@@ -71,7 +75,7 @@ class ClsPooler(Pooler):
 
     name = "cls"
     st_mode = "cls"
-    reads = ("pooler.dense.weight", "pooler.dense.bias")
+    reads = (POOLER_WEIGHT, "pooler.dense.bias")
 
     def pool(self, outputs: Any, batch: dict[str, Tensor]) -> Tensor:
         pooled = getattr(outputs, "pooler_output", None)

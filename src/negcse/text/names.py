@@ -12,6 +12,7 @@ import re
 
 from negcse.errors import UserError
 from negcse.finite import SEED_MAX
+from negcse.text.markup import one_line
 
 _PART = r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}"
 #: letters, digits and ``_ . + -``, a letter or digit first
@@ -54,11 +55,6 @@ def check_seed(value: object, where: str) -> str:
     )
 
 
-#: a character that would break a log line or a table row: the C0 controls (line breaks,
-#: tabs) and DEL
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
 def check_tag(key: str, value: object, where: str) -> object:
     """A tag's value: checked as a name when ``key`` is one of :data:`TAG_PATTERNS`, as a seed
     when it is ``seed``; any other text tag is one line without control characters."""
@@ -67,6 +63,6 @@ def check_tag(key: str, value: object, where: str) -> object:
     pattern = TAG_PATTERNS.get(key)
     if pattern is not None:
         return check_name(value, where, pattern)
-    if isinstance(value, str) and _CONTROL.search(value):
+    if isinstance(value, str) and one_line(value) != value:  # markup's one rule of a line
         raise UserError(f"{where}: {value!r} holds a line break or control character")
     return value

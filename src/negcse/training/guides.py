@@ -16,11 +16,11 @@ import torch
 from torch import Tensor
 
 from negcse.data.sources import resolve_model
-from negcse.encoders.poolers import Pooler, get_pooler
+from negcse.encoders.poolers import POOLER_WEIGHT, Pooler, get_pooler
 from negcse.errors import UserError
 from negcse.methods.base import Column, Guide
 from negcse.training.batching import TokenRows, collate, to_device, tokenize_rows
-from negcse.training.model import POOLER_WEIGHT, SentenceEncoder
+from negcse.training.model import SentenceEncoder
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import transformers
 from torch import Tensor, nn
 from transformers import AutoConfig
 
-from negcse.encoders.poolers import Pooler, PromptPooler
+from negcse.encoders.poolers import POOLER_WEIGHT, Pooler, PromptPooler
 from negcse.encoders.pretrained import (
     EVAL_MAX_LENGTH,
     check_readable,
@@ -41,10 +41,6 @@ logger = logging.getLogger(__name__)
 ST_MODULE_TYPE = "st_prompt.PromptEncoder"
 ST_MODULE_FILES = ("st_prompt.py", "prompt_template.py")
 ST_CONFIG_FILE = "negcse_sentence_transformers.json"
-
-
-#: where :meth:`SentenceEncoder.save` stores the MLP head: the backbone's pooler layer
-POOLER_WEIGHT = "pooler.dense.weight"
 
 
 class MLPHead(nn.Module):
